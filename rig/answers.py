@@ -1,0 +1,237 @@
+"""The graded answer bank: questions, rubrics, cutoffs and scripted answers in three tiers.
+
+Layout of a bank folder: one YAML file per question (any name ending in ``.yaml``), plus an
+optional ``bank.yaml`` with the bank's metadata (``name``, ``version``, ``graded_by``).
+
+Script marks (inline, removed from the WER reference):
+    ``[pause 1.2s]``  silence of 1.2 seconds inside the answer;
+    ``[um]``, ``[uh]``, ``[erm]``, ``[hmm]``  a spoken filler.
+The WER reference policy is ``clean``: the spoken script words without marks or fillers.
+``verbatim`` keeps the fillers (see :func:`reference_text`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rig.config import content_hash, load_model, read_yaml
+from rig.errors import ConfigError
+
+Tier = Literal["strong", "borderline", "weak"]
+ReferencePolicy = Literal["clean", "verbatim"]
+
+FILLERS = ("um", "uh", "erm", "hmm")
+_MARK = re.compile(r"\[\s*(pause\s+(?P<pause>\d+(?:\.\d+)?)\s*s|(?P<filler>um|uh|erm|hmm))\s*\]",
+                   re.IGNORECASE)
+_ANY_BRACKET = re.compile(r"\[[^\]]*\]")
+
+#: How far from the cutoff a tier's mean reference grade may sit (points on the 0-100 scale).
+BORDERLINE_BAND = 8.0
+CLEAR_MARGIN = 10.0
+
+
+@dataclass(frozen=True)
+class Words:
+    text: str
+
+
+@dataclass(frozen=True)
+class Pause:
+    pause_s: float
+
+
+@dataclass(frozen=True)
+class Filler:
+    word: str
+
+
+Segment = Words | Pause | Filler
+
+
+def parse_script(script: str) -> list[Segment]:
+    """Split a script into spoken word runs, pauses and fillers, in order.
+
+    Raises:
+        ValueError: an unknown ``[...]`` mark (the message quotes it).
+    """
+    out: list[Segment] = []
+    pos = 0
+    for m in _MARK.finditer(script):
+        before = script[pos:m.start()]
+        bad = _ANY_BRACKET.search(before)
+        if bad:
+            raise ValueError(f"unknown script mark {bad.group(0)!r}; use [pause 1.2s] or "
+                             f"[{']/['.join(FILLERS)}]")
+        if before.strip():
+            out.append(Words(" ".join(before.split())))
+        if m.group("pause"):
+            out.append(Pause(float(m.group("pause"))))
+        else:
+            out.append(Filler(m.group("filler").lower()))
+        pos = m.end()
+    rest = script[pos:]
+    bad = _ANY_BRACKET.search(rest)
+    if bad:
+        raise ValueError(f"unknown script mark {bad.group(0)!r}; use [pause 1.2s] or "
+                         f"[{']/['.join(FILLERS)}]")
+    if rest.strip():
+        out.append(Words(" ".join(rest.split())))
+    return out
+
+
+def reference_text(script: str, policy: ReferencePolicy = "clean") -> str:
+    """The WER reference: spoken words without marks; ``verbatim`` keeps fillers."""
+    parts = []
+    for seg in parse_script(script):
+        if isinstance(seg, Words):
+            parts.append(seg.text)
+        elif isinstance(seg, Filler) and policy == "verbatim":
+            parts.append(seg.word)
+    return " ".join(parts)
+
+
+class RubricCriterion(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    description: str = Field(min_length=10)
+    points: int = Field(gt=0, le=100)
+
+
+class ReferenceGrade(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    grader_id: str = Field(min_length=1)
+    score: float = Field(ge=0, le=100)
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    answer_id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    tier: Tier
+    script: str = Field(min_length=1)
+    reference_grades: list[ReferenceGrade] = Field(min_length=2)
+    note: str = ""
+
+    @field_validator("script")
+    @classmethod
+    def _marks_parse(cls, v: str) -> str:
+        parse_script(v)
+        if not reference_text(v).strip():
+            raise ValueError("script has no spoken words")
+        return v
+
+    @property
+    def reference_score(self) -> float:
+        return sum(g.score for g in self.reference_grades) / len(self.reference_grades)
+
+    @property
+    def clean_text(self) -> str:
+        """The script's spoken words without marks (what the oracle scorer grades)."""
+        return reference_text(self.script, "clean")
+
+
+class Question(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    question_id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    category: str = Field(min_length=1)
+    question: str = Field(min_length=5)
+    rubric_version: int = Field(ge=1)
+    cutoff: float = Field(ge=0, le=100, description="advance when score >= cutoff (0-100)")
+    rubric: list[RubricCriterion] = Field(min_length=1)
+    answers: list[Answer] = Field(min_length=3)
+
+    @model_validator(mode="after")
+    def _check(self) -> Question:
+        total = sum(c.points for c in self.rubric)
+        if total != 100:
+            raise ValueError(f"rubric points must sum to 100, they sum to {total}")
+        ids = [c.id for c in self.rubric]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"rubric criterion ids repeat: {ids}")
+        tiers = {a.tier for a in self.answers}
+        if tiers != {"strong", "borderline", "weak"}:
+            raise ValueError(f"needs answers in all three tiers, has {sorted(tiers)}")
+        for i, a in enumerate(self.answers):
+            ref, c = a.reference_score, self.cutoff
+            ok = {
+                "strong": ref >= c + CLEAR_MARGIN,
+                "borderline": abs(ref - c) <= BORDERLINE_BAND,
+                "weak": ref <= c - CLEAR_MARGIN,
+            }[a.tier]
+            if not ok:
+                raise ValueError(
+                    f"answers[{i}] ({a.answer_id}): tier {a.tier!r} does not fit its mean "
+                    f"reference grade {ref:.1f} against cutoff {c:g} (strong >= cutoff+"
+                    f"{CLEAR_MARGIN:g}, borderline within {BORDERLINE_BAND:g}, weak <= "
+                    f"cutoff-{CLEAR_MARGIN:g})")
+        return self
+
+    @property
+    def rubric_hash(self) -> str:
+        return content_hash({"v": self.rubric_version, "rubric": [c.model_dump() for c in
+                                                                  self.rubric],
+                             "cutoff": self.cutoff, "question": self.question})
+
+
+class BankMeta(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    version: int = 1
+    graded_by: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class AnswerBank:
+    meta: BankMeta
+    questions: tuple[Question, ...]
+    path: Path
+
+    def answers(self) -> list[tuple[Question, Answer]]:
+        return [(q, a) for q in self.questions for a in q.answers]
+
+    def question(self, question_id: str) -> Question:
+        for q in self.questions:
+            if q.question_id == question_id:
+                return q
+        raise KeyError(question_id)
+
+
+def load_bank(path: str | Path) -> AnswerBank:
+    """Load and validate a bank folder (or a single question file).
+
+    Raises:
+        ConfigError: a file is malformed, an id repeats across files, or the folder has none.
+    """
+    path = Path(path)
+    if path.is_file():
+        files, folder = [path], path.parent
+    elif path.is_dir():
+        files = sorted(p for p in path.glob("*.yaml") if p.name != "bank.yaml")
+        folder = path
+    else:
+        raise ConfigError(path, "", "answer bank not found")
+    if not files:
+        raise ConfigError(path, "", "no question files (*.yaml) in the answer bank folder")
+    meta_path = folder / "bank.yaml"
+    meta = (load_model(meta_path, BankMeta) if meta_path.is_file()
+            else BankMeta(name=folder.name))
+    questions: list[Question] = []
+    seen_q: dict[str, Path] = {}
+    seen_a: dict[str, Path] = {}
+    for f in files:
+        q = load_model(f, Question, read_yaml(f))
+        if q.question_id in seen_q:
+            raise ConfigError(f, "question_id", f"repeats {seen_q[q.question_id]}", q.question_id)
+        seen_q[q.question_id] = f
+        for i, a in enumerate(q.answers):
+            if a.answer_id in seen_a:
+                raise ConfigError(f, f"answers[{i}].answer_id",
+                                  f"repeats an id in {seen_a[a.answer_id]}", a.answer_id)
+            seen_a[a.answer_id] = f
+        questions.append(q)
+    return AnswerBank(meta=meta, questions=tuple(questions), path=path)

@@ -1,0 +1,77 @@
+"""ASR: faster-whisper on the audio of the candidate's turn (up to turn close).
+
+Why not pipecat's ``WhisperSTTService`` here: in offline mode the turn is already cut by
+:mod:`rig.vad`, so a direct ``WhisperModel.transcribe`` on that audio is the same computation
+without an asyncio pipeline per call; the real-call transports use pipecat's service.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from rig.audio import Audio
+from rig.errors import EngineUnavailable
+from rig.models import ensure_model
+
+ASR_SAMPLE_RATE_HZ = 16000
+
+
+@dataclass(frozen=True)
+class AsrOptions:
+    """faster-whisper settings. ``model`` names a verified model in :mod:`rig.models`."""
+    model: str = "whisper-tiny.en"
+    language: str = "en"
+    beam_size: int = 1
+    compute_type: str = "int8"
+    cpu_threads: int = 2
+    vad_filter: bool = False
+    condition_on_previous_text: bool = False
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """ASR output. ``avg_logprob`` is the duration-weighted mean of segment log-probabilities
+    (natural log, per token); ``no_speech_prob`` the maximum over segments (0-1)."""
+    text: str
+    avg_logprob: float | None
+    no_speech_prob: float | None
+    audio_s: float
+
+
+@lru_cache(maxsize=4)
+def _model(name: str, compute_type: str, cpu_threads: int):
+    try:
+        from faster_whisper import WhisperModel
+    except ImportError as exc:  # pragma: no cover
+        raise EngineUnavailable("ASR needs faster-whisper: pip install 'faster-whisper==1.2.1'"
+                                " (or 'rig[pipeline]')") from exc
+    path = ensure_model(name)
+    return WhisperModel(str(path), device="cpu", compute_type=compute_type,
+                        cpu_threads=cpu_threads)
+
+
+def transcribe(audio: Audio, options: AsrOptions = AsrOptions()) -> Transcript:
+    """Transcribe float32 mono audio (any rate; resampled to 16 kHz with soxr).
+
+    Raises:
+        ModelMissingError: the model package is not installed.
+    """
+    audio16 = audio.resample(ASR_SAMPLE_RATE_HZ)
+    if audio16.duration_s < 0.1:
+        return Transcript("", None, None, audio16.duration_s)
+    model = _model(options.model, options.compute_type, options.cpu_threads)
+    segments, _info = model.transcribe(
+        audio16.samples, language=options.language, beam_size=options.beam_size,
+        vad_filter=options.vad_filter, temperature=0.0,
+        condition_on_previous_text=options.condition_on_previous_text)
+    segs = list(segments)
+    text = " ".join(s.text.strip() for s in segs).strip()
+    if not segs:
+        return Transcript("", None, None, audio16.duration_s)
+    dur = np.array([max(s.end - s.start, 1e-3) for s in segs])
+    lp = float(np.average([s.avg_logprob for s in segs], weights=dur))
+    nsp = float(max(s.no_speech_prob for s in segs))
+    return Transcript(text, lp, nsp, audio16.duration_s)

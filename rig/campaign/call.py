@@ -1,0 +1,175 @@
+"""One call: an answer rendered under a profile, over the line, through the interviewer.
+
+render (TTS, pauses, fillers, delay, noise) -> caller channel -> telephony path (8 kHz G.711)
+-> VAD + endpointing (turn close) -> ASR on the audio up to turn close -> scorer -> decision.
+
+Every stage is a field of :class:`Stages`, real by default; unit tests replace some with fakes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rig.answers import Answer, Question
+from rig.asr import AsrOptions, Transcript
+from rig.pipeline import PipelineConfig
+from rig.profiles import Profile
+from rig.scorer.base import Scorer, ScoreResult
+from rig.vad import TurnParams, TurnResult
+from rig.wer import wer
+
+#: Bumped when the call procedure changes in a way that changes results.
+CALL_PROCEDURE_VERSION = 1
+
+
+def call_id(answer: Answer, profile: Profile, repeat: int, seed: int,
+            pipeline_version: str) -> str:
+    """Stable id of a call: sha256 of (answer content, profile content, repeat, seed,
+    pipeline version), 16 hex digits. A rerun of the same campaign finds the same ids."""
+    key = "|".join([answer.answer_id, answer.script, profile.profile_id, profile.content_hash,
+                    str(repeat), str(seed), pipeline_version, str(CALL_PROCEDURE_VERSION)])
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def _default_render(*args, **kwargs):
+    from rig.synth import render_answer
+
+    return render_answer(*args, **kwargs)
+
+
+def _default_caller_channel(audio, channel, seed):
+    from rig.channel import apply_caller_channel
+
+    return apply_caller_channel(audio, channel, seed)
+
+
+def _default_telephony(audio, sample_rate_hz, codec):
+    from rig.channel import telephony_path
+
+    return telephony_path(audio, sample_rate_hz=sample_rate_hz, codec=codec)
+
+
+def _default_detect_turn(audio, params: TurnParams) -> TurnResult:
+    from rig.vad import detect_turn
+
+    return detect_turn(audio, params)
+
+
+def _default_transcribe(audio, options: AsrOptions) -> Transcript:
+    from rig.asr import transcribe
+
+    return transcribe(audio, options)
+
+
+@dataclass
+class Stages:
+    """The pipeline's stages as callables (real by default)."""
+    scorer: Scorer
+    render: Callable = _default_render
+    caller_channel: Callable = _default_caller_channel
+    telephony: Callable = _default_telephony
+    detect_turn: Callable = _default_detect_turn
+    transcribe: Callable = _default_transcribe
+    audio_cache_dir: Path | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def decision_for(score: float | None, cutoff: float) -> str | None:
+    """``advance`` when score >= cutoff, ``reject`` below; None when there is no score."""
+    if score is None:
+        return None
+    return "advance" if score >= cutoff else "reject"
+
+
+def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: int, seed: int,
+             pipeline: PipelineConfig, pipeline_version: str, campaign_id: str,
+             stages: Stages, oracle: ScoreResult, resolve_path: Callable | None = None,
+             ) -> dict:
+    """Run one call and return its row (see README, "calls.parquet"). Never raises: a failure
+    in any stage is recorded in ``status``/``error`` and the row has no score."""
+    cid = call_id(answer, profile, repeat, seed, pipeline_version)
+    row: dict = {
+        "campaign_id": campaign_id, "call_id": cid, "answer_id": answer.answer_id,
+        "question_id": question.question_id, "category": question.category,
+        "tier": answer.tier, "reference_score": answer.reference_score,
+        "cutoff": question.cutoff, "profile_id": profile.profile_id,
+        "profile_hash": profile.content_hash, "repeat": repeat, "seed": seed,
+        "pipeline_version": pipeline_version, "script": answer.clean_text,
+        "asr_model": pipeline.asr.model, "scorer_model": pipeline.scorer.model,
+        "temperature": pipeline.scorer.temperature,
+        "silence_timeout_ms": pipeline.endpointing.silence_timeout_ms,
+        "oracle_score": oracle.score, "oracle_parse_status": oracle.parse_status,
+        "oracle_decision": decision_for(oracle.score, question.cutoff),
+        "status": "ok", "error": None, "parse_status": "not_scored", "score": None,
+        "decision": None,
+    }
+    t: dict[str, float] = {}
+    stage = "render"
+    try:
+        t0 = time.perf_counter()
+        rendered = stages.render(answer.script, profile, seed, answer_id=answer.answer_id,
+                                 resolve_path=resolve_path, cache_dir=stages.audio_cache_dir)
+        t["synth"] = time.perf_counter() - t0
+        stage = "channel"
+        t0 = time.perf_counter()
+        caller = stages.caller_channel(rendered.audio, profile.channel, seed)
+        line = stages.telephony(caller, pipeline.telephony.sample_rate_hz,
+                                pipeline.telephony.codec)
+        t["channel"] = time.perf_counter() - t0
+        stage = "vad"
+        t0 = time.perf_counter()
+        turn = stages.detect_turn(line, TurnParams(
+            silence_timeout_ms=pipeline.endpointing.silence_timeout_ms,
+            start_ms=pipeline.vad.start_ms, confidence=pipeline.vad.confidence,
+            min_volume=pipeline.vad.min_volume))
+        t["vad"] = time.perf_counter() - t0
+        script_words = [w for w in rendered.words if not w.is_filler]
+        before = [w for w in script_words if w.start_s < turn.turn_close_s]
+        lost = len(script_words) - len(before)
+        row.update({
+            "audio_duration_s": rendered.audio.duration_s,
+            "speech_start_s": rendered.speech_start_s, "speech_end_s": rendered.speech_end_s,
+            "snr_db_measured": rendered.snr_db_measured, "voice_engine": rendered.engine,
+            "voice_id": rendered.voice_id, "turn_speech_start_s": turn.speech_start_s,
+            "turn_close_s": turn.turn_close_s, "turn_closed_by": turn.closed_by,
+            "words_total": len(script_words), "words_lost": lost,
+            "truncated": lost > 0,
+            "words_lost_share": lost / len(script_words) if script_words else 0.0,
+        })
+        stage = "asr"
+        t0 = time.perf_counter()
+        heard = line.head(turn.turn_close_s)
+        tr = stages.transcribe(heard, AsrOptions(
+            model=pipeline.asr.model, language=pipeline.asr.language,
+            beam_size=pipeline.asr.beam_size, compute_type=pipeline.asr.compute_type))
+        t["asr"] = time.perf_counter() - t0
+        w_full = wer(answer.clean_text, tr.text)
+        w_spoken = wer(" ".join(w.word for w in before), tr.text)
+        row.update({
+            "transcript": tr.text, "asr_avg_logprob": tr.avg_logprob,
+            "asr_no_speech_prob": tr.no_speech_prob, "wer": w_full.wer,
+            "wer_spoken": w_spoken.wer,
+        })
+        stage = "scorer"
+        t0 = time.perf_counter()
+        res = stages.scorer.score(question, tr.text, seed)
+        t["scorer"] = time.perf_counter() - t0
+        row.update({
+            "score": res.score, "parse_status": res.parse_status, "scorer_raw": res.raw,
+            "scorer_reason": res.reason, "scorer_error": res.error,
+            "decision": decision_for(res.score, question.cutoff),
+            "score_minus_oracle": (res.score - oracle.score
+                                   if res.score is not None and oracle.score is not None
+                                   else None),
+        })
+    except Exception as exc:  # one failing call is recorded and the campaign goes on
+        row.update({"status": "error", "error": f"{stage}: {type(exc).__name__}: {exc}",
+                    "traceback": traceback.format_exc(limit=6)})
+    for k in ("synth", "channel", "vad", "asr", "scorer"):
+        row[f"t_{k}_s"] = t.get(k)
+    return row

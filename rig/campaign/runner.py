@@ -1,0 +1,221 @@
+"""A matched-pair campaign: every selected answer under every selected profile, R repeats.
+
+Output folder:
+    ``calls.jsonl``   the durable log, one line per finished call (resume reads it);
+    ``oracle.jsonl``  the scorer's grade of each script text, per (answer, seed);
+    ``calls.parquet`` one row per planned call, no duplicate ids;
+    ``summary.json``  per-profile paired statistics against the baseline;
+    ``report.html``   one offline page;
+    ``campaign.json`` what was run (inputs, pipeline version, selectors).
+
+Running the same command again skips the calls already in ``calls.jsonl`` and retries the
+ones that failed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from rig.answers import Answer, AnswerBank, Question, load_bank
+from rig.campaign.call import Stages, call_id, run_call
+from rig.campaign.store import CallLog, write_parquet
+from rig.errors import ConfigError
+from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
+from rig.profiles import Profile, ProfileSet, load_profiles
+from rig.scorer.base import Scorer, ScoreResult
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    """What to run. Selectors are exact ids; empty means all."""
+    answers_path: Path
+    profiles_path: Path
+    pipeline_path: Path
+    out_dir: Path
+    repeats: int = 1
+    campaign_id: str | None = None
+    profile_ids: tuple[str, ...] = ()
+    answer_ids: tuple[str, ...] = ()
+    question_ids: tuple[str, ...] = ()
+    repeat_ids: tuple[int, ...] = ()
+    n_boot: int = 2000
+    baseline_repeats: int | None = None  # extra baseline repeats for the noise floor
+
+
+@dataclass
+class CampaignResult:
+    out_dir: Path
+    rows: list[dict]
+    summary: dict
+    n_run: int
+    n_skipped: int
+    seconds: float
+    files: dict[str, Path] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    question: Question
+    answer: Answer
+    profile: Profile
+    repeat: int
+    seed: int
+    call_id: str
+
+
+def _select(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet
+            ) -> tuple[list[tuple[Question, Answer]], list[Profile]]:
+    pairs = bank.answers()
+    if spec.question_ids:
+        unknown = set(spec.question_ids) - {q.question_id for q in bank.questions}
+        if unknown:
+            raise ConfigError(bank.path, "--questions", "unknown question id(s)",
+                              sorted(unknown))
+        pairs = [(q, a) for q, a in pairs if q.question_id in spec.question_ids]
+    if spec.answer_ids:
+        unknown = set(spec.answer_ids) - {a.answer_id for _, a in bank.answers()}
+        if unknown:
+            raise ConfigError(bank.path, "--answers-only", "unknown answer id(s)",
+                              sorted(unknown))
+        pairs = [(q, a) for q, a in pairs if a.answer_id in spec.answer_ids]
+    profs = list(profiles.profiles)
+    if spec.profile_ids:
+        unknown = set(spec.profile_ids) - {p.profile_id for p in profs}
+        if unknown:
+            raise ConfigError(profiles.path, "--profile", "unknown profile id(s)",
+                              sorted(unknown))
+        keep = set(spec.profile_ids) | {profiles.baseline.profile_id}
+        profs = [p for p in profs if p.profile_id in keep]
+    if not pairs:
+        raise ConfigError(bank.path, "", "the selection has no answers")
+    return pairs, profs
+
+
+def plan_calls(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet,
+               version: str) -> list[PlannedCall]:
+    """Every call of the campaign, grouped by question (so the scorer's prompt prefix is
+    reused) and ordered answer, profile, repeat. Repeat r uses seed r."""
+    pairs, profs = _select(spec, bank, profiles)
+    repeats = list(spec.repeat_ids) if spec.repeat_ids else list(range(spec.repeats))
+    out = []
+    for q, a in pairs:
+        for p in profs:
+            reps = repeats
+            if p.profile_id == profiles.baseline.profile_id and spec.baseline_repeats:
+                reps = sorted(set(repeats) | set(range(spec.baseline_repeats)))
+            for r in reps:
+                out.append(PlannedCall(q, a, p, r, r, call_id(a, p, r, r, version)))
+    return out
+
+
+def _oracle_key(answer: Answer, seed: int, version: str) -> str:
+    return f"{answer.answer_id}|{seed}|{version}"
+
+
+class OracleCache:
+    """The scorer's grade of each script's clean text, persisted like the calls."""
+
+    def __init__(self, path: Path, scorer: Scorer, version: str) -> None:
+        self.log, self.scorer, self.version = CallLog(path), scorer, version
+
+    def get(self, question: Question, answer: Answer, seed: int) -> ScoreResult:
+        key = _oracle_key(answer, seed, self.version)
+        row = self.log.get(key)
+        if row is None or row["parse_status"] == "error":
+            res = self.scorer.score(question, answer.clean_text, seed)
+            row = {"call_id": key, "answer_id": answer.answer_id, "seed": seed,
+                   "pipeline_version": self.version, "score": res.score,
+                   "parse_status": res.parse_status, "raw": res.raw, "reason": res.reason,
+                   "error": res.error, "seconds": res.seconds,
+                   "temperature": res.temperature}
+            self.log.append(row)
+        return ScoreResult(row["score"], row["parse_status"], row["raw"], row["reason"], None,
+                           row.get("seconds") or 0.0, row.get("temperature", 0.0), seed,
+                           row.get("error"))
+
+
+def default_scorer(pipeline: PipelineConfig) -> Scorer:
+    from rig.scorer.llamacpp import LlamaCppScorer
+
+    return LlamaCppScorer(model=pipeline.scorer.model, temperature=pipeline.scorer.temperature,
+                          max_tokens=pipeline.scorer.max_tokens)
+
+
+def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
+                 progress: bool = True, on_call: Callable[[dict], None] | None = None,
+                 ) -> CampaignResult:
+    """Run (or resume) a campaign and write its outputs.
+
+    Raises:
+        ConfigError: an input file is malformed (names the file, field and value).
+        ModelMissingError: a model package is missing (names the package).
+    """
+    t_start = time.perf_counter()
+    bank = load_bank(spec.answers_path)
+    profiles = load_profiles(spec.profiles_path)
+    pipeline = load_pipeline(spec.pipeline_path)
+    version = pipeline_version(pipeline, {q.question_id: q.rubric_hash for q in bank.questions})
+    campaign_id = spec.campaign_id or spec.out_dir.name
+    out = spec.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    plan = plan_calls(spec, bank, profiles, version)
+    stages = stages or Stages(scorer=default_scorer(pipeline))
+    log = CallLog(out / "calls.jsonl")
+    oracle = OracleCache(out / "oracle.jsonl", stages.scorer, version)
+    (out / "campaign.json").write_text(json.dumps({
+        "campaign_id": campaign_id, "pipeline_version": version,
+        "pipeline": pipeline.model_dump(mode="json"),
+        "answers_path": str(spec.answers_path), "bank": bank.meta.model_dump(),
+        "profiles_path": str(spec.profiles_path), "pipeline_path": str(spec.pipeline_path),
+        "repeats": spec.repeats, "profile_ids": [p.profile_id for p in profiles.profiles],
+        "selectors": {"profiles": list(spec.profile_ids), "answers": list(spec.answer_ids),
+                      "questions": list(spec.question_ids), "repeats": list(spec.repeat_ids)},
+        "n_planned_calls": len(plan),
+    }, indent=2))
+    todo = [c for c in plan if c.call_id not in log or log.get(c.call_id)["status"] != "ok"]
+    n_skipped = len(plan) - len(todo)
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), disable=not progress, transient=False) as bar:
+        task = bar.add_task(f"{campaign_id}: calls", total=len(plan), completed=n_skipped)
+        for c in todo:
+            orc = oracle.get(c.question, c.answer, c.seed)
+            row = run_call(question=c.question, answer=c.answer, profile=c.profile,
+                           repeat=c.repeat, seed=c.seed, pipeline=pipeline,
+                           pipeline_version=version, campaign_id=campaign_id, stages=stages,
+                           oracle=orc,
+                           resolve_path=lambda rel, p=c.profile: profiles.resolve_path(p, rel))
+            log.append(row)
+            if on_call:
+                on_call(row)
+            bar.advance(task)
+    planned = {c.call_id for c in plan}
+    rows = [r for r in log.rows() if r["call_id"] in planned]
+    files = write_outputs(out, rows, campaign_id=campaign_id, version=version,
+                          baseline=profiles.baseline.profile_id, n_boot=spec.n_boot,
+                          n_excluded=len(log.rows()) - len(rows))
+    return CampaignResult(out, rows, json.loads(files["summary"].read_text()), len(todo),
+                          n_skipped, time.perf_counter() - t_start, files)
+
+
+def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version: str,
+                  baseline: str, n_boot: int, n_excluded: int = 0) -> dict[str, Path]:
+    """Write calls.parquet, summary.json and report.html from the call rows."""
+    from rig.campaign.summary import build_summary
+    from rig.report import write_campaign_report
+
+    import pandas as pd
+
+    calls = write_parquet(list(rows), out / "calls.parquet")
+    summary = build_summary(pd.DataFrame(list(rows)), campaign_id=campaign_id,
+                            pipeline_version=version, baseline=baseline, n_boot=n_boot)
+    summary["n_log_rows_not_in_plan"] = n_excluded
+    spath = out / "summary.json"
+    spath.write_text(json.dumps(summary, indent=2))
+    report = write_campaign_report(out / "report.html", summary, pd.DataFrame(list(rows)))
+    return {"calls": calls, "summary": spath, "report": report}

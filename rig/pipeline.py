@@ -1,0 +1,84 @@
+"""The interviewer under test, as configured in ``pipelines/*.yaml``.
+
+A result holds only for one combination of telephony path, VAD and endpointing settings, ASR
+model and flags, scorer model, prompt and rubric version. :func:`pipeline_version` hashes all
+of them; the hash is stamped on every call and on the summary.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rig.config import content_hash, load_model
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Telephony(_Frozen):
+    """The interviewer's phone line: anti-aliased resampling to ``sample_rate_hz`` and a
+    G.711 codec (``mulaw`` on North American and Japanese lines, ``alaw`` elsewhere)."""
+    sample_rate_hz: Literal[8000, 16000] = 8000
+    codec: Literal["mulaw", "alaw", "none"] = "mulaw"
+
+
+class VadSettings(_Frozen):
+    """pipecat Silero VAD parameters (``VADParams``)."""
+    engine: Literal["silero"] = "silero"
+    confidence: float = Field(0.7, gt=0, lt=1)
+    start_ms: int = Field(200, ge=0, le=2000)
+    min_volume: float = Field(0.6, ge=0, le=1)
+
+
+class Endpointing(_Frozen):
+    """The timer that closes the candidate's turn after this much silence."""
+    silence_timeout_ms: int = Field(800, ge=100, le=10000)
+
+
+class AsrSettings(_Frozen):
+    engine: Literal["faster-whisper"] = "faster-whisper"
+    model: Literal["whisper-tiny.en", "whisper-base"] = "whisper-tiny.en"
+    language: Literal["en"] = "en"
+    beam_size: int = Field(1, ge=1, le=10)
+    compute_type: Literal["int8", "float32"] = "int8"
+
+
+class ScorerSettings(_Frozen):
+    backend: Literal["llamacpp"] = "llamacpp"
+    model: Literal["qwen2.5-coder-1.5b-instruct-q4_k_m"] = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(160, ge=32, le=1024)
+
+
+class PipelineConfig(_Frozen):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    description: str = ""
+    telephony: Telephony = Telephony()
+    vad: VadSettings = VadSettings()
+    endpointing: Endpointing = Endpointing()
+    asr: AsrSettings = AsrSettings()
+    scorer: ScorerSettings = ScorerSettings()
+
+
+def load_pipeline(path: str | Path) -> PipelineConfig:
+    """Load ``pipelines/X.yaml``. Raises ConfigError naming the file, field and value."""
+    return load_model(path, PipelineConfig)
+
+
+def pipeline_version(config: PipelineConfig, rubric_hashes: dict[str, str]) -> str:
+    """``<name>-<hash>``: a hash of the whole configuration, the scorer prompt module (its
+    version and source: prompt text, grammar, parser) and every question's rubric."""
+    import inspect
+
+    from rig.scorer import prompt
+
+    return f"{config.name}-" + content_hash({
+        "config": config.model_dump(exclude={"description"}),
+        "prompt_version": prompt.PROMPT_VERSION,
+        "prompt_source": inspect.getsource(prompt),
+        "rubrics": dict(sorted(rubric_hashes.items())),
+    })

@@ -1,0 +1,109 @@
+"""The rubric prompt, its output grammar, and the reply parser.
+
+The scorer grades one transcript against one question's rubric: for each criterion it awards
+integer points from 0 to the criterion's maximum; the score is their sum (0-100). The reply is
+JSON ``{"points": {"<criterion_id>": <int>, ...}, "reason": "<one sentence>"}``; with the
+llama.cpp backend a GBNF grammar forces that shape and each criterion's range.
+
+A reply that is not valid JSON, lacks a criterion, or awards points outside a criterion's
+range is a parse failure (its raw text is kept); it is never turned into a score.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from rig.answers import Question
+
+PROMPT_VERSION = 1
+MAX_REASON_CHARS = 160
+
+ParseStatus = Literal["ok", "invalid_json", "missing_field", "out_of_range", "error"]
+
+SYSTEM_PROMPT = (
+    "You are a strict, fair interview grader. You grade one candidate answer from a phone "
+    "interview against a rubric. The answer is an automatic transcript of speech. Grade only "
+    "what the candidate actually said: award points for each criterion only when the answer "
+    "gives evidence for it, and give 0 points when the answer does not address it. Do not "
+    "reward or penalise speaking style. Reply with JSON only."
+)
+
+
+def user_prompt(question: Question, transcript: str) -> str:
+    """The user message: question and rubric first (shared by every call of the question, so
+    llama.cpp reuses the prompt prefix), then the transcript."""
+    lines = [f"Interview question: {question.question}", "", "Rubric:"]
+    for c in question.rubric:
+        lines.append(f"- {c.id} (0 to {c.points} points): {c.description}")
+    example = ", ".join(f'"{c.id}": <0-{c.points}>' for c in question.rubric)
+    lines += [
+        "",
+        f'Reply as JSON: {{"points": {{{example}}}, "reason": "<one short sentence>"}}',
+        "",
+        "Candidate's answer (transcript):",
+        f'"""{transcript.strip()}"""',
+    ]
+    return "\n".join(lines)
+
+
+def _range_rule(name: str, hi: int) -> str:
+    alts = " | ".join(f'"{i}"' for i in range(hi, -1, -1))
+    return f"{name} ::= {alts}"
+
+
+def grammar(question: Question) -> str:
+    """GBNF (llama.cpp) forcing the reply JSON, each criterion's points within 0..max."""
+    items, rules = [], []
+    for i, c in enumerate(question.rubric):
+        items.append(f'"\\"{c.id}\\":" ws n{i}')
+        rules.append(_range_rule(f"n{i}", c.points))
+    body = ' "," ws '.join(items)
+    return "\n".join([
+        f'root ::= "{{" ws "\\"points\\":" ws "{{" ws {body} ws "}}" "," ws '
+        f'"\\"reason\\":" ws reason ws "}}"',
+        f'reason ::= "\\"" [^"\\\\\\n]{{0,{MAX_REASON_CHARS}}} "\\""',
+        'ws ::= [ \\t\\n]{0,4}',
+        *rules,
+    ])
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    status: ParseStatus
+    score: float | None
+    points: dict[str, int] | None
+    reason: str | None
+    detail: str = ""
+
+
+_JSON_OBJ = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def parse_reply(raw: str, question: Question) -> ParsedReply:
+    """Parse a scorer reply. Never raises; a failure has ``score=None`` and a status."""
+    m = _JSON_OBJ.search(raw or "")
+    if not m:
+        return ParsedReply("invalid_json", None, None, None, "no JSON object in the reply")
+    try:
+        obj = json.loads(m.group(0))
+    except json.JSONDecodeError as exc:
+        return ParsedReply("invalid_json", None, None, None, str(exc))
+    pts = obj.get("points") if isinstance(obj, dict) else None
+    if not isinstance(pts, dict):
+        return ParsedReply("missing_field", None, None, None, "no 'points' object")
+    points: dict[str, int] = {}
+    for c in question.rubric:
+        if c.id not in pts:
+            return ParsedReply("missing_field", None, None, None, f"no points for {c.id!r}")
+        v = pts[c.id]
+        if isinstance(v, bool) or not isinstance(v, int | float) or v != int(v):
+            return ParsedReply("out_of_range", None, None, None, f"{c.id}={v!r} not an integer")
+        if not 0 <= v <= c.points:
+            return ParsedReply("out_of_range", None, None, None,
+                               f"{c.id}={v} outside 0..{c.points}")
+        points[c.id] = int(v)
+    reason = obj.get("reason") if isinstance(obj.get("reason"), str) else None
+    return ParsedReply("ok", float(sum(points.values())), points, reason)

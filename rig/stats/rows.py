@@ -1,0 +1,232 @@
+"""Reading and checking call rows (a campaign's ``calls.parquet`` or a user's CSV export).
+
+Columns have the names of a campaign's ``calls.parquet``: ``answer_id``, ``question_id``,
+``tier``, ``profile_id``, ``repeat``, ``score``, ``parse_status``, ``cutoff``, ``decision``,
+``pipeline_version`` and any segment columns. A user's own export can map its names onto these
+with ``columns={"score": "their_score_column", ...}``.
+
+A row is a **parse failure** when its score is missing (NaN) or its ``parse_status`` (when
+that column exists) is anything other than ``"ok"``. Parse failures are left out of every
+statistic and counted, never scored as 0 (MEASUREMENT.md, "Score").
+
+Bad input raises :class:`RowsError`, which names the file (or ``rows`` for a DataFrame), the
+column and the offending value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rig.errors import ConfigError
+
+ADVANCE, REJECT = "advance", "reject"
+_TRUE = {"advance", "advanced", "true", "1", "yes", "pass"}
+_FALSE = {"reject", "rejected", "false", "0", "no", "fail"}
+
+
+class RowsError(ConfigError, ValueError):
+    """Rows that cannot be used. ``str(err)`` reads ``FILE: COLUMN: problem (got VALUE)``."""
+
+
+def source_of(df: pd.DataFrame) -> str:
+    """The file the rows came from (``df.attrs["source"]``), or ``"rows"``."""
+    return str(df.attrs.get("source", "rows"))
+
+
+def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Read call rows from a ``.csv`` or ``.parquet`` file, renaming mapped columns.
+
+    ``columns`` maps rig's column name to the file's (``{"score": "total"}`` reads the file's
+    ``total`` column as ``score``). The returned frame's ``attrs["source"]`` is the path, so
+    later errors name the file.
+
+    Raises:
+        RowsError: the file is missing, has another extension, cannot be read, or lacks a
+            mapped column (the message lists the columns it has).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise RowsError(path, "", "file not found")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".csv":
+            df = pd.read_csv(path)
+        elif suffix in (".parquet", ".pq"):
+            df = pd.read_parquet(path)
+        else:
+            raise RowsError(path, "", "expected a .csv or .parquet file", suffix, has_value=True)
+    except RowsError:
+        raise
+    except Exception as exc:  # pandas/pyarrow raise many types for unreadable files
+        raise RowsError(path, "", f"cannot read the file: {exc}") from exc
+    if columns:
+        missing = [theirs for theirs in columns.values() if theirs not in df.columns]
+        if missing:
+            raise RowsError(path, missing[0], f"mapped column not in the file; it has "
+                            f"{list(map(str, df.columns))}", missing[0], has_value=True)
+        df = df.rename(columns={theirs: ours for ours, theirs in columns.items()})
+    df.attrs["source"] = str(path)
+    return df
+
+
+def parse_column_map(items: Iterable[str], source: str = "--col") -> dict[str, str]:
+    """Parse ``["score=total", "profile_id=condition"]`` into ``{"score": "total", ...}``.
+
+    Raises:
+        RowsError: an item without ``=`` or with an empty side.
+    """
+    out: dict[str, str] = {}
+    for item in items:
+        ours, sep, theirs = item.partition("=")
+        if not sep or not ours.strip() or not theirs.strip():
+            raise RowsError(source, "", "expected RIG_NAME=FILE_NAME", item, has_value=True)
+        out[ours.strip()] = theirs.strip()
+    return out
+
+
+def require_columns(df: pd.DataFrame, columns: Iterable[str], why: str = "") -> None:
+    """Raise :class:`RowsError` naming the first of ``columns`` that ``df`` lacks."""
+    for col in columns:
+        if col not in df.columns:
+            extra = f" ({why})" if why else ""
+            raise RowsError(source_of(df), col,
+                            f"column missing{extra}; the rows have {list(map(str, df.columns))}")
+
+
+def numeric_column(df: pd.DataFrame, col: str) -> pd.Series:
+    """``df[col]`` as floats; empty cells become NaN.
+
+    Raises:
+        RowsError: a cell that is not a number (names the column, the row and the value), or an
+            infinite value.
+    """
+    raw = df[col]
+    if pd.api.types.is_bool_dtype(raw):
+        raise RowsError(source_of(df), col, "expected numbers, found booleans",
+                        raw.iloc[0] if len(raw) else None, has_value=True)
+    values = pd.to_numeric(raw, errors="coerce").astype(float)
+    bad = values.isna() & raw.notna() & (raw.astype(str).str.strip() != "")
+    if bad.any():
+        i = bad.to_numpy().nonzero()[0][0]
+        raise RowsError(source_of(df), col, f"not a number in row {i + 1}", raw.iloc[i],
+                        has_value=True)
+    inf = np.isinf(values.to_numpy())
+    if inf.any():
+        i = inf.nonzero()[0][0]
+        raise RowsError(source_of(df), col, f"infinite value in row {i + 1}", raw.iloc[i],
+                        has_value=True)
+    return values
+
+
+def parse_failures(df: pd.DataFrame, score_col: str = "score") -> pd.Series:
+    """Boolean mask of parse failures: score NaN, or ``parse_status`` present and not "ok".
+
+    Raises:
+        RowsError: the score column is missing or holds a non-number.
+    """
+    require_columns(df, [score_col])
+    failed = numeric_column(df, score_col).isna()
+    if "parse_status" in df.columns:
+        status = df["parse_status"].astype("string").str.strip().str.lower()
+        failed = failed | (status.fillna("") != "ok")
+    return failed.astype(bool)
+
+
+def decision_column(df: pd.DataFrame, col: str = "decision") -> pd.Series:
+    """The decision column as a float Series: 1.0 advance, 0.0 reject, NaN missing.
+
+    Accepts "advance"/"reject" (any case), booleans (True = advance) and 1/0.
+
+    Raises:
+        RowsError: the column is missing or holds another value (names row and value).
+    """
+    require_columns(df, [col])
+    raw = df[col]
+    if pd.api.types.is_bool_dtype(raw):
+        return raw.astype(float)
+    text = raw.astype("string").str.strip().str.lower()
+    out = pd.Series(np.nan, index=df.index, dtype=float)
+    out[text.isin(_TRUE).fillna(False).astype(bool)] = 1.0
+    out[text.isin(_FALSE).fillna(False).astype(bool)] = 0.0
+    bad = out.isna() & text.notna() & (text.fillna("") != "")
+    # numeric 1.0/0.0 stored as floats read back as "1.0"/"0.0"
+    if bad.any():
+        num = pd.to_numeric(raw[bad], errors="coerce")
+        ok = num.isin([0.0, 1.0])
+        out.loc[num[ok].index] = num[ok].astype(float)
+        bad = out.isna() & text.notna() & (text.fillna("") != "")
+    if bad.any():
+        i = bad.to_numpy().nonzero()[0][0]
+        raise RowsError(source_of(df), col,
+                        f"row {i + 1}: expected 'advance' or 'reject' (or true/false, 1/0)",
+                        raw.iloc[i], has_value=True)
+    return out
+
+
+def label_column(df: pd.DataFrame, col: str) -> pd.Series:
+    """``df[col]`` as strings (for ids such as ``answer_id`` and ``profile_id``).
+
+    Raises:
+        RowsError: the column is missing or has an empty cell (names the row).
+    """
+    require_columns(df, [col])
+    raw = df[col]
+    missing = raw.isna()
+    if missing.any():
+        i = missing.to_numpy().nonzero()[0][0]
+        raise RowsError(source_of(df), col, f"empty cell in row {i + 1}", None, has_value=True)
+    return raw.astype(str)
+
+
+def standardise(rows: pd.DataFrame, score_col: str = "score") -> pd.DataFrame:
+    """Checked copy of call rows with rig's names and types, ready for the statistics.
+
+    Columns: ``answer_id``, ``profile_id`` (str), ``score`` (float points, NaN for a parse
+    failure), ``failed`` (bool), and when present in ``rows``: ``repeat`` (float),
+    ``question_id`` (str), ``tier`` (lower case), ``cutoff`` (float points) and ``advance``
+    (1.0 advance, 0.0 reject, from ``decision``). A row whose ``parse_status`` is not "ok" has
+    its score set to NaN, so it is never used.
+
+    Raises:
+        RowsError: a required column missing (``answer_id``, ``profile_id``, ``score_col``), a
+            non-number in a numeric column, an unknown decision, an empty id, the same
+            (answer, profile, repeat) twice, or an answer whose rows give different cutoffs.
+    """
+    src = source_of(rows)
+    require_columns(rows, ["answer_id", "profile_id", score_col])
+    out = pd.DataFrame(index=rows.index)
+    out["answer_id"] = label_column(rows, "answer_id")
+    out["profile_id"] = label_column(rows, "profile_id")
+    failed = parse_failures(rows, score_col)
+    out["score"] = numeric_column(rows, score_col).where(~failed)
+    out["failed"] = failed
+    if "repeat" in rows.columns:
+        out["repeat"] = numeric_column(rows, "repeat")
+    if "question_id" in rows.columns:
+        out["question_id"] = rows["question_id"].astype("string")
+    if "tier" in rows.columns:
+        out["tier"] = rows["tier"].astype("string").str.strip().str.lower()
+    if "cutoff" in rows.columns:
+        out["cutoff"] = numeric_column(rows, "cutoff")
+        spread = out.dropna(subset=["cutoff"]).groupby("answer_id")["cutoff"].nunique()
+        if (spread > 1).any():
+            aid = spread[spread > 1].index[0]
+            vals = sorted(out.loc[out["answer_id"] == aid, "cutoff"].dropna().unique())
+            raise RowsError(src, "cutoff", f"answer {aid!r} has rows with different cutoffs",
+                            vals, has_value=True)
+    if "decision" in rows.columns:
+        out["advance"] = decision_column(rows, "decision")
+    if "repeat" in out.columns:
+        keys = ["answer_id", "profile_id", "repeat"]
+        dup = out.duplicated(subset=keys, keep=False) & out["repeat"].notna()
+        if dup.any():
+            first = out[dup].iloc[0]
+            raise RowsError(src, "repeat", f"the same call appears twice: answer "
+                            f"{first['answer_id']!r}, profile {first['profile_id']!r}",
+                            first["repeat"], has_value=True)
+    out.attrs["source"] = src
+    return out

@@ -1,0 +1,128 @@
+"""The values synthesis returns, the narrow interface every TTS engine implements, and the
+silence trimming shared by the engines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from rig.audio import Audio
+
+
+@dataclass(frozen=True)
+class WordTiming:
+    """One spoken word in a rendered answer.
+
+    Attributes:
+        word: the word as it appears in the clean reference (punctuation kept), or the filler.
+        start_s: start in seconds from the beginning of the rendered clip.
+        end_s: end in seconds (``end_s >= start_s``).
+        is_filler: True for an inserted or scripted filler ("um", "uh"), which is not part of
+            the clean WER reference.
+    """
+
+    word: str
+    start_s: float
+    end_s: float
+    is_filler: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class RenderedAnswer:
+    """A scripted answer rendered under a caller profile.
+
+    Attributes:
+        audio: float32 mono, shape ``(n,)``, range [-1, 1], at the requested rate: response
+            delay, speech, pauses, trailing silence, and noise mixed over all of it.
+        words: every clean reference word in order, plus fillers (``is_filler=True``), with
+            times in seconds from the start of ``audio``.
+        speech_start_s: start of the first spoken word (s).
+        speech_end_s: end of the last spoken word (s).
+        snr_db_measured: the speech-to-noise ratio of ``audio`` in dB, measured on active
+            speech frames (``None`` when no noise was mixed).
+        engine: the engine that spoke (``hibari``, ``piper``, ``espeak-ng``, ``recorded``).
+        voice_id: the engine's voice.
+        render_key: sha256 of everything that shapes the speech render (the cache key; noise
+            is mixed after the cache and is not part of it).
+    """
+
+    audio: Audio
+    words: tuple[WordTiming, ...]
+    speech_start_s: float
+    speech_end_s: float
+    snr_db_measured: float | None
+    engine: str
+    voice_id: str
+    render_key: str
+
+    @property
+    def script_words(self) -> tuple[WordTiming, ...]:
+        """The clean reference words only (fillers left out)."""
+        return tuple(w for w in self.words if not w.is_filler)
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """A text-to-speech engine with one voice loaded.
+
+    ``synthesize`` speaks one chunk of text (a sentence or a phrase) and returns it at the
+    engine's native rate. It may leave leading and trailing silence (the renderer trims it), but
+    must not leave silences inside the chunk longer than a natural phrase break: the renderer
+    places every deliberate pause itself. ``version`` names everything about the engine that
+    changes its output (package and model version, synthesis settings), for the cache key.
+    """
+
+    name: str
+    voice_id: str
+    version: str
+
+    def synthesize(self, text: str, rate: float) -> Audio:
+        """Speak ``text`` at ``rate`` times the voice's natural pace (1.0 natural, 0.5 slow)."""
+        ...
+
+
+def speech_bounds(samples: np.ndarray, sample_rate_hz: int, floor_db: float = 40.0,
+                  abs_floor_db: float = -60.0, margin_s: float = 0.02) -> tuple[int, int]:
+    """The sample range ``[start, end)`` holding speech, by 10 ms frame energy.
+
+    A frame is speech when its RMS is within ``floor_db`` of the loudest frame and above
+    ``abs_floor_db`` dBFS; ``margin_s`` is kept on both sides so that soft onsets and releases
+    are not clipped. Returns ``(0, 0)`` for a silent input.
+    """
+    hop = max(1, sample_rate_hz // 100)
+    k = len(samples) // hop + (1 if len(samples) % hop else 0)
+    if k == 0:
+        return 0, 0
+    padded = np.zeros(k * hop, np.float64)
+    padded[: len(samples)] = samples
+    db = 10 * np.log10(np.mean(padded.reshape(k, hop) ** 2, axis=1) + 1e-20)
+    active = np.flatnonzero((db > db.max() - floor_db) & (db > abs_floor_db))
+    if len(active) == 0:
+        return 0, 0
+    margin = int(round(margin_s * sample_rate_hz))
+    start = max(0, int(active[0]) * hop - margin)
+    end = min(len(samples), (int(active[-1]) + 1) * hop + margin)
+    return start, end
+
+
+def trim(audio: Audio, **kwargs: float) -> Audio:
+    """``audio`` without its leading and trailing silence (see :func:`speech_bounds`)."""
+    start, end = speech_bounds(audio.samples, audio.sample_rate_hz, **kwargs)
+    return Audio(np.ascontiguousarray(audio.samples[start:end]), audio.sample_rate_hz)
+
+
+def join_trimmed(parts: list[np.ndarray], sample_rate_hz: int, gap_s: float) -> Audio:
+    """Trim each part and join them with ``gap_s`` of silence (for engines that split a chunk
+    into sentences of their own: their per-sentence padding must not become a long pause)."""
+    gap = np.zeros(int(round(gap_s * sample_rate_hz)), np.float32)
+    out: list[np.ndarray] = []
+    for p in parts:
+        a, b = speech_bounds(p, sample_rate_hz)
+        if b > a:
+            if out:
+                out.append(gap)
+            out.append(np.asarray(p[a:b], np.float32))
+    samples = np.concatenate(out) if out else np.zeros(0, np.float32)
+    return Audio(samples.astype(np.float32, copy=False), sample_rate_hz)

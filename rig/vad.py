@@ -1,0 +1,117 @@
+"""Turn detection: a VAD plus an endpointing timer that closes the candidate's turn.
+
+The interviewer closes the turn when its VAD has seen ``silence_timeout_ms`` of silence after
+speech (see MEASUREMENT.md, "Turn close and truncation"). Speech after the close is lost.
+
+The VAD is pipecat's ``SileroVADAnalyzer`` (Silero v5 ONNX on onnxruntime, no torch), driven
+exactly as a pipecat interviewer drives it: 20 ms telephony frames of int16 PCM in, the VAD
+state machine (``VADParams``: confidence, start_secs, stop_secs, min_volume) out, with
+``stop_secs`` set to the endpointing timer. Silero consumes windows of 256 samples at 8 kHz or
+512 at 16 kHz; pipecat buffers the 20 ms frames into those windows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Literal
+
+from rig.audio import Audio
+from rig.errors import EngineUnavailable
+
+FRAME_MS = 20
+SILERO_RATES_HZ = (8000, 16000)
+
+ClosedBy = Literal["silence_timeout", "end_of_audio", "no_speech"]
+
+
+@dataclass(frozen=True)
+class TurnParams:
+    """Endpointing settings.
+
+    Attributes:
+        silence_timeout_ms: silence after speech that closes the turn (pipecat ``stop_secs``).
+        start_ms: speech needed before the VAD confirms the candidate started (``start_secs``).
+        confidence: Silero speech-probability threshold, 0-1.
+        min_volume: pipecat's smoothed-volume threshold, 0-1.
+    """
+    silence_timeout_ms: int = 800
+    start_ms: int = 200
+    confidence: float = 0.7
+    min_volume: float = 0.6
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """Where the candidate's turn started and closed, in seconds from the start of the audio.
+
+    ``turn_close_s`` is the moment the endpointing timer fired (``closed_by='silence_timeout'``),
+    or the end of the audio when it never fired; ``speech_start_s`` is None when no speech was
+    detected (then the whole audio is the turn, ``closed_by='no_speech'``).
+    """
+    speech_start_s: float | None
+    turn_close_s: float
+    closed_by: ClosedBy
+    speech_segments_s: tuple[tuple[float, float], ...]
+
+
+def _analyzer(sample_rate_hz: int, params: TurnParams):
+    try:
+        from pipecat.audio.vad.silero import SileroVADAnalyzer
+        from pipecat.audio.vad.vad_analyzer import VADParams
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise EngineUnavailable("the Silero VAD needs pipecat: pip install "
+                                "'pipecat-ai[silero]==1.14.0' (or 'rig[pipeline]')") from exc
+    vad = SileroVADAnalyzer(sample_rate=sample_rate_hz, params=VADParams(
+        confidence=params.confidence, start_secs=params.start_ms / 1000,
+        stop_secs=params.silence_timeout_ms / 1000, min_volume=params.min_volume))
+    vad.set_sample_rate(sample_rate_hz)
+    return vad
+
+
+def detect_turn(audio: Audio, params: TurnParams) -> TurnResult:
+    """Run the VAD frame by frame and return where the turn closes.
+
+    Args:
+        audio: float32 mono at 8000 or 16000 Hz (what the interviewer receives).
+        params: endpointing settings.
+
+    Raises:
+        ValueError: the sample rate is not one Silero accepts.
+    """
+    if audio.sample_rate_hz not in SILERO_RATES_HZ:
+        raise ValueError(f"detect_turn: Silero VAD takes {SILERO_RATES_HZ} Hz, got "
+                         f"{audio.sample_rate_hz} Hz; resample first")
+    return asyncio.run(_detect(audio, params))
+
+
+async def _detect(audio: Audio, params: TurnParams) -> TurnResult:
+    from pipecat.audio.vad.vad_analyzer import VADState
+
+    vad = _analyzer(audio.sample_rate_hz, params)
+    pcm = audio.to_pcm16().tobytes()
+    frame_bytes = audio.sample_rate_hz * FRAME_MS // 1000 * 2
+    start_s: float | None = None
+    seg_start: float | None = None
+    segments: list[tuple[float, float]] = []
+    prev = VADState.QUIET
+    try:
+        for i in range(0, len(pcm) - frame_bytes + 1, frame_bytes):
+            t_end = (i + frame_bytes) / 2 / audio.sample_rate_hz
+            state = await vad.analyze_audio(pcm[i:i + frame_bytes])
+            if state == VADState.SPEAKING and prev in (VADState.QUIET, VADState.STARTING):
+                # pipecat confirms speech start_secs after it began
+                seg_start = max(0.0, t_end - params.start_ms / 1000)
+                if start_s is None:
+                    start_s = seg_start
+            if state == VADState.QUIET and prev in (VADState.STOPPING, VADState.SPEAKING):
+                seg_end = max(0.0, t_end - params.silence_timeout_ms / 1000)
+                segments.append((seg_start if seg_start is not None else 0.0, seg_end))
+                return TurnResult(start_s, t_end, "silence_timeout", tuple(segments))
+            prev = state
+    finally:
+        await vad.cleanup()
+    if start_s is None:
+        return TurnResult(None, audio.duration_s, "no_speech", ())
+    segments.append((seg_start if seg_start is not None else start_s, audio.duration_s))
+    return TurnResult(start_s, audio.duration_s, "end_of_audio", tuple(segments))
