@@ -72,6 +72,11 @@ class Engine(Protocol):
     must not leave silences inside the chunk longer than a natural phrase break: the renderer
     places every deliberate pause itself. ``version`` names everything about the engine that
     changes its output (package and model version, synthesis settings), for the cache key.
+    (Silences inside a chunk are also capped by the renderer, at 0.5 s.)
+
+    An engine whose output depends on call history (piper's in-graph noise) may also define
+    ``synthesize_all(texts, rate) -> list[Audio]``; the renderer then speaks one answer's
+    chunks in one call, so the engine can reset its state per answer.
     """
 
     name: str
@@ -101,7 +106,7 @@ def speech_bounds(samples: np.ndarray, sample_rate_hz: int, floor_db: float = 40
     active = np.flatnonzero((db > db.max() - floor_db) & (db > abs_floor_db))
     if len(active) == 0:
         return 0, 0
-    margin = int(round(margin_s * sample_rate_hz))
+    margin = round(margin_s * sample_rate_hz)
     start = max(0, int(active[0]) * hop - margin)
     end = min(len(samples), (int(active[-1]) + 1) * hop + margin)
     return start, end
@@ -116,7 +121,7 @@ def trim(audio: Audio, **kwargs: float) -> Audio:
 def join_trimmed(parts: list[np.ndarray], sample_rate_hz: int, gap_s: float) -> Audio:
     """Trim each part and join them with ``gap_s`` of silence (for engines that split a chunk
     into sentences of their own: their per-sentence padding must not become a long pause)."""
-    gap = np.zeros(int(round(gap_s * sample_rate_hz)), np.float32)
+    gap = np.zeros(round(gap_s * sample_rate_hz), np.float32)
     out: list[np.ndarray] = []
     for p in parts:
         a, b = speech_bounds(p, sample_rate_hz)
@@ -126,3 +131,41 @@ def join_trimmed(parts: list[np.ndarray], sample_rate_hz: int, gap_s: float) -> 
             out.append(np.asarray(p[a:b], np.float32))
     samples = np.concatenate(out) if out else np.zeros(0, np.float32)
     return Audio(samples.astype(np.float32, copy=False), sample_rate_hz)
+
+
+def cap_silences(samples: np.ndarray, sample_rate_hz: int, max_s: float,
+                 floor_db: float = 40.0) -> np.ndarray:
+    """Shorten every silence inside ``samples`` to at most ``max_s`` seconds.
+
+    Silence is a run of 10 ms frames more than ``floor_db`` below the loudest frame; a run
+    longer than ``max_s`` loses its middle (its first and last ``max_s / 2`` are kept, so the
+    edges of the neighbouring words are untouched). Leading and trailing silence are left
+    alone (trim them first). Returns float32, shape ``(m,)``, ``m <= len(samples)``.
+    """
+    hop = max(1, sample_rate_hz // 100)
+    k = len(samples) // hop
+    if k < 3:
+        return samples.astype(np.float32, copy=False)
+    db = 10 * np.log10(np.mean(samples[: k * hop].astype(np.float64).reshape(k, hop) ** 2,
+                               axis=1) + 1e-20)
+    quiet = db < db.max() - floor_db
+    keep_half = round(max_s * sample_rate_hz / 2)
+    cuts: list[tuple[int, int]] = []
+    i = 0
+    while i < k:
+        if not quiet[i]:
+            i += 1
+            continue
+        j = i
+        while j < k and quiet[j]:
+            j += 1
+        a, b = i * hop, j * hop  # a silent run [a, b)
+        if i > 0 and j < k and b - a > 2 * keep_half:
+            cuts.append((a + keep_half, b - keep_half))
+        i = j
+    if not cuts:
+        return samples.astype(np.float32, copy=False)
+    keep = np.ones(len(samples), bool)
+    for a, b in cuts:
+        keep[a:b] = False
+    return samples[keep].astype(np.float32, copy=False)

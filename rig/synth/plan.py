@@ -13,9 +13,10 @@ profile's pauses and fillers, deterministically given the seed:
    i-th pause takes candidate ``floor((i + 0.5) * k / n)``. When there are fewer candidates
    than pauses, the pauses are spread the same way over all word boundaries. A profile pause
    at the same place as a script ``[pause]`` adds to it.
-3. Fillers: ``round(fillers_per_100_words * words / 100)`` of them, each before a distinct
-   word drawn with the seed (before the first word is allowed: "Um, I led ..."), the filler
-   word drawn from ``filler_words``. The script's own ``[um]`` marks are kept as written.
+3. Fillers: ``round(fillers_per_100_words * words / 100)`` of them (rounded half up), each
+   before a distinct word drawn with the seed (before the first word is allowed: "Um, I led
+   ..."; a word that already follows a scripted filler is skipped), the filler word drawn from
+   ``filler_words``. The script's own ``[um]`` marks are kept as written and are not counted.
 4. Words are grouped into chunks: a chunk ends at a sentence end, a pause or a filler; each
    filler is its own chunk. Between two chunks with no pause, the renderer inserts a short
    natural gap: ``sentence_gap_s`` after a sentence end, ``phrase_gap_s`` otherwise (both well
@@ -163,10 +164,14 @@ def make_plan(script: str, pauses: Pauses, disfluency: Disfluency, seed: int) ->
 
     after = pause_boundaries(words, pauses)
     n_fill = filler_count(len(words), disfluency.fillers_per_100_words)
+    # Words right after a scripted filler take no second one ("um um").
+    taken = {tokens[j + 1][1] for j, t in enumerate(tokens[:-1])
+             if t[0] == "filler" and tokens[j + 1][0] == "w"}
+    free = [k for k in range(len(words)) if k not in taken]
     before: dict[int, str] = {}
-    if n_fill and disfluency.filler_words:
+    if n_fill and disfluency.filler_words and free:
         rng = np.random.default_rng([seed, _FILLER_STREAM])
-        slots = rng.choice(len(words), size=min(n_fill, len(words)), replace=False)
+        slots = rng.choice(free, size=min(n_fill, len(free)), replace=False)
         picks = rng.choice(len(disfluency.filler_words), size=len(slots))
         before = {int(s): disfluency.filler_words[int(p)] for s, p in zip(slots, picks,
                                                                          strict=True)}

@@ -1,0 +1,325 @@
+"""Rendering a scripted answer under a caller profile: plan, speak, time, cache, add noise.
+
+Order of operations (every step deterministic given the seed):
+
+1. :func:`rig.synth.plan.make_plan` turns the script, the profile's pauses and its fillers into
+   chunks of text and exact silences.
+2. Each chunk is synthesized on its own (:class:`rig.synth.base.Engine`), resampled to the
+   output rate (soxr), trimmed of its leading and trailing silence, and any silence inside it
+   is capped at ``MAX_CHUNK_SILENCE_S`` (at rate 0.5 hibari stretches a comma to 0.94 s,
+   longer than an 800 ms endpointing timer: pace and pauses must stay separate dimensions).
+   Chunks are joined with a short natural gap (``SENTENCE_GAP_S`` after a sentence,
+   ``PHRASE_GAP_S`` inside one) unless a pause stands between them, in which case the pause
+   alone is the silence.
+3. ``response_delay_s`` of silence goes before, ``trailing_silence_s`` after.
+4. The whole render is scaled to an active speech level of ``TARGET_LEVEL_DB`` dBFS (peaks
+   kept at or below ``PEAK_LIMIT``), so engines and recordings reach the line at one level.
+5. That speech render is cached on disk as ``<render_key>.wav`` (float32, bit-exact) plus
+   ``<render_key>.json`` (word timings), written atomically. Recorded speech is not cached
+   (reading the recording costs what reading the cache would).
+6. Noise is mixed over the whole clip at the profile's SNR (:mod:`rig.synth.noise`).
+
+Word timings: a chunk's boundaries are exact (it is synthesized alone and trimmed), so every
+word's chunk is known to the sample. Inside a chunk the trimmed speech span is shared among its
+words in proportion to their length in characters; that is an approximation (a long word with
+short phonemes, or a comma pause, shifts the internal boundaries by a few hundred ms at most,
+never across a chunk boundary, hence never across a pause). Recorded speech has no chunks: its
+words share the whole trimmed speech span the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from rig.audio import Audio, active_speech_power
+from rig.profiles import Profile
+from rig.synth.base import (
+    Engine,
+    RenderedAnswer,
+    WordTiming,
+    cap_silences,
+    speech_bounds,
+    trim,
+)
+from rig.synth.noise import add_noise
+from rig.synth.plan import PHRASE_GAP_S, SENTENCE_GAP_S, Chunk, Silence, Step, make_plan
+
+#: Bump when the rendering code changes what it produces (invalidates the cache).
+SYNTH_VERSION = "1"
+#: Active speech level of every render, dBFS (float scale: 0 dB is an RMS of 1.0).
+TARGET_LEVEL_DB = -20.0
+#: Largest absolute sample of a clean render after levelling (about -1 dBFS).
+PEAK_LIMIT = 0.89
+#: Longest silence left inside one chunk (s): a slow rate must not stretch a comma into a
+#: pause as long as an endpointing timer; deliberate pauses are the ``pauses`` dimension's.
+MAX_CHUNK_SILENCE_S = 0.5
+
+
+def default_cache_dir() -> Path:
+    """``$RIG_AUDIO_CACHE``, else ``audio/cache`` in the repository (or the working folder
+    when rig is installed outside one)."""
+    env = os.environ.get("RIG_AUDIO_CACHE")
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parents[2]
+    base = repo if (repo / "pyproject.toml").is_file() else Path.cwd()
+    return base / "audio" / "cache"
+
+
+@lru_cache(maxsize=8)
+def get_engine(engine: str, voice_id: str) -> Engine:
+    """The engine for a profile's voice, loaded once per process.
+
+    Raises:
+        EngineUnavailable: the engine or voice is not installed (the message says how).
+        ValueError: an unknown engine (``recorded`` is not a synthesizer).
+    """
+    if engine == "hibari":
+        from rig.synth.hibari import HibariEngine
+        return HibariEngine(voice_id)
+    if engine == "piper":
+        from rig.synth.piper import PiperEngine
+        return PiperEngine(voice_id)
+    if engine == "espeak-ng":
+        from rig.synth.espeak import EspeakEngine
+        return EspeakEngine(voice_id)
+    raise ValueError(f"no synthesis engine {engine!r}; use hibari, piper or espeak-ng")
+
+
+def _sha256(payload: dict) -> str:
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _step_json(step: Step) -> list:
+    if isinstance(step, Silence):
+        return ["silence", step.duration_s]
+    return ["chunk", step.text, step.is_filler, step.ends_sentence]
+
+
+def render_key(plan: list[Step], engine: Engine, rate: float, response_delay_s: float,
+               trailing_silence_s: float, sample_rate_hz: int) -> str:
+    """sha256 of everything that shapes a synthesized render.
+
+    The plan stands for the script, the extra pauses and the fillers with their seed: two
+    inputs with the same plan render the same audio, and a seed that places no filler does
+    not change the key.
+    """
+    return _sha256({
+        "synth_version": SYNTH_VERSION, "engine": engine.name, "engine_version": engine.version,
+        "voice_id": engine.voice_id, "rate": float(rate), "plan": [_step_json(s) for s in plan],
+        "sentence_gap_s": SENTENCE_GAP_S, "phrase_gap_s": PHRASE_GAP_S,
+        "response_delay_s": float(response_delay_s),
+        "trailing_silence_s": float(trailing_silence_s), "sample_rate_hz": int(sample_rate_hz),
+        "level_db": TARGET_LEVEL_DB, "peak_limit": PEAK_LIMIT,
+        "max_chunk_silence_s": MAX_CHUNK_SILENCE_S,
+    })
+
+
+def _share_by_chars(words: tuple[str, ...], start: int, end: int, sr: int,
+                    is_filler: bool) -> list[WordTiming]:
+    lengths = np.array([max(1, len(w)) for w in words], np.float64)
+    edges = start + (end - start) * np.concatenate([[0.0], np.cumsum(lengths)]) / lengths.sum()
+    return [WordTiming(w, float(edges[i]) / sr, float(edges[i + 1]) / sr, is_filler)
+            for i, w in enumerate(words)]
+
+
+def _level(samples: np.ndarray, sample_rate_hz: int) -> np.ndarray:
+    power = active_speech_power(samples, sample_rate_hz)
+    if power <= 0:
+        raise ValueError("the render holds no audible speech")
+    gain = 10 ** (TARGET_LEVEL_DB / 20) / np.sqrt(power)
+    peak = float(np.max(np.abs(samples)))
+    gain = min(gain, PEAK_LIMIT / peak)
+    return (samples * gain).astype(np.float32)
+
+
+def _speak(plan: list[Step], engine: Engine, rate: float, response_delay_s: float,
+           trailing_silence_s: float, sr: int) -> tuple[Audio, list[WordTiming]]:
+    texts = list(dict.fromkeys(s.text for s in plan if isinstance(s, Chunk)))
+    batch = getattr(engine, "synthesize_all", None)
+    spoken = batch(texts, rate) if batch else [engine.synthesize(t, rate) for t in texts]
+    audio_of = {t: cap_silences(trim(a.resample(sr)).samples, sr, MAX_CHUNK_SILENCE_S)
+                for t, a in zip(texts, spoken, strict=True)}
+
+    parts = [np.zeros(round(response_delay_s * sr), np.float32)]
+    pos = len(parts[0])
+    words: list[WordTiming] = []
+    prev: Chunk | None = None  # the chunk just before, when no silence came in between
+    for step in plan:
+        if isinstance(step, Silence):
+            part, prev = np.zeros(round(step.duration_s * sr), np.float32), None
+        else:
+            if prev is not None:
+                gap_s = SENTENCE_GAP_S if prev.ends_sentence else PHRASE_GAP_S
+                gap = np.zeros(round(gap_s * sr), np.float32)
+                parts.append(gap)
+                pos += len(gap)
+            part, prev = audio_of[step.text], step
+            words += _share_by_chars(step.words, pos, pos + len(part), sr, step.is_filler)
+        parts.append(part)
+        pos += len(part)
+    parts.append(np.zeros(round(trailing_silence_s * sr), np.float32))
+    samples = _level(np.concatenate(parts), sr)
+    return Audio(samples, sr), words
+
+
+def _render_recorded(script: str, profile: Profile, answer_id: str,
+                     resolve_path: Callable[[str], Path] | None, trailing_silence_s: float,
+                     sr: int) -> tuple[Audio, list[WordTiming], str]:
+    from rig.profiles import Disfluency, Pace, Pauses
+    from rig.synth.recorded import file_sha256, load_recording, recording_path
+
+    unusable = [name for name, value, neutral in (
+        ("pace", profile.pace, Pace()), ("pauses", profile.pauses, Pauses()),
+        ("disfluency", profile.disfluency, Disfluency())) if value != neutral]
+    if unusable:
+        raise ValueError(f"profile {profile.profile_id!r}: a recorded voice is used as spoken; "
+                         f"{', '.join(unusable)} cannot be applied to it")
+    path = recording_path(profile.voice.voice_id, answer_id, resolve_path)
+    rec = load_recording(path, sr).samples
+    start, end = speech_bounds(rec, sr)
+    if end <= start:
+        raise ValueError(f"{path}: the recording is silent")
+    delay = round(profile.response_delay_s * sr)
+    speech = rec[start:end]
+    samples = np.concatenate([np.zeros(delay, np.float32), speech,
+                              np.zeros(round(trailing_silence_s * sr), np.float32)])
+    spoken = [s for s in make_plan(script, Pauses(), Disfluency(), 0) if isinstance(s, Chunk)]
+    flat = [(w, s.is_filler) for s in spoken for w in s.words]
+    lengths = np.array([max(1, len(w)) for w, _ in flat], np.float64)
+    edges = delay + len(speech) * np.concatenate([[0.0], np.cumsum(lengths)]) / lengths.sum()
+    words = [WordTiming(w, float(edges[i]) / sr, float(edges[i + 1]) / sr, f)
+             for i, (w, f) in enumerate(flat)]
+    key = _sha256({"synth_version": SYNTH_VERSION, "engine": "recorded",
+                   "voice_id": profile.voice.voice_id, "answer_id": answer_id,
+                   "recording_sha256": file_sha256(path), "script": script,
+                   "response_delay_s": profile.response_delay_s,
+                   "trailing_silence_s": trailing_silence_s, "sample_rate_hz": sr,
+                   "level_db": TARGET_LEVEL_DB, "peak_limit": PEAK_LIMIT})
+    return Audio(_level(samples, sr), sr), words, key
+
+
+def _cache_paths(cache_dir: Path, key: str) -> tuple[Path, Path]:
+    return cache_dir / f"{key}.wav", cache_dir / f"{key}.json"
+
+
+def _cache_load(cache_dir: Path, key: str) -> tuple[Audio, list[WordTiming]] | None:
+    wav, meta = _cache_paths(cache_dir, key)
+    if not (wav.is_file() and meta.is_file()):
+        return None
+    try:
+        info = json.loads(meta.read_text(encoding="utf-8"))
+        data, sr = sf.read(str(wav), dtype="float32", always_2d=False)
+        if info.get("key") != key or data.ndim != 1:
+            return None
+        words = [WordTiming(w, s, e, f) for w, s, e, f in info["words"]]
+        return Audio(np.ascontiguousarray(data, np.float32), int(sr)), words
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError):
+        return None  # a damaged entry is rendered again and overwritten
+
+
+def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".part", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _cache_store(cache_dir: Path, key: str, audio: Audio, words: list[WordTiming],
+                 engine: Engine) -> None:
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    wav, meta = _cache_paths(cache_dir, key)
+    _atomic_write(wav, lambda p: sf.write(str(p), audio.samples, audio.sample_rate_hz,
+                                          subtype="FLOAT", format="WAV"))
+    info = {"key": key, "synth_version": SYNTH_VERSION, "engine": engine.name,
+            "engine_version": engine.version, "voice_id": engine.voice_id,
+            "words": [[w.word, w.start_s, w.end_s, w.is_filler] for w in words]}
+    _atomic_write(meta, lambda p: p.write_text(json.dumps(info), encoding="utf-8"))
+
+
+def render_speech(script: str, profile: Profile, seed: int, *, answer_id: str = "",
+                  resolve_path: Callable[[str], Path] | None = None,
+                  cache_dir: Path | None = None, trailing_silence_s: float = 2.0,
+                  sample_rate_hz: int = 16000, engine: Engine | None = None,
+                  use_cache: bool = True) -> RenderedAnswer:
+    """The clean speech render (no noise; ``snr_db_measured`` is None). Arguments as for
+    :func:`render_answer`; ``use_cache=False`` neither reads nor writes the cache."""
+    if seed < 0:
+        raise ValueError(f"seed must be non-negative, got {seed}")
+    if profile.voice.engine == "recorded" and engine is None:
+        audio, words, key = _render_recorded(script, profile, answer_id, resolve_path,
+                                             trailing_silence_s, sample_rate_hz)
+        name, voice_id = "recorded", profile.voice.voice_id
+    else:
+        eng = engine or get_engine(profile.voice.engine, profile.voice.voice_id)
+        plan = make_plan(script, profile.pauses, profile.disfluency, seed)
+        key = render_key(plan, eng, profile.pace.rate, profile.response_delay_s,
+                         trailing_silence_s, sample_rate_hz)
+        folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        cached = _cache_load(folder, key) if use_cache else None
+        if cached is not None:
+            audio, words = cached
+        else:
+            audio, words = _speak(plan, eng, profile.pace.rate, profile.response_delay_s,
+                                  trailing_silence_s, sample_rate_hz)
+            if use_cache:
+                _cache_store(folder, key, audio, words, eng)
+        name, voice_id = eng.name, eng.voice_id
+    spoken = [w for w in words if w.end_s > w.start_s] or words
+    return RenderedAnswer(audio=audio, words=tuple(words), speech_start_s=spoken[0].start_s,
+                          speech_end_s=spoken[-1].end_s, snr_db_measured=None, engine=name,
+                          voice_id=voice_id, render_key=key)
+
+
+def render_answer(script: str, profile: Profile, seed: int, *, answer_id: str = "",
+                  resolve_path: Callable[[str], Path] | None = None,
+                  cache_dir: Path | None = None, trailing_silence_s: float = 2.0,
+                  sample_rate_hz: int = 16000, engine: Engine | None = None) -> RenderedAnswer:
+    """Render ``script`` as ``profile``'s caller would say it, with the profile's noise.
+
+    Args:
+        script: the answer script, with ``[pause 1.2s]`` and ``[um]`` marks.
+        profile: voice, pace, pauses, response delay, fillers and noise to apply (the channel is
+            applied later, by :mod:`rig.channel`).
+        seed: the call's repeat seed (>= 0): places the profile's fillers and draws the noise.
+        answer_id: finds the recording of a ``recorded`` voice (``<voice_id>/<answer_id>.wav``).
+        resolve_path: turns a path named in the profile (noise file, recording folder) into a
+            file path, usually ``ProfileSet.resolve_path`` bound to the profile; default: as
+            given, relative to the working folder.
+        cache_dir: speech render cache; default :func:`default_cache_dir`.
+        trailing_silence_s: silence after the last word (s), so a VAD sees the turn end.
+        sample_rate_hz: output rate (soxr resampling).
+        engine: a synthesizer to use instead of the profile's (tests use a fake).
+
+    Returns:
+        :class:`RenderedAnswer`: float32 mono audio at ``sample_rate_hz`` and the word timings
+        (every clean reference word in order, plus fillers).
+
+    Raises:
+        ValueError: a bad script mark, pauses that cannot be placed, a silent render, or
+            pace/pauses/fillers asked of a recorded voice.
+        EngineUnavailable: the profile's engine or voice is not installed.
+        FileNotFoundError: a missing recording or noise file (named).
+    """
+    speech = render_speech(script, profile, seed, answer_id=answer_id, resolve_path=resolve_path,
+                           cache_dir=cache_dir, trailing_silence_s=trailing_silence_s,
+                           sample_rate_hz=sample_rate_hz, engine=engine)
+    audio, snr = add_noise(speech.audio, profile.noise, seed, resolve_path)
+    return RenderedAnswer(audio=audio, words=speech.words, speech_start_s=speech.speech_start_s,
+                          speech_end_s=speech.speech_end_s, snr_db_measured=snr,
+                          engine=speech.engine, voice_id=speech.voice_id,
+                          render_key=speech.render_key)
