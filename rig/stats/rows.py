@@ -31,6 +31,12 @@ _FALSE = {"reject", "rejected", "false", "0", "no", "fail"}
 class RowsError(ConfigError, ValueError):
     """Rows that cannot be used. ``str(err)`` reads ``FILE: COLUMN: problem (got VALUE)``."""
 
+    def __init__(self, path: object, field: str, problem: str, value: object = None,
+                 has_value: bool = False) -> None:
+        if isinstance(value, np.generic):
+            value = value.item()
+        super().__init__(path, field, problem, value, has_value)
+
 
 def source_of(df: pd.DataFrame) -> str:
     """The file the rows came from (``df.attrs["source"]``), or ``"rows"``."""
@@ -108,8 +114,12 @@ def numeric_column(df: pd.DataFrame, col: str) -> pd.Series:
     if pd.api.types.is_bool_dtype(raw):
         raise RowsError(source_of(df), col, "expected numbers, found booleans",
                         raw.iloc[0] if len(raw) else None, has_value=True)
-    values = pd.to_numeric(raw, errors="coerce").astype(float)
-    bad = values.isna() & raw.notna() & (raw.astype(str).str.strip() != "")
+    if pd.api.types.is_numeric_dtype(raw):
+        values = raw.astype(float)
+        bad = pd.Series(False, index=raw.index)
+    else:
+        values = pd.to_numeric(raw, errors="coerce").astype(float)
+        bad = values.isna() & raw.notna() & (raw.astype(str).str.strip() != "")
     if bad.any():
         i = bad.to_numpy().nonzero()[0][0]
         raise RowsError(source_of(df), col, f"not a number in row {i + 1}", raw.iloc[i],
@@ -123,7 +133,8 @@ def numeric_column(df: pd.DataFrame, col: str) -> pd.Series:
 
 
 def parse_failures(df: pd.DataFrame, score_col: str = "score") -> pd.Series:
-    """Boolean mask of parse failures: score NaN, or ``parse_status`` present and not "ok".
+    """Boolean mask of parse failures: score NaN, or ``parse_status`` present and not "ok"
+    (case and surrounding spaces ignored; an empty status leaves it to the score).
 
     Raises:
         RowsError: the score column is missing or holds a non-number.
@@ -131,40 +142,51 @@ def parse_failures(df: pd.DataFrame, score_col: str = "score") -> pd.Series:
     require_columns(df, [score_col])
     failed = numeric_column(df, score_col).isna()
     if "parse_status" in df.columns:
-        status = df["parse_status"].astype("string").str.strip().str.lower()
-        failed = failed | (status.fillna("") != "ok")
+        not_ok = _classify(df["parse_status"],
+                           lambda v: float(str(v).strip().lower() != "ok"))
+        failed = failed | (not_ok == 1.0)  # an empty status leaves the score to decide
     return failed.astype(bool)
+
+
+def _classify(raw: pd.Series, classify) -> np.ndarray:
+    """Apply ``classify`` to each distinct value of ``raw`` once; return the per-row results."""
+    codes, uniques = pd.factorize(raw, use_na_sentinel=True)
+    table = np.array([classify(u) for u in uniques] + [np.nan], dtype=float)
+    return table[codes]  # code -1 (missing) picks the trailing NaN
+
+
+def _decision_value(v: object) -> float:
+    if isinstance(v, (bool, np.bool_)):
+        return float(v)
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return float(v) if v in (0, 1) else -1.0
+    text = str(v).strip().lower()
+    if text in _TRUE:
+        return 1.0
+    if text in _FALSE:
+        return 0.0
+    return np.nan if text in ("", "nan", "none", "<na>") else -1.0
 
 
 def decision_column(df: pd.DataFrame, col: str = "decision") -> pd.Series:
     """The decision column as a float Series: 1.0 advance, 0.0 reject, NaN missing.
 
-    Accepts "advance"/"reject" (any case), booleans (True = advance) and 1/0.
+    Accepts "advance"/"reject" (any case; also advanced/rejected, pass/fail, yes/no), booleans
+    (True = advance) and 1/0.
 
     Raises:
         RowsError: the column is missing or holds another value (names row and value).
     """
     require_columns(df, [col])
     raw = df[col]
-    if pd.api.types.is_bool_dtype(raw):
-        return raw.astype(float)
-    text = raw.astype("string").str.strip().str.lower()
-    out = pd.Series(np.nan, index=df.index, dtype=float)
-    out[text.isin(_TRUE).fillna(False).astype(bool)] = 1.0
-    out[text.isin(_FALSE).fillna(False).astype(bool)] = 0.0
-    bad = out.isna() & text.notna() & (text.fillna("") != "")
-    # numeric 1.0/0.0 stored as floats read back as "1.0"/"0.0"
+    values = _classify(raw, _decision_value)
+    bad = values == -1.0
     if bad.any():
-        num = pd.to_numeric(raw[bad], errors="coerce")
-        ok = num.isin([0.0, 1.0])
-        out.loc[num[ok].index] = num[ok].astype(float)
-        bad = out.isna() & text.notna() & (text.fillna("") != "")
-    if bad.any():
-        i = bad.to_numpy().nonzero()[0][0]
+        i = bad.nonzero()[0][0]
         raise RowsError(source_of(df), col,
                         f"row {i + 1}: expected 'advance' or 'reject' (or true/false, 1/0)",
                         raw.iloc[i], has_value=True)
-    return out
+    return pd.Series(values, index=df.index, name=col)
 
 
 def label_column(df: pd.DataFrame, col: str) -> pd.Series:
@@ -194,7 +216,8 @@ def standardise(rows: pd.DataFrame, score_col: str = "score") -> pd.DataFrame:
     Raises:
         RowsError: a required column missing (``answer_id``, ``profile_id``, ``score_col``), a
             non-number in a numeric column, an unknown decision, an empty id, the same
-            (answer, profile, repeat) twice, or an answer whose rows give different cutoffs.
+            (answer, profile, repeat) scored twice (a failed attempt beside a scored one is
+            fine), or an answer whose rows give different cutoffs.
     """
     src = source_of(rows)
     require_columns(rows, ["answer_id", "profile_id", score_col])
@@ -218,13 +241,16 @@ def standardise(rows: pd.DataFrame, score_col: str = "score") -> pd.DataFrame:
             vals = sorted(out.loc[out["answer_id"] == aid, "cutoff"].dropna().unique())
             raise RowsError(src, "cutoff", f"answer {aid!r} has rows with different cutoffs",
                             vals, has_value=True)
-    if "decision" in rows.columns:
+    has_cutoff = "cutoff" in out.columns and bool(out["cutoff"].notna().any())
+    if "decision" in rows.columns and not has_cutoff:
+        # decisions are only read when there is no cutoff to decide on (see paired.py)
         out["advance"] = decision_column(rows, "decision")
     if "repeat" in out.columns:
         keys = ["answer_id", "profile_id", "repeat"]
-        dup = out.duplicated(subset=keys, keep=False) & out["repeat"].notna()
+        scored = out[~out["failed"] & out["repeat"].notna()]
+        dup = scored.duplicated(subset=keys, keep=False)
         if dup.any():
-            first = out[dup].iloc[0]
+            first = scored[dup].iloc[0]
             raise RowsError(src, "repeat", f"the same call appears twice: answer "
                             f"{first['answer_id']!r}, profile {first['profile_id']!r}",
                             first["repeat"], has_value=True)

@@ -1,0 +1,412 @@
+"""``rig stats`` and ``rig gate``: thin command-line wrappers over :mod:`rig.stats` and
+:mod:`rig.gate`. All computation lives there.
+
+Exit codes: 0 pass, 1 a threshold breached (a ratio under ``--threshold``; the gate blocked),
+2 bad input (the message names the file, the column or field, and the value).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rig.errors import RigError
+from rig.gate import GateResult, run_gate
+from rig.stats.equivalence import equivalence_by_profile
+from rig.stats.paired import PairedAnalysis, paired_analysis
+from rig.stats.rates import (
+    ProportionComparison,
+    RateTable,
+    compare_proportions,
+    scoring_rate_table,
+    selection_rate_table,
+)
+from rig.stats.rows import parse_column_map, read_rows
+from rig.stats.sample_size import SampleSize, paired_sample_size
+
+T = TypeVar("T")
+
+FIGURES: tuple[tuple[str, str], ...] = (
+    ("mean_delta", "mean over answers of (profile score - baseline score), repeats averaged "
+                   "first, in points."),
+    ("ci95", "seeded percentile-bootstrap 95% interval of mean_delta, resampling answers."),
+    ("t_ci95", "Student t 95% interval of mean_delta."),
+    ("flip_rate", "share of answers whose advance/reject decision differs from the "
+                  "baseline's (Wilson 95% interval)."),
+    ("tier_inversion", "share of (weak, strong) answer pairs of a question where the weak "
+                       "answer on the baseline outscores the strong one on the profile."),
+    ("noise floor", "SD of the score difference between two repeats of the same baseline "
+                    "call, and the flip rate between repeats; an effect inside it is not "
+                    "evidence."),
+    ("scoring rate", "share of a category's rows scoring strictly above the median of all "
+                     "rows (NYC LL144)."),
+    ("selection rate", "share of a category's rows that advanced."),
+    ("impact ratio", "a category's rate / the highest category's rate; under 0.8 is flagged "
+                     "(29 CFR 1607.4(D))."),
+    ("z, p_z", "two-proportion z-test against the highest category (pooled unless "
+               "--unpooled)."),
+    ("p_fisher", "Fisher's exact test, the one to read when small_sample is set."),
+    ("sample size n", "answers per profile to detect --delta points when the paired deltas "
+                      "have SD --sd."),
+    ("TOST (equivalence)", "a Holm-adjusted p under alpha claims the gap is within plus or "
+                           "minus the margin."),
+)
+
+HELP = (
+    "Statistics on call rows: a campaign's calls.parquet, or your own CSV/Parquet export.\n\n"
+    "What each figure means, in one line:\n\n"
+    + "\n".join(f"{name}: {text}" for name, text in FIGURES)
+    + "\n\nExit codes: 0 ok, 1 a threshold breached, 2 bad input."
+)
+
+stats_app = typer.Typer(name="stats", help=HELP, no_args_is_help=True, add_completion=False,
+                        rich_markup_mode="rich")
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+ColOpt = Annotated[list[str] | None, typer.Option(
+    "--col", help="Map a column of your file onto rig's name: RIG_NAME=YOUR_NAME (repeatable), "
+                  "e.g. --col profile_id=condition.")]
+
+
+def _console() -> Console:
+    out = Console(highlight=False)
+    # Piped or captured output has no terminal width to fit; keep the tables whole.
+    return out if out.is_terminal else Console(highlight=False, width=160)
+
+
+def _run(fn: Callable[[], T]) -> T:
+    """Call ``fn``; turn bad input into exit code 2 with the message on stderr."""
+    try:
+        return fn()
+    except (RigError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
+def _json(obj: dict) -> None:
+    typer.echo(json.dumps(obj, indent=2, allow_nan=False))
+
+
+def _f(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _p(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:.1e}" if x < 1e-4 else f"{x:.4f}"
+
+
+def _ci(ci: tuple[float, float] | None, pct: bool = False) -> str:
+    if ci is None:
+        return "n/a"
+    return f"[{_pct(ci[0])}, {_pct(ci[1])}]" if pct else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+@stats_app.command("sample-size")
+def sample_size_command(
+    sd: Annotated[float, typer.Option("--sd", help="SD of the paired deltas, points.")],
+    delta: Annotated[float, typer.Option("--delta", help="Smallest effect to detect, points.")],
+    alpha: Annotated[float, typer.Option(help="Two-sided significance level.")] = 0.05,
+    power: Annotated[float, typer.Option(help="Power to reach.")] = 0.8,
+    profiles: Annotated[int | None, typer.Option(
+        help="Profiles besides the baseline (to count calls).")] = None,
+    repeats: Annotated[int, typer.Option(help="Runs of every call.")] = 1,
+    json_out: JsonOpt = False,
+) -> None:
+    """Answers per profile for a paired campaign (normal formula and t refinement).
+
+    n = ((z(1 - alpha/2) + z(power)) x sd / delta)^2, rounded up.
+
+    calls = n x (profiles + 1) x repeats.
+    """
+    res: SampleSize = _run(lambda: paired_sample_size(sd, delta, alpha, power, profiles,
+                                                      repeats))
+    if json_out:
+        _json(res.to_dict())
+        return
+    out = _console()
+    out.print(f"n = ((z(1-{alpha:g}/2) + z({power:g})) x {sd:g} / {abs(delta):g})^2 = "
+              f"{res.n_exact:.1f} -> [bold]{res.n_answers}[/bold] answers per profile")
+    out.print(f"t refinement (sd estimated from the data): {res.n_exact_t:.1f} -> "
+              f"{res.n_answers_t} answers per profile")
+    if res.calls_per_run is not None:
+        out.print(f"calls: {res.n_answers} x ({profiles} profiles + baseline) = "
+                  f"{res.calls_per_run} per run; x {repeats} runs = [bold]{res.calls_total}"
+                  f"[/bold] (t refinement: {res.calls_total_t})")
+
+
+@stats_app.command("paired")
+def paired_command(
+    rows: Annotated[Path, typer.Argument(help="Call rows, .csv or .parquet.")],
+    baseline: Annotated[str, typer.Option(help="profile_id of the baseline.")] = "baseline",
+    score: Annotated[str, typer.Option(help="Score column, points.")] = "score",
+    n_boot: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    col: ColOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Per-profile paired effects against the baseline, with the noise floor.
+
+    Mean paired delta with bootstrap and t intervals, flip rate (Wilson), tier inversions.
+
+    Parse failures are left out and counted.
+    """
+    res: PairedAnalysis = _run(lambda: paired_analysis(
+        read_rows(rows, parse_column_map(col or [])), baseline, n_boot, seed, score))
+    if json_out:
+        _json(res.to_dict())
+        return
+    out = _console()
+    t = Table(title=f"Paired effects against {baseline!r} ({rows})")
+    t.add_column("profile", no_wrap=True)
+    for h in ("pairs", "mean delta", "ci95 boot", "t_ci95", "flips", "flip ci95", "tier inv",
+              "parse fail", "in noise"):
+        t.add_column(h)
+    for p in res.table.values():
+        t.add_row(p.profile_id + (" (reference)" if p.is_baseline else ""), str(p.n_pairs),
+                  _f(p.mean_delta), _ci(p.ci95), _ci(p.t_ci95), _pct(p.flip_rate),
+                  _ci(p.flip_ci95, pct=True),
+                  f"{_pct(p.tier_inversion_rate)}/{p.n_tier_pairs}",
+                  str(p.n_parse_failures),
+                  "n/a" if p.within_noise_floor is None else
+                  ("yes" if p.within_noise_floor else "no"))
+    out.print(t)
+    nf = res.noise_floor
+    out.print(f"noise floor ({nf.profile_id}, {nf.n_answers} answers with repeats): SD of "
+              f"repeat differences {_f(nf.sd_repeat_diff)} points, repeat flip rate "
+              f"{_pct(nf.flip_rate)}" + (f"  [{'; '.join(sorted(set(nf.not_computable.values())))}]"
+                                         if nf.not_computable else ""))
+    for p in res.table.values():
+        for field, why in p.not_computable.items():
+            if not p.is_baseline and field in ("mean_delta", "ci95", "t_ci95", "flip_rate",
+                                               "tier_inversion_rate"):
+                out.print(f"  {p.profile_id}: {field} not computable: {why}")
+        for note in p.notes:
+            out.print(f"  {p.profile_id}: {note}")
+
+
+def _rate_table_output(res: RateTable, json_out: bool) -> None:
+    if json_out:
+        _json(res.to_dict())
+    else:
+        out = _console()
+        title = (f"{res.kind.capitalize()} rates by {' x '.join(res.by)}"
+                 + (f" (median score {res.median:g}; above = strictly above)"
+                    if res.median is not None else ""))
+        t = Table(title=title)
+        t.add_column("category", no_wrap=True)
+        for h in ("n", "rate", "ratio", "flag", "z", "p_z", "p_fisher", "small n"):
+            t.add_column(h)
+        for c in res.by_group:
+            t.add_row(c.category + (" (highest)" if c.is_reference else ""), str(c.n),
+                      _pct(c.rate), _f(c.impact_ratio, 3),
+                      "n/a" if c.flagged is None else (f"< {res.threshold:g}" if c.flagged
+                                                       else "ok"),
+                      _f(c.z), _p(c.p_z), _p(c.p_fisher),
+                      "n/a" if c.small_sample is None else ("yes" if c.small_sample else "no"))
+        out.print(t)
+        if res.excluded:
+            out.print(f"excluded (under {res.min_share:.0%} of rows): "
+                      + ", ".join(f"{c.category} (n={c.n})" for c in res.excluded)
+                      + f"; {res.n_excluded_rows} rows")
+        for why in sorted(set(res.not_computable.values())):
+            out.print(f"not computable: {why}")
+        for note in res.notes:
+            out.print(note)
+    if res.flagged:
+        raise typer.Exit(1)
+
+
+@stats_app.command("impact")
+def impact_command(
+    rows: Annotated[Path, typer.Argument(help="Call rows, .csv or .parquet.")],
+    by: Annotated[str, typer.Option(
+        "--by", help="Category column, or two joined by a comma for intersections.")],
+    score: Annotated[str | None, typer.Option(
+        help="Score column: LL144 scoring rates (the default, column 'score').")] = None,
+    decision: Annotated[str | None, typer.Option(
+        help="Decision column (advance/reject): four-fifths selection rates.")] = None,
+    min_share: Annotated[float, typer.Option(
+        help="Exclude categories under this share of rows (LL144 allows 0.02).")] = 0.02,
+    threshold: Annotated[float, typer.Option(help="Impact ratio that flags.")] = 0.8,
+    min_n: Annotated[int, typer.Option(help="Rows under which small_sample is set.")] = 30,
+    unpooled: Annotated[bool, typer.Option(
+        "--unpooled", help="Unpooled z-test standard error.")] = False,
+    col: ColOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Impact ratios by category (LL144 scoring rates or four-fifths selection rates).
+
+    --score (the default): scoring rates; --decision: selection rates.
+
+    Each category is compared with the highest one by z and Fisher tests.
+
+    Exit 1 when a ratio is under --threshold.
+    """
+    if score is not None and decision is not None:
+        typer.echo("error: give --score or --decision, not both", err=True)
+        raise typer.Exit(2)
+    cols = [c.strip() for c in by.split(",") if c.strip()]
+
+    def compute() -> RateTable:
+        df = read_rows(rows, parse_column_map(col or []))
+        if decision is not None:
+            return selection_rate_table(df, cols, decision, min_share=min_share,
+                                        threshold=threshold, pooled=not unpooled, min_n=min_n)
+        return scoring_rate_table(df, cols, score or "score", min_share=min_share,
+                                  threshold=threshold, pooled=not unpooled, min_n=min_n)
+
+    _rate_table_output(_run(compute), json_out)
+
+
+def _count(text: str, n: float) -> float:
+    text = text.strip()
+    if text.endswith("%"):
+        return float(text[:-1]) / 100.0 * n
+    return float(text)
+
+
+@stats_app.command("ztest")
+def ztest_command(
+    x1: Annotated[str, typer.Argument(help="Successes in group 1 (a count, or a rate like 56%).")],
+    n1: Annotated[float, typer.Argument(help="Size of group 1.")],
+    x2: Annotated[str, typer.Argument(help="Successes in group 2 (a count, or a rate like 38%).")],
+    n2: Annotated[float, typer.Argument(help="Size of group 2.")],
+    unpooled: Annotated[bool, typer.Option(
+        "--unpooled", help="Unpooled standard error (default: pooled).")] = False,
+    threshold: Annotated[float, typer.Option(help="Impact ratio that flags.")] = 0.8,
+    min_n: Annotated[int, typer.Option(help="Group size under which small_sample is set.")] = 30,
+    json_out: JsonOpt = False,
+) -> None:
+    """Two-proportion z-test and four-fifths impact ratio of two rates.
+
+    Also Fisher's exact test and the small-sample flag. X1 and X2: counts, or rates like 56%.
+
+    Exit 1 when the ratio is under --threshold.
+    """
+
+    def compute() -> ProportionComparison:
+        return compare_proportions(_count(x1, n1), n1, _count(x2, n2), n2,
+                                   pooled=not unpooled, threshold=threshold, min_n=min_n)
+
+    res = _run(compute)
+    if json_out:
+        _json(res.to_dict())
+    else:
+        out = _console()
+        out.print(f"rates: {_pct(res.rate1)} of {res.n1:g} vs {_pct(res.rate2)} of {res.n2:g}"
+                  f" (difference {_f(None if res.difference is None else 100 * res.difference, 1)}"
+                  " points)")
+        ratio = "n/a" if res.impact_ratio is None else f"{res.impact_ratio:.2f}"
+        flag = "" if res.flagged is None else (
+            f"  below {threshold:g}: flagged" if res.flagged else f"  (>= {threshold:g})")
+        out.print(f"impact ratio (lower / higher): {ratio}{flag}"
+                  + (f"  [{res.not_computable['impact_ratio']}]"
+                     if "impact_ratio" in res.not_computable else ""))
+        z = res.ztest
+        out.print(f"z ({'pooled' if z.pooled else 'unpooled'}): "
+                  + (f"{z.z:.2f}, p = {z.p_value:.3g}" if z.z is not None and z.p_value
+                     is not None else f"not computable: {z.reason}"))
+        fi = res.fisher
+        out.print("Fisher's exact: " + (f"p = {fi.p_value:.3g}" if fi.p_value is not None
+                                        else f"not computable: {fi.reason}")
+                  + (f" (counts rounded to {fi.counts[0]}/{fi.counts[0] + fi.counts[1]} and "
+                     f"{fi.counts[2]}/{fi.counts[2] + fi.counts[3]})" if fi.rounded else ""))
+        if res.small_sample:
+            out.print("small sample: " + "; ".join(res.small_sample_reasons)
+                      + " (29 CFR 1607.4(D): small-number differences may not count)")
+    if res.flagged:
+        raise typer.Exit(1)
+
+
+@stats_app.command("equivalence")
+def equivalence_command(
+    rows: Annotated[Path, typer.Argument(help="Call rows, .csv or .parquet.")],
+    margin: Annotated[float, typer.Option(help="Largest gap that counts as parity, points.")],
+    baseline: Annotated[str, typer.Option(help="profile_id of the baseline.")] = "baseline",
+    alpha: Annotated[float, typer.Option(help="Family-wise error rate (Holm).")] = 0.05,
+    score: Annotated[str, typer.Option(help="Score column, points.")] = "score",
+    col: ColOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Equivalence per profile: TOST for no gap larger than --margin points, Holm-corrected."""
+    res = _run(lambda: equivalence_by_profile(
+        read_rows(rows, parse_column_map(col or [])), margin, baseline, alpha, score))
+    if json_out:
+        _json({"margin": margin, "alpha": alpha, "baseline": baseline,
+               "profiles": {k: v.to_dict() for k, v in res.items()}})
+        return
+    out = _console()
+    t = Table(title=f"Equivalence within +/-{margin:g} points of {baseline!r} (TOST, Holm)")
+    t.add_column("profile", no_wrap=True)
+    for h in ("pairs", "mean delta", "90% CI", "p (TOST)", "p (Holm)", "parity"):
+        t.add_column(h)
+    for p, e in res.items():
+        t.add_row(p, str(e.tost.n), _f(e.tost.mean), _ci(e.tost.ci90), _p(e.tost.p_value),
+                  _p(e.p_holm), "n/a" if e.equivalent is None else
+                  ("shown" if e.equivalent else "not shown"))
+    out.print(t)
+    for p, e in res.items():
+        if e.tost.reason:
+            out.print(f"  {p}: not computable: {e.tost.reason}")
+
+
+def _gate_output(res: GateResult, path: Path) -> None:
+    out = _console()
+    t = Table(title=f"Release gate: {res.verdict.upper()}")
+    for h in ("check", "subject", "value", "previous", "threshold", "p", "Holm p", "blocks",
+              "reason"):
+        t.add_column(h, overflow="fold")
+
+    def v(x: object) -> str:
+        return "n/a" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
+
+    for c in res.checks:
+        t.add_row(c.check, c.subject, v(c.value), v(c.previous), v(c.threshold),
+                  v(c.p_value), v(c.p_adjusted), "BLOCK" if c.blocked else "",
+                  c.reason if c.computable else "not computable: " + c.reason)
+    out.print(t)
+    for note in res.notes:
+        out.print(f"note: {note}")
+    for r in res.reasons:
+        out.print(f"[bold red]blocked[/bold red]: {r}")
+    out.print(f"wrote {path}")
+
+
+def gate_command(
+    candidate_dir: Annotated[Path, typer.Argument(help="Campaign folder of the candidate.")],
+    baseline: Annotated[Path, typer.Option(
+        "--baseline", help="Campaign folder of the previous release.")],
+    policy: Annotated[Path | None, typer.Option(help="Gate policy YAML.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="Where to write gate.json (default CANDIDATE_DIR/gate.json).")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Release gate: compare a candidate campaign with the previous release's.
+
+    Blocks when a profile's flip rate rose beyond the noise floor, significantly.
+
+    Blocks when an impact ratio fell below 0.8 with volume and significance.
+
+    Blocks when the pipeline changed in a way the policy forbids.
+
+    Writes gate.json (CANDIDATE_DIR/gate.json by default); exit 0 pass, 1 blocked, 2 bad input.
+    """
+    res: GateResult = _run(lambda: run_gate(candidate_dir, baseline, policy, out))
+    path = out if out is not None else candidate_dir / "gate.json"
+    if json_out:
+        _json(res.to_dict())
+    else:
+        _gate_output(res, path)
+    raise typer.Exit(res.exit_code)

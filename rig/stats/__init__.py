@@ -1,0 +1,91 @@
+"""Statistics a fairness auditor can trust: paired effects, noise floor, rates, equivalence.
+
+Modules, one per question a campaign asks:
+
+* :mod:`rig.stats.paired`      per-profile paired deltas against the baseline, bootstrap and t
+  intervals, decision flips (Wilson), tier inversions (:func:`paired_by_profile`).
+* :mod:`rig.stats.noise`       the baseline's repeat-to-repeat noise floor (:func:`noise_floor`).
+* :mod:`rig.stats.sample_size` answers needed for a paired campaign (:func:`paired_sample_size`).
+* :mod:`rig.stats.rates`       LL144 scoring-rate impact ratios, four-fifths selection-rate
+  ratios, two-proportion z-test and Fisher's exact test.
+* :mod:`rig.stats.equivalence` TOST per profile with Holm correction.
+* :mod:`rig.stats.intervals`   Wilson, t and percentile bootstrap intervals.
+* :mod:`rig.stats.rows`        reading and checking call rows (CSV or Parquet).
+* :mod:`rig.stats.simulation`  campaigns with known truth, to validate all of the above.
+
+Every definition follows ``MEASUREMENT.md``. A figure that cannot be computed is ``None`` with a
+reason in the result's ``not_computable`` mapping, never NaN and never a misleading 0 or 1.
+"""
+
+from rig.stats.common import NotComputable
+from rig.stats.equivalence import (
+    ProfileEquivalence,
+    Tost,
+    equivalence_by_profile,
+    holm,
+    tost_paired,
+)
+from rig.stats.intervals import bootstrap_mean_interval, t_interval, wilson_interval
+from rig.stats.noise import NoiseFloor, noise_floor
+from rig.stats.paired import (
+    CampaignScores,
+    PairedAnalysis,
+    ProfilePaired,
+    campaign_scores,
+    paired_analysis,
+    paired_by_profile,
+    paired_deltas,
+)
+from rig.stats.rates import (
+    CategoryRate,
+    FisherTest,
+    ProportionComparison,
+    RateTable,
+    ZTest,
+    category_labels,
+    compare_proportions,
+    fisher_exact_test,
+    mcnemar_one_sided,
+    scoring_rate_table,
+    selection_rate_table,
+    two_proportion_ztest,
+)
+from rig.stats.rows import RowsError, read_rows
+from rig.stats.sample_size import SampleSize, paired_sample_size
+
+__all__ = [
+    "CampaignScores",
+    "CategoryRate",
+    "FisherTest",
+    "NoiseFloor",
+    "NotComputable",
+    "PairedAnalysis",
+    "ProfileEquivalence",
+    "ProfilePaired",
+    "ProportionComparison",
+    "RateTable",
+    "RowsError",
+    "SampleSize",
+    "Tost",
+    "ZTest",
+    "bootstrap_mean_interval",
+    "campaign_scores",
+    "category_labels",
+    "compare_proportions",
+    "equivalence_by_profile",
+    "fisher_exact_test",
+    "holm",
+    "mcnemar_one_sided",
+    "noise_floor",
+    "paired_analysis",
+    "paired_by_profile",
+    "paired_deltas",
+    "paired_sample_size",
+    "read_rows",
+    "scoring_rate_table",
+    "selection_rate_table",
+    "t_interval",
+    "tost_paired",
+    "two_proportion_ztest",
+    "wilson_interval",
+]
