@@ -50,7 +50,7 @@ class Audio:
 
     def head(self, end_s: float) -> Audio:
         """The audio up to ``end_s`` seconds."""
-        n = max(0, min(len(self.samples), int(round(end_s * self.sample_rate_hz))))
+        n = max(0, min(len(self.samples), round(end_s * self.sample_rate_hz)))
         return Audio(self.samples[:n].copy(), self.sample_rate_hz)
 
     def to_pcm16(self) -> np.ndarray:
@@ -59,7 +59,7 @@ class Audio:
 
     @staticmethod
     def silence(duration_s: float, sample_rate_hz: int) -> Audio:
-        return Audio(np.zeros(int(round(duration_s * sample_rate_hz)), np.float32), sample_rate_hz)
+        return Audio(np.zeros(round(duration_s * sample_rate_hz), np.float32), sample_rate_hz)
 
     @staticmethod
     def concat(parts: list[Audio]) -> Audio:

@@ -127,7 +127,7 @@ def campaign_summarize(
     rows = [r for r in CallLog(out / "calls.jsonl").rows()
             if r.get("pipeline_version") == meta["pipeline_version"]]
     write_outputs(out, rows, campaign_id=meta["campaign_id"], version=meta["pipeline_version"],
-                  baseline=meta["profile_ids"][0], n_boot=n_boot)
+                  baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"))
     _print_summary(json.loads((out / "summary.json").read_text()), out)
 
 

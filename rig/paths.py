@@ -26,7 +26,7 @@ DEFAULTS = Defaults(
     profiles=_ROOT / "profiles",
     pipelines=_ROOT / "pipelines",
     audio_cache=Path(os.environ.get("RIG_AUDIO_CACHE") or _ROOT / "audio" / "cache"),
-    # four questions, a strong and a borderline answer each: sized for a few minutes
+    # three questions, a strong and a borderline answer each: sized for a few minutes
     demo_answer_ids=("q01_strong", "q01_border_lo", "q02_strong", "q02_border_hi",
-                     "q03_strong", "q03_border_lo", "q04_strong", "q04_weak"),
+                     "q04_strong", "q04_border_lo"),
 )

@@ -52,6 +52,7 @@ class ScorerSettings(_Frozen):
     model: Literal["qwen2.5-coder-1.5b-instruct-q4_k_m"] = "qwen2.5-coder-1.5b-instruct-q4_k_m"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(160, ge=32, le=1024)
+    reason: bool = Field(False, description="ask for a one-sentence reason with the points")
 
 
 class PipelineConfig(_Frozen):

@@ -56,6 +56,9 @@ class TurnResult:
 
 
 def _analyzer(sample_rate_hz: int, params: TurnParams):
+    from loguru import logger
+
+    logger.disable("pipecat")  # pipecat logs every VAD (re)configuration at DEBUG to stderr
     try:
         from pipecat.audio.vad.silero import SileroVADAnalyzer
         from pipecat.audio.vad.vad_analyzer import VADParams

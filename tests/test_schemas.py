@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.answers import load_bank, parse_script, reference_text, Pause, Filler, Words
+from rig.answers import Filler, Pause, Words, load_bank, parse_script, reference_text
 from rig.errors import ConfigError
 from rig.pipeline import load_pipeline, pipeline_version
 from rig.profiles import load_profiles
@@ -50,7 +50,9 @@ def _question_yaml(**over):
         cutoff: 60
         rubric:
           - {{id: situation, description: Describes a real situation clearly, points: 60}}
-          - {{id: result, description: States the outcome and what was learned, points: {base['points_last']}}}
+          - id: result
+            description: States the outcome and what was learned
+            points: {base['points_last']}
         answers:
           - answer_id: a1
             tier: {base['tier_strong']}
@@ -63,7 +65,9 @@ def _question_yaml(**over):
           - answer_id: a3
             tier: weak
             script: I do not know.
-            reference_grades: [{{grader_id: g1, score: {base['grade_weak']}}}, {{grader_id: g2, score: 20}}]
+            reference_grades:
+              - {{grader_id: g1, score: {base['grade_weak']}}}
+              - {{grader_id: g2, score: 20}}
         """)
 
 

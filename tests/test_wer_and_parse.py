@@ -1,3 +1,5 @@
+import json
+
 import jiwer
 import pytest
 
@@ -36,23 +38,41 @@ def question():
 
 def test_parse_ok_and_failures(question):
     ids = [c.id for c in question.rubric]
-    good = '{"points": {%s}, "reason": "fine"}' % ", ".join(f'"{i}": 1' for i in ids)
+
+    def reply(value, only=None):
+        return json.dumps({"points": {i: value for i in (only or ids)}, "reason": "fine"})
+
+    good = reply(1)
     p = parse_reply(good, question)
     assert p.status == "ok" and p.score == len(ids)
     assert parse_reply("I think 80", question).status == "invalid_json"
     assert parse_reply('{"points": {', question).status == "invalid_json"
     assert parse_reply('{"score": 80}', question).status == "missing_field"
-    missing = '{"points": {"%s": 3}}' % ids[0]
-    assert parse_reply(missing, question).status == "missing_field"
-    over = '{"points": {%s}}' % ", ".join(f'"{i}": 101' for i in ids)
-    r = parse_reply(over, question)
+    assert parse_reply(reply(3, ids[:1]), question).status == "missing_field"
+    r = parse_reply(reply(101), question)
     assert r.status == "out_of_range" and r.score is None
-    frac = '{"points": {%s}}' % ", ".join(f'"{i}": 1.5' for i in ids)
-    assert parse_reply(frac, question).status == "out_of_range"
+    assert parse_reply(reply(1.5), question).status == "out_of_range"
+    assert parse_reply(reply(True), question).status == "out_of_range"
 
 
-def test_grammar_names_every_criterion(question):
+def test_grammar_names_every_criterion_and_its_range(question):
+    from rig.scorer.prompt import _range_rule
+
     g = grammar(question)
     for c in question.rubric:
         assert f'\\"{c.id}\\"' in g
-        assert f'"{c.points}"' in g
+    # the range rule accepts exactly 0..max
+    import re
+
+    for hi in (7, 10, 20, 25, 35, 100):
+        rule = _range_rule("n", hi).split("::=")[1]
+        ok = set()
+        for alt in rule.split("|"):
+            alt = alt.strip()
+            if alt == '"100"':
+                ok.add(100)
+                continue
+            m = re.fullmatch(r'(?:"(\d)" )?\[(\d)-(\d)\]', alt)
+            tens = int(m.group(1) or 0)
+            ok |= {tens * 10 + d for d in range(int(m.group(2)), int(m.group(3)) + 1)}
+        assert ok == set(range(hi + 1)), hi

@@ -144,7 +144,8 @@ def default_scorer(pipeline: PipelineConfig) -> Scorer:
     from rig.scorer.llamacpp import LlamaCppScorer
 
     return LlamaCppScorer(model=pipeline.scorer.model, temperature=pipeline.scorer.temperature,
-                          max_tokens=pipeline.scorer.max_tokens)
+                          max_tokens=pipeline.scorer.max_tokens,
+                          with_reason=pipeline.scorer.reason)
 
 
 def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
@@ -198,23 +199,27 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     rows = [r for r in log.rows() if r["call_id"] in planned]
     files = write_outputs(out, rows, campaign_id=campaign_id, version=version,
                           baseline=profiles.baseline.profile_id, n_boot=spec.n_boot,
-                          n_excluded=len(log.rows()) - len(rows))
+                          n_excluded=len(log.rows()) - len(rows),
+                          pipeline=pipeline.model_dump(mode="json"))
     return CampaignResult(out, rows, json.loads(files["summary"].read_text()), len(todo),
                           n_skipped, time.perf_counter() - t_start, files)
 
 
 def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version: str,
-                  baseline: str, n_boot: int, n_excluded: int = 0) -> dict[str, Path]:
+                  baseline: str, n_boot: int, n_excluded: int = 0,
+                  pipeline: dict | None = None) -> dict[str, Path]:
     """Write calls.parquet, summary.json and report.html from the call rows."""
+    import pandas as pd
+
     from rig.campaign.summary import build_summary
     from rig.report import write_campaign_report
-
-    import pandas as pd
 
     calls = write_parquet(list(rows), out / "calls.parquet")
     summary = build_summary(pd.DataFrame(list(rows)), campaign_id=campaign_id,
                             pipeline_version=version, baseline=baseline, n_boot=n_boot)
     summary["n_log_rows_not_in_plan"] = n_excluded
+    if pipeline is not None:
+        summary["pipeline"] = pipeline  # the release gate compares configurations
     spath = out / "summary.json"
     spath.write_text(json.dumps(summary, indent=2))
     report = write_campaign_report(out / "report.html", summary, pd.DataFrame(list(rows)))

@@ -51,7 +51,7 @@ def build_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str
     from rig.stats import noise_floor
 
     out["noise_floor"] = noise_floor(rows, baseline=baseline).to_dict()
-    order = [baseline] + sorted(p for p in rows["profile_id"].unique() if p != baseline)
+    order = [baseline, *sorted(p for p in rows["profile_id"].unique() if p != baseline)]
     for pid in order:
         g = rows[rows["profile_id"] == pid]
         gok = g[g["status"] == "ok"]

@@ -35,14 +35,16 @@ class LlamaCppScorer(Scorer):
         model: a verified model name from :mod:`rig.models`.
         temperature: 0 is greedy decoding (repeats identical); above 0 samples with ``seed``.
         max_tokens: cap on the reply (the grammar's reason cap keeps replies well inside it).
+        with_reason: also ask for a one-sentence reason (about 3x slower on 2 CPU cores).
     """
 
     name = "llamacpp"
 
     def __init__(self, model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m",
                  temperature: float = 0.0, n_ctx: int = 2048, n_threads: int | None = None,
-                 max_tokens: int = 160) -> None:
+                 max_tokens: int = 160, with_reason: bool = False) -> None:
         self.model, self.temperature, self.max_tokens = model, temperature, max_tokens
+        self.with_reason = with_reason
         self._n_ctx = n_ctx
         self._n_threads = n_threads or min(4, os.cpu_count() or 2)
 

@@ -32,16 +32,17 @@ SYSTEM_PROMPT = (
 )
 
 
-def user_prompt(question: Question, transcript: str) -> str:
+def user_prompt(question: Question, transcript: str, with_reason: bool = False) -> str:
     """The user message: question and rubric first (shared by every call of the question, so
     llama.cpp reuses the prompt prefix), then the transcript."""
     lines = [f"Interview question: {question.question}", "", "Rubric:"]
     for c in question.rubric:
         lines.append(f"- {c.id} (0 to {c.points} points): {c.description}")
     example = ", ".join(f'"{c.id}": <0-{c.points}>' for c in question.rubric)
+    reason = ', "reason": "<one short sentence>"' if with_reason else ""
     lines += [
         "",
-        f'Reply as JSON: {{"points": {{{example}}}, "reason": "<one short sentence>"}}',
+        f'Reply as JSON: {{"points": {{{example}}}{reason}}}',
         "",
         "Candidate's answer (transcript):",
         f'"""{transcript.strip()}"""',
@@ -50,22 +51,28 @@ def user_prompt(question: Question, transcript: str) -> str:
 
 
 def _range_rule(name: str, hi: int) -> str:
-    alts = " | ".join(f'"{i}"' for i in range(hi, -1, -1))
-    return f"{name} ::= {alts}"
+    """GBNF for the integers 0..hi (hi <= 100) written without leading zeros."""
+    alts = [f"[0-{min(9, hi)}]"]
+    for tens in range(1, min(9, hi // 10) + 1):
+        last = 9 if tens < hi // 10 else hi % 10
+        alts.append(f'"{tens}" [0-{last}]')
+    if hi == 100:
+        alts.append('"100"')
+    return f"{name} ::= " + " | ".join(alts)
 
 
-def grammar(question: Question) -> str:
+def grammar(question: Question, with_reason: bool = False) -> str:
     """GBNF (llama.cpp) forcing the reply JSON, each criterion's points within 0..max."""
     items, rules = [], []
     for i, c in enumerate(question.rubric):
         items.append(f'"\\"{c.id}\\":" ws n{i}')
         rules.append(_range_rule(f"n{i}", c.points))
     body = ' "," ws '.join(items)
+    reason = ' "," ws "\\"reason\\":" ws reason' if with_reason else ""
     return "\n".join([
-        f'root ::= "{{" ws "\\"points\\":" ws "{{" ws {body} ws "}}" "," ws '
-        f'"\\"reason\\":" ws reason ws "}}"',
+        f'root ::= "{{" ws "\\"points\\":" ws "{{" ws {body} ws "}}"{reason} ws "}}"',
         f'reason ::= "\\"" [^"\\\\\\n]{{0,{MAX_REASON_CHARS}}} "\\""',
-        'ws ::= [ \\t\\n]{0,4}',
+        "ws ::= [ \\t\\n]{0,2}",
         *rules,
     ])
 

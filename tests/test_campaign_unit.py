@@ -1,0 +1,196 @@
+"""Campaign logic with fake stages: ids, resume without duplicates, failures, summary."""
+
+import itertools
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rig.asr import Transcript
+from rig.audio import Audio
+from rig.campaign.call import Stages
+from rig.campaign.runner import CampaignSpec, run_campaign
+from rig.campaign.store import CallLog
+from rig.campaign.summary import build_summary
+from rig.scorer.fake import FakeScorer
+from rig.vad import TurnResult
+
+pytestmark = pytest.mark.unit
+ROOT = Path(__file__).resolve().parents[1]
+SR = 8000
+
+
+def fake_render(script, profile, seed, *, answer_id="", resolve_path=None, cache_dir=None):
+    """One word every 0.3 s; a 'long pause' profile inserts a 2 s gap after word 5."""
+    from rig.answers import reference_text
+
+    words, t = [], profile.response_delay_s
+    for i, w in enumerate(reference_text(script).split()):
+        if profile.pauses.count and i == 5:
+            t += profile.pauses.pause_s
+        words.append(SimpleNamespace(word=w, start_s=t, end_s=t + 0.25, is_filler=False))
+        t += 0.3
+    audio = Audio(np.zeros(int((t + 2) * SR), np.float32), SR)
+    return SimpleNamespace(audio=audio, words=tuple(words), speech_start_s=words[0].start_s,
+                           speech_end_s=t, snr_db_measured=None, engine="fake", voice_id="x")
+
+
+def fake_turn_factory(timeout_s=0.8):
+    # closes the turn at the first gap between words longer than the timeout
+    state = {}
+
+    def detect(audio, params):
+        words = state["words"]
+        for a, b in itertools.pairwise(words):
+            if b.start_s - a.end_s > params.silence_timeout_ms / 1000:
+                return TurnResult(words[0].start_s, a.end_s + params.silence_timeout_ms / 1000,
+                                  "silence_timeout", ())
+        return TurnResult(words[0].start_s, words[-1].end_s + 0.8, "silence_timeout", ())
+    return detect, state
+
+
+def make_stages(scorer=None, fail_on=None):
+    detect, state = fake_turn_factory()
+
+    def render(*a, **k):
+        r = fake_render(*a, **k)
+        state["words"] = r.words
+        state["script_words"] = [w.word for w in r.words]
+        if fail_on and k.get("answer_id") == fail_on:
+            raise RuntimeError("synthetic failure")
+        return r
+
+    def transcribe(audio, options):
+        n = int(audio.duration_s / 0.3) + 1
+        return Transcript(" ".join(state["script_words"][: max(0, n)]), -0.2, 0.01,
+                          audio.duration_s)
+
+    return Stages(scorer=scorer or FakeScorer(), render=render,
+                  caller_channel=lambda a, c, s: a, telephony=lambda a, sr, codec: a,
+                  detect_turn=detect, transcribe=transcribe)
+
+
+def spec(tmp_path, **kw):
+    base = dict(answers_path=ROOT / "answer_bank" / "core",
+                profiles_path=ROOT / "profiles" / "demo",
+                pipeline_path=ROOT / "pipelines" / "reference.yaml", out_dir=tmp_path / "c",
+                repeats=2, profile_ids=("long_pauses", "short_pauses"),
+                question_ids=("q01_conflict", "q02_upset_customer"), n_boot=500)
+    base.update(kw)
+    return CampaignSpec(**base)
+
+
+def test_campaign_writes_outputs_and_truncates_long_pauses(tmp_path):
+    res = run_campaign(spec(tmp_path), stages=make_stages(), progress=False)
+    df = pd.read_parquet(tmp_path / "c" / "calls.parquet")
+    n_answers = 8
+    assert len(df) == n_answers * 3 * 2
+    assert df["call_id"].is_unique
+    required = {"campaign_id", "call_id", "answer_id", "question_id", "tier", "profile_id",
+                "repeat", "pipeline_version", "audio_duration_s", "script", "transcript",
+                "wer", "truncated", "words_lost_share", "score", "parse_status", "scorer_raw",
+                "decision", "oracle_score"}
+    assert required <= set(df.columns)
+    by = df.groupby("profile_id")["truncated"].mean()
+    assert by["long_pauses"] == 1.0 and by["short_pauses"] == 0.0 and by["baseline"] == 0.0
+    s = res.summary
+    assert set(s["profiles"]) == {"baseline", "long_pauses", "short_pauses"}
+    assert s["profiles"]["long_pauses"]["mean_delta"] < 0
+    assert (tmp_path / "c" / "report.html").read_text().count("long_pauses") >= 1
+
+
+def test_resume_skips_done_calls_and_never_duplicates(tmp_path):
+    calls = []
+    sp = spec(tmp_path)
+
+    class Crash(Exception):
+        pass
+
+    def on_call(row):
+        calls.append(row["call_id"])
+        if len(calls) == 7:
+            raise Crash()
+
+    with pytest.raises(Crash):
+        run_campaign(sp, stages=make_stages(), progress=False, on_call=on_call)
+    assert len(CallLog(sp.out_dir / "calls.jsonl").rows()) == 7
+    # a torn last line, as a crash mid-write leaves it
+    with (sp.out_dir / "calls.jsonl").open("a") as f:
+        f.write('{"call_id": "abc", "sta')
+    res = run_campaign(sp, stages=make_stages(), progress=False)
+    assert res.n_skipped == 7 and res.n_run == 48 - 7
+    df = pd.read_parquet(sp.out_dir / "calls.parquet")
+    assert len(df) == 48 and df["call_id"].is_unique
+    again = run_campaign(sp, stages=make_stages(), progress=False)
+    assert again.n_run == 0
+
+
+def test_failing_call_is_recorded_and_campaign_goes_on(tmp_path):
+    res = run_campaign(spec(tmp_path), stages=make_stages(fail_on="q01_strong"),
+                       progress=False)
+    df = pd.DataFrame(res.rows)
+    bad = df[df["answer_id"] == "q01_strong"]
+    assert (bad["status"] == "error").all() and bad["score"].isna().all()
+    assert bad["error"].str.contains("render: RuntimeError").all()
+    assert (df[df["answer_id"] != "q01_strong"]["status"] == "ok").all()
+    assert res.summary["n_failed_calls"] == len(bad)
+    # resume retries failures
+    res2 = run_campaign(spec(tmp_path), stages=make_stages(), progress=False)
+    assert res2.n_run == len(bad)
+    assert (pd.read_parquet(tmp_path / "c" / "calls.parquet")["status"] == "ok").all()
+
+
+def test_unparseable_reply_is_a_parse_failure_not_a_score(tmp_path):
+    def reply(user, seed):
+        return "I would give this a seven out of ten" if seed == 1 else \
+            FakeScorer()._complete("", user, "", seed)
+
+    scorer = FakeScorer(reply)
+    scorer.temperature = 0.7  # sampling: each repeat is graded anew
+    res = run_campaign(spec(tmp_path), stages=make_stages(scorer), progress=False)
+    df = pd.DataFrame(res.rows)
+    pf = df[df["parse_status"] != "ok"]
+    assert len(pf) > 0 and pf["score"].isna().all() and pf["decision"].isna().all()
+    assert (pf["parse_status"] == "invalid_json").all()
+    assert pf["scorer_raw"].str.contains("seven").all()
+    assert res.summary["n_parse_failures"] == len(pf)
+
+
+def test_summary_is_a_pure_function_of_the_rows(tmp_path):
+    res = run_campaign(spec(tmp_path), stages=make_stages(), progress=False)
+    df = pd.read_parquet(tmp_path / "c" / "calls.parquet")
+    again = build_summary(df, campaign_id=res.summary["campaign_id"],
+                          pipeline_version=res.summary["pipeline_version"], n_boot=500)
+    on_disk = json.loads((tmp_path / "c" / "summary.json").read_text())
+    on_disk.pop("n_log_rows_not_in_plan")
+    on_disk.pop("pipeline")
+    assert json.loads(json.dumps(again)) == on_disk
+    # and by hand: mean paired delta of long_pauses
+    ok = df[df["parse_status"] == "ok"]
+    m = ok.groupby(["profile_id", "answer_id"])["score"].mean().unstack(0)
+    d = (m["long_pauses"] - m["baseline"]).dropna()
+    assert on_disk["profiles"]["long_pauses"]["mean_delta"] == pytest.approx(d.mean())
+    assert on_disk["profiles"]["long_pauses"]["n_pairs"] == len(d)
+    trunc = df[df.profile_id == "long_pauses"]["truncated"].mean()
+    assert on_disk["profiles"]["long_pauses"]["truncation_rate"] == pytest.approx(trunc)
+
+
+def test_greedy_scorer_grades_an_identical_transcript_once(question_q01=None):
+    from rig.answers import load_bank
+
+    q = load_bank(ROOT / "answer_bank" / "mini").questions[0]
+    calls = []
+
+    def reply(user, seed):
+        calls.append(seed)
+        return FakeScorer()._complete("", user, "", seed)
+
+    s = FakeScorer(reply)
+    a, b = s.score(q, "the same words", 0), s.score(q, "the same words", 1)
+    assert len(calls) == 1 and a.score == b.score and b.seed == 1
+    s.temperature = 0.5
+    s.score(q, "the same words", 2)
+    assert len(calls) == 2
