@@ -59,7 +59,7 @@ def _delta_plot_svg(profiles: dict[str, dict], baseline: str) -> str:
     ax.set_xlabel("mean paired score delta vs baseline (points, 95% CI)")
     fig.tight_layout()
     buf = io.StringIO()
-    fig.savefig(buf, format="svg")
+    fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
     svg = buf.getvalue()
     return svg[svg.find("<svg"):]

@@ -59,7 +59,7 @@ def make_stages(scorer=None, fail_on=None):
         r = fake_render(*a, **k)
         state["words"] = r.words
         state["script_words"] = [w.word for w in r.words]
-        if fail_on and k.get("answer_id") == fail_on:
+        if fail_on and fail_on in ("*", k.get("answer_id")):
             raise RuntimeError("synthetic failure")
         return r
 
@@ -194,3 +194,11 @@ def test_greedy_scorer_grades_an_identical_transcript_once(question_q01=None):
     s.temperature = 0.5
     s.score(q, "the same words", 2)
     assert len(calls) == 2
+
+
+def test_summary_when_every_call_failed(tmp_path):
+    res = run_campaign(spec(tmp_path, question_ids=("q01_conflict",)),
+                       stages=make_stages(fail_on="*"), progress=False)
+    assert res.summary["n_failed_calls"] == len(res.rows)
+    for entry in res.summary["profiles"].values():
+        assert entry["mean_delta"] is None or entry["n_pairs"] == 0

@@ -154,7 +154,7 @@ def _answer_scores(calls: pd.DataFrame) -> _AnswerScores:
     if "cutoff" in calls.columns and calls["cutoff"].notna().any():
         cutoff = calls.dropna(subset=["cutoff"]).groupby("answer_id")["cutoff"].first()
         cut = cutoff.reindex(mean.index)
-        known = mean.notna().to_numpy() & cut.notna().to_numpy()[:, None]
+        known = mean.notna().to_numpy(dtype=bool) & cut.notna().to_numpy(dtype=bool)[:, None]
         advance = mean.ge(cut, axis=0).astype(float).where(known)
         if cut.isna().any():
             reason = f"answer {cut[cut.isna()].index[0]!r} has no cutoff"
