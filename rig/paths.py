@@ -26,7 +26,8 @@ DEFAULTS = Defaults(
     profiles=_ROOT / "profiles",
     pipelines=_ROOT / "pipelines",
     audio_cache=Path(os.environ.get("RIG_AUDIO_CACHE") or _ROOT / "audio" / "cache"),
-    # two questions, a strong and a borderline answer each, under every demo profile:
-    # 28 calls, sized for a few minutes on 2 cores once the models are assembled
-    demo_answer_ids=("q01_strong", "q01_border_lo", "q02_strong", "q02_border_hi"),
+    # two questions with a strong and a weak answer each (so tier inversions are defined)
+    # and one borderline answer, under every demo profile: 35 calls, a few minutes on 2 cores
+    # once the models are assembled
+    demo_answer_ids=("q01_strong", "q01_border_lo", "q01_weak", "q02_strong", "q02_weak"),
 )
