@@ -88,6 +88,15 @@ def write_campaign_report(path: str | Path, summary: dict, rows: pd.DataFrame) -
         flag = " <span class='flag'>(within noise floor)</span>" if d.get(
             "within_noise_floor") else ""
         body.append(f"<tr><td>{html.escape(pid)}{flag}</td>{cells}</tr>")
+    why = []
+    for pid, d in profiles.items():
+        for k, reason in (d.get("not_computable") or {}).items():
+            why.append(f"<li><b>{html.escape(pid)}</b> {html.escape(k)}: "
+                       f"{html.escape(str(reason))}</li>")
+        for note in d.get("notes") or []:
+            why.append(f"<li><b>{html.escape(pid)}</b>: {html.escape(str(note))}</li>")
+    why_html = (f"<details><summary>n/a and notes ({len(why)})</summary><ul>{''.join(why)}"
+                f"</ul></details>") if why else ""
     nf = summary.get("noise_floor") or {}
     nf_html = "".join(f"<li>{html.escape(k)}: {_fmt(v, 3)}</li>" for k, v in nf.items()
                       if not isinstance(v, dict | list))
@@ -116,6 +125,7 @@ from the baseline's. Truncation: script words spoken after the interviewer close
 score - oracle: the loss caused by the audio path (the oracle is the same scorer on the script
 text).</p>
 <table><tr><th>profile</th>{head}</tr>{''.join(body)}</table>
+{why_html}
 {_delta_plot_svg(profiles, baseline)}
 <h2>Scorer noise floor (baseline repeats)</h2><ul>{nf_html or '<li>n/a</li>'}</ul>
 {worst}
