@@ -71,3 +71,40 @@ def test_rerun_resumes_with_nothing_to_do(campaign):
     spec, _res = campaign
     again = run_campaign(spec, progress=False)
     assert again.n_run == 0 and again.n_skipped == 6
+
+
+def test_killed_campaign_resumes_without_duplicates(tmp_path):
+    """SIGKILL the CLI after its first call is logged, rerun it, and find every call once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "rig.cli", "campaign", "run",
+           "--answers", str(ROOT / "answer_bank" / "mini"),
+           "--profiles", str(ROOT / "profiles" / "demo"),
+           "--pipeline", str(ROOT / "pipelines" / "reference.yaml"), "--out", str(out),
+           "--answer-id", "q01_weak", "--answer-id", "q03_weak", "--profile", "long_pauses",
+           "--n-boot", "200", "--no-progress"]
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    log = out / "calls.jsonl"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.exists() and log.read_text().count("\n") >= 1:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the campaign finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    done_before = log.read_text().count("\n")
+    assert 1 <= done_before < 4
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert f"{4 - done_before} calls run, {done_before} already done" in rerun.stderr
+    df = pd.read_parquet(out / "calls.parquet")
+    assert len(df) == 4 and df["call_id"].is_unique
+    assert log.read_text().count("\n") == 4
