@@ -154,9 +154,10 @@ def models(
 @profiles_app.command("list")
 def profiles_list(
     folder: Annotated[Path, typer.Argument(help="a profile set folder")] = DEFAULTS.profiles
-    / "demo",
+    / "core",
+    long: Annotated[bool, typer.Option("--long", help="add the descriptions")] = False,
 ) -> None:
-    """List the profiles of a set and the dimension each changes."""
+    """List the profiles of a set, the dimension each changes and its setting."""
     from rig.profiles import load_profiles
 
     try:
@@ -164,25 +165,68 @@ def profiles_list(
     except RigError as exc:
         _fail(exc)
     t = Table(title=str(folder))
-    for col in ("profile", "changes", "voice", "accent label", "description"):
+    for col in ("profile", "changes", "setting", "accent label") + (("description",) * long):
         t.add_column(col)
     for p in s.profiles:
-        t.add_row(p.profile_id, ", ".join(p.dimensions_changed(s.baseline)) or "(baseline)",
-                  f"{p.voice.engine}:{p.voice.voice_id}", p.accent_label,
-                  " ".join(p.description.split()))
+        changed = p.dimensions_changed(s.baseline)
+        setting = ("; ".join(p.setting(d) for d in changed) if changed else
+                   f"{p.setting('voice')}, {p.setting('pace')}, delay "
+                   f"{p.setting('response_delay')}, noise {p.setting('noise')}, "
+                   f"{p.setting('channel')}")
+        row = [p.profile_id, ", ".join(changed) or "(baseline)", setting, p.accent_label]
+        t.add_row(*row, *([" ".join(p.description.split())] * long))
     Console().print(t)
 
 
 @profiles_app.command("check")
-def profiles_check(folder: Annotated[Path, typer.Argument(help="a profile set folder")]) -> None:
-    """Validate a profile set and the one-dimension rule; exit 2 with the reason if bad."""
-    from rig.profiles import load_profiles
+def profiles_check(
+    folder: Annotated[Path, typer.Argument(help="a profile set folder")],
+    engines: Annotated[bool, typer.Option(
+        help="also try every TTS voice the set uses (a word each) and fail when one is not "
+             "installed here")] = False,
+) -> None:
+    """Validate a profile set and the one-dimension rule; exit 2 with FILE: FIELD: problem
+    (got VALUE) when a file is bad."""
+    from rig.errors import EngineUnavailable
+    from rig.profiles import OFFLINE_RECORD_ONLY, load_profiles
+    from rig.synth import get_engine
 
     try:
         s = load_profiles(folder)
     except RigError as exc:
         _fail(exc)
-    Console().print(f"{folder}: {len(s.profiles)} profiles OK")
+    out = Console()
+    missing: list[str] = []
+    tried: dict[str, str | None] = {}
+
+    def unavailable(voice: str) -> str | None:
+        if voice not in tried:
+            engine, _, voice_id = voice.partition(":")
+            try:
+                get_engine(engine, voice_id).synthesize("test", 1.0)
+                tried[voice] = None
+            except EngineUnavailable as exc:
+                tried[voice] = str(exc)
+        return tried[voice]
+
+    for p in s.profiles:
+        changed = p.dimensions_changed(s.baseline)
+        notes = [f"{d} changes nothing offline (recorded with each call; acts in real calls)"
+                 for d in changed if d in OFFLINE_RECORD_ONLY]
+        voices = [] if p.voice.engine == "recorded" else [f"{p.voice.engine}:{p.voice.voice_id}"]
+        if p.noise.kind == "babble":
+            voices += list(p.noise.voices)
+        for v in dict.fromkeys(voices if engines else []):
+            problem = unavailable(v)
+            if problem:
+                notes.append(f"not runnable here: {problem}")
+                missing.append(f"{s.sources[p.profile_id]}: voice: {problem}")
+        for n in notes:
+            out.print(f"{p.profile_id}: note: {n}", highlight=False)
+    if missing:
+        _fail(RigError("; ".join(missing)))
+    out.print(f"{folder}: {len(s.profiles)} profiles OK (baseline + "
+              f"{len(s.profiles) - 1}, one dimension each unless declared)")
 
 
 @profiles_app.command("render")
@@ -190,16 +234,17 @@ def profiles_render(
     profile: Annotated[str, typer.Argument(help="profile id")],
     answer: Annotated[str, typer.Argument(help="answer id")],
     out: Annotated[Path, typer.Option(help="output WAV")] = Path("render.wav"),
-    profiles_dir: Annotated[Path, typer.Option("--profiles")] = DEFAULTS.profiles / "demo",
+    profiles_dir: Annotated[Path, typer.Option("--profiles")] = DEFAULTS.profiles / "core",
     answers_dir: Annotated[Path, typer.Option("--answers")] = DEFAULTS.answer_bank / "core",
-    seed: Annotated[int, typer.Option()] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="the repeat seed")] = 0,
     line: Annotated[bool, typer.Option(help="also pass it through the 8 kHz mu-law line")
                     ] = False,
 ) -> None:
-    """Render one answer under one profile to a WAV file, to listen to it."""
+    """Render one answer under one profile (voice, pace, pauses, noise, caller channel) to a
+    WAV file, to listen to it, and print what was measured on it."""
     from rig.answers import load_bank
     from rig.audio import write_wav
-    from rig.channel import apply_caller_channel, telephony_path
+    from rig.channel import apply_caller_channel_report, telephony_path
     from rig.profiles import load_profiles
     from rig.synth import render_answer
 
@@ -212,14 +257,28 @@ def profiles_render(
             raise RigError(f"{answers_dir}: no answer {answer!r}")
         r = render_answer(a.script, p, seed, answer_id=a.answer_id,
                           resolve_path=lambda rel: s.resolve_path(p, rel))
-        audio = apply_caller_channel(r.audio, p.channel, seed)
+        audio, report = apply_caller_channel_report(r.audio, p.channel, seed)
         if line:
             audio = telephony_path(audio)
         write_wav(out, audio)
-    except (RigError, KeyError) as exc:
+    except (RigError, KeyError, ValueError, FileNotFoundError) as exc:
         _fail(exc)
-    snr = f", SNR {r.snr_db_measured:.1f} dB" if r.snr_db_measured is not None else ""
-    Console().print(f"wrote {out} ({audio.duration_s:.1f} s, {audio.sample_rate_hz} Hz{snr})")
+    facts = [f"{audio.duration_s:.1f} s", f"{audio.sample_rate_hz} Hz",
+             f"voice {r.engine}:{r.voice_id}"]
+    if r.wpm_measured is not None:
+        target = f" (target {p.pace.wpm:g})" if p.pace.wpm is not None else ""
+        facts.append(f"{r.wpm_measured:.0f} wpm{target} at rate {r.rate:g}"
+                     if r.rate is not None else f"{r.wpm_measured:.0f} wpm")
+    if r.snr_db_measured is not None:
+        facts.append(f"{p.noise.kind} noise, SNR {r.snr_db_measured:.2f} dB "
+                     f"(target {p.noise.snr_db:g})")
+    facts.append(f"channel: {report.chain}")
+    if report.packets:
+        facts.append(f"{report.packets_missing}/{report.packets} packets concealed "
+                     f"({report.missing_pct:.1f}%; set to {report.expected_missing_pct:.1f}%)")
+    if report.clipped_samples:
+        facts.append(f"{report.clipped_pct:.2f}% of samples clipped")
+    Console().print(f"wrote {out}: " + ", ".join(facts), highlight=False)
 
 
 def _mount_stats() -> None:

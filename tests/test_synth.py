@@ -316,9 +316,24 @@ def independent_snr_db(speech: np.ndarray, mix: np.ndarray) -> float:
                          np.mean(noise[mask] ** 2))
 
 
-@pytest.mark.parametrize("kind", ["white", "pink", "file"])
+@pytest.fixture
+def fake_voices(monkeypatch):
+    """Babble talkers spoken by the fake engine (one per voice id), not by real TTS."""
+    from rig.synth import render as render_mod
+
+    engines: dict[str, FakeEngine] = {}
+
+    def get_engine(engine: str, voice_id: str) -> FakeEngine:
+        return engines.setdefault(f"{engine}:{voice_id}", FakeEngine(f"{engine}-{voice_id}"))
+
+    monkeypatch.setattr(render_mod, "get_engine", get_engine)
+    return engines
+
+
+@pytest.mark.parametrize("kind", ["white", "pink", "street", "babble", "file"])
 @pytest.mark.parametrize("snr_db", [5.0, 10.0, 20.0])
-def test_noise_is_mixed_at_the_target_snr(cache: Path, kind: str, snr_db: float) -> None:
+def test_noise_is_mixed_at_the_target_snr(cache: Path, kind: str, snr_db: float,
+                                          fake_voices) -> None:
     noise = Noise(kind=kind, snr_db=snr_db, path=str(DISHES) if kind == "file" else None)
     prof = profile(noise=noise, pauses=Pauses(count=1, pause_s=2.0))
     clean = render_speech(SCRIPT, prof, 3, engine=FakeEngine(), cache_dir=cache)
@@ -353,11 +368,12 @@ def test_pink_noise_falls_3_db_per_octave_and_white_is_flat() -> None:
         assert np.mean(x.astype(np.float64) ** 2) == pytest.approx(1.0, rel=1e-3)
 
 
-def test_noise_is_seeded() -> None:
-    for kind in ("white", "pink", "file"):
-        a = make_noise(kind, 4000, SR, 1, DISHES)
-        np.testing.assert_array_equal(a, make_noise(kind, 4000, SR, 1, DISHES))
-        assert not np.array_equal(a, make_noise(kind, 4000, SR, 2, DISHES))
+def test_noise_is_seeded(fake_voices, tmp_path: Path) -> None:
+    for kind in ("white", "pink", "street", "babble", "file"):
+        a = make_noise(kind, 4000, SR, 1, DISHES, cache_dir=tmp_path)
+        np.testing.assert_array_equal(a, make_noise(kind, 4000, SR, 1, DISHES,
+                                                    cache_dir=tmp_path))
+        assert not np.array_equal(a, make_noise(kind, 4000, SR, 2, DISHES, cache_dir=tmp_path))
 
 
 def test_file_noise_loops_past_its_end() -> None:
@@ -475,3 +491,197 @@ def test_espeak_wav_stream_parser_reads_placeholder_sizes() -> None:
     assert samples[1] == pytest.approx(100 / 32768)
     with pytest.raises(ValueError):
         parse_wav_stream(b"garbage")
+
+
+# --- street-like and babble noise ----------------------------------------------------------------
+
+def test_street_noise_is_low_heavy_unit_power_and_varies_in_level() -> None:
+    x = make_noise("street", SR * 30, SR, 0)
+    assert x.dtype == np.float32 and x.shape == (SR * 30,)
+    assert np.mean(x.astype(np.float64) ** 2) == pytest.approx(1.0, rel=1e-3)
+    p = np.abs(np.fft.rfft(x)) ** 2
+    f = np.fft.rfftfreq(len(x), 1 / SR)
+    assert p[(f > 40) & (f < 400)].sum() > 10 * p[f > 2000].sum()
+    # passing vehicles: the level of 1 s blocks varies by several dB
+    blocks = 10 * np.log10(np.mean(x.reshape(30, SR).astype(np.float64) ** 2, axis=1))
+    assert blocks.max() - blocks.min() > 3.0
+
+
+def test_babble_sums_several_cached_talker_tracks(fake_voices, tmp_path: Path) -> None:
+    from rig.synth.babble import SENTENCES, talker_rate, talker_texts
+
+    x = make_noise("babble", SR * 5, SR, 0, talkers=5, voices=("hibari:heart", "espeak-ng:en-us"),
+                   cache_dir=tmp_path)
+    assert x.dtype == np.float32 and np.mean(x.astype(np.float64) ** 2) == pytest.approx(1, 1e-3)
+    assert len(list((tmp_path / "babble").glob("*.wav"))) == 5  # one track per talker
+    assert set(fake_voices) == {"hibari:heart", "espeak-ng:en-us"}
+    calls = [c for e in fake_voices.values() for c in e.calls]
+    assert {rate for _, rate in calls} == {talker_rate(i) for i in range(5)}
+    assert all(0.85 <= talker_rate(i) <= 1.15 for i in range(16))
+    assert {t for t, _ in calls} <= set(SENTENCES) and talker_texts(0) != talker_texts(1)
+    # a second draw reads the tracks from the cache and never calls the engines
+    n_calls = len(calls)
+    make_noise("babble", SR * 5, SR, 1, talkers=5, voices=("hibari:heart", "espeak-ng:en-us"),
+               cache_dir=tmp_path)
+    assert sum(len(e.calls) for e in fake_voices.values()) == n_calls
+    # no holes: every 100 ms of the crowd carries sound
+    blocks = np.sqrt(np.mean(x.reshape(50, SR // 10).astype(np.float64) ** 2, axis=1))
+    assert blocks.min() > 0.2
+
+
+def test_babble_voices_are_validated() -> None:
+    with pytest.raises(ValueError, match="engine:voice_id"):
+        Noise(kind="babble", snr_db=10, voices=("heart",))
+    with pytest.raises(ValueError, match="talkers"):
+        Noise(kind="babble", snr_db=10, talkers=1)
+
+
+# --- repetitions and the reference policies ------------------------------------------------------
+
+def test_repetitions_are_exact_seeded_and_said_twice() -> None:
+    script = " ".join(f"word{i}," for i in range(100)) + " end."
+    dis = Disfluency(repetitions_per_100_words=4.0)
+    plans = [make_plan(script, Pauses(), dis, seed) for seed in (0, 0, 1)]
+    reps = [[s for s in p if isinstance(s, Chunk) and s.kind == "repetition"] for p in plans]
+    assert len(reps[0]) == 4 and plans[0] == plans[1] and plans[0] != plans[2]
+    chunks = [s for s in plans[0] if isinstance(s, Chunk)]
+    for i, c in enumerate(chunks):
+        if c.kind == "repetition":
+            assert c.is_filler and "," not in c.text
+            assert chunks[i + 1].words[0].startswith(c.text)  # then said as written
+    # repetitions and fillers draw from separate streams: adding one leaves the other alone
+    both = make_plan(script, Pauses(), Disfluency(fillers_per_100_words=5.0,
+                                                  repetitions_per_100_words=4.0), 0)
+    only_f = make_plan(script, Pauses(), Disfluency(fillers_per_100_words=5.0), 0)
+    assert [s.text for s in both if isinstance(s, Chunk) and s.kind == "filler"] == \
+        [s.text for s in only_f if isinstance(s, Chunk) and s.kind == "filler"]
+
+
+def test_rendered_references_keep_or_drop_the_disfluencies(cache: Path) -> None:
+    prof = profile(disfluency=Disfluency(fillers_per_100_words=10.0,
+                                         repetitions_per_100_words=10.0))
+    r = render(prof=prof, tmp=cache)
+    assert r.reference("clean") == reference_text(SCRIPT)
+    verbatim = r.reference("verbatim").split()
+    assert len(verbatim) == len(r.words) > len(reference_text(SCRIPT).split())
+    assert r.count("repetition") == 3 and r.count("filler") == 3 + 1  # + the script's [um]
+    assert {w.kind for w in r.words} == {"word", "filler", "repetition"}
+    assert all(w.is_filler == (w.kind != "word") for w in r.words)
+    with pytest.raises(ValueError, match="clean"):
+        r.reference("exact")  # type: ignore[arg-type]
+
+
+def test_word_timing_kind_defaults_from_the_filler_flag() -> None:
+    from rig.synth.base import WordTiming
+
+    assert WordTiming("um", 0, 1, True).kind == "filler"
+    assert WordTiming("we", 0, 1).kind == "word"
+    assert WordTiming("the", 0, 1, True, "repetition").kind == "repetition"
+
+
+# --- pace in words per minute ---------------------------------------------------------------------
+
+def test_measure_wpm_leaves_the_deliberate_pauses_out() -> None:
+    from rig.synth import measure_wpm
+    from rig.synth.base import WordTiming
+
+    words = [WordTiming(f"w{i}", 0.5 + 0.5 * i, 0.9 + 0.5 * i) for i in range(10)]
+    assert measure_wpm(words, 0.0) == pytest.approx(60 * 10 / 4.9)
+    assert measure_wpm(words, 0.9) == pytest.approx(60 * 10 / 4.0)
+    assert measure_wpm([], 0.0) is None
+
+
+@pytest.mark.parametrize("target", [110.0, 150.0, 230.0])
+def test_wpm_target_is_met_on_the_output(cache: Path, target: float) -> None:
+    prof = profile(pace=Pace(wpm=target), pauses=Pauses(count=1, pause_s=1.5))
+    r = render(prof=prof, tmp=cache)
+    assert abs(r.wpm_measured / target - 1) <= 0.03
+    assert r.pauses_total_s == pytest.approx(3.0)  # the script's 1.5 s mark + the profile's
+    # measured independently: spoken tokens over the span less the plan's silences
+    span = r.speech_end_s - r.speech_start_s - r.pauses_total_s
+    assert 60 * len(r.words) / span == pytest.approx(r.wpm_measured)
+    assert r.rate is not None and 0.5 <= r.rate <= 2.0
+    again = render(prof=prof, tmp=cache)
+    np.testing.assert_array_equal(again.audio.samples, r.audio.samples)
+
+
+def test_rate_profiles_record_their_measured_pace(cache: Path) -> None:
+    normal = render(tmp=cache)
+    slow = render(prof=profile(pace=Pace(rate=0.7)), tmp=cache)
+    assert normal.rate == 1.0 and slow.rate == 0.7
+    assert slow.wpm_measured < 0.85 * normal.wpm_measured
+
+
+def test_unreachable_wpm_target_raises(cache: Path) -> None:
+    from rig.synth import PaceError
+
+    class Deaf(FakeEngine):
+        def synthesize(self, text: str, rate: float) -> Audio:
+            return super().synthesize(text, 1.0)  # ignores the rate
+
+    natural = render(engine=Deaf(), tmp=cache).wpm_measured
+    # beyond what time-stretching may do (at most 1.4 times longer)
+    with pytest.raises(PaceError, match="not reached"):
+        render(prof=profile(pace=Pace(wpm=natural * 0.6)), engine=Deaf(), tmp=cache)
+    # within reach of the stretch: the rate does nothing, the stretch does the rest
+    close = render(prof=profile(pace=Pace(wpm=natural * 1.15)), engine=Deaf(), tmp=cache)
+    assert abs(close.wpm_measured / (natural * 1.15) - 1) <= 0.03
+    assert close.stretch < 0.95
+
+
+@pytest.mark.parametrize("factor", [0.75, 0.9, 1.2, 1.4])
+def test_time_stretch_changes_duration_not_pitch(factor: float) -> None:
+    from rig.synth import time_stretch
+
+    t = np.arange(SR) / SR
+    x = (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+    y = time_stretch(x, SR, factor)
+    assert y.dtype == np.float32 and len(y) == round(SR * factor)
+    mid = y[len(y) // 4: 3 * len(y) // 4].astype(np.float64)
+    spectrum = np.abs(np.fft.rfft(mid * np.hanning(len(mid))))
+    peak_hz = np.fft.rfftfreq(len(mid), 1 / SR)[np.argmax(spectrum)]
+    assert peak_hz == pytest.approx(220, abs=3)
+    assert np.sqrt(np.mean(mid ** 2)) == pytest.approx(0.3 / np.sqrt(2), rel=0.05)
+    np.testing.assert_array_equal(time_stretch(x, SR, 1.0), x)
+
+
+def test_pace_takes_a_rate_or_a_wpm_not_both() -> None:
+    assert Pace().rate == 1.0 and Pace(wpm=120).rate is None
+    with pytest.raises(ValueError, match="not both"):
+        Pace(rate=1.1, wpm=120)
+    with pytest.raises(ValueError):
+        Pace(wpm=20)
+
+
+def test_recorded_voice_refuses_a_wpm_target(recordings: Path) -> None:
+    prof = profile(voice=Voice(engine="recorded", voice_id="speaker_a"), pace=Pace(wpm=150))
+    with pytest.raises(ValueError, match="pace"):
+        render_answer("Hi.", prof, 0, answer_id="q1_strong",
+                      resolve_path=lambda rel: recordings / rel)
+
+
+def test_render_records_engine_and_noise_facts(cache: Path) -> None:
+    r = render(prof=profile(noise=Noise(kind="white", snr_db=12.0)), tmp=cache)
+    assert r.engine_version == "1" and r.noise_kind == "white" and r.rate == 1.0
+    assert r.wpm_measured is not None and r.pauses_total_s == pytest.approx(1.5)
+
+
+def test_mbrola_voice_without_mbrola_names_the_packages(monkeypatch) -> None:
+    from rig.synth import espeak
+
+    monkeypatch.setattr(espeak.shutil, "which",
+                        lambda name: None if name == "mbrola" else "/usr/bin/" + name)
+    espeak._binary.cache_clear()
+    monkeypatch.setattr(espeak.subprocess, "run", lambda *a, **k: type(
+        "P", (), {"stdout": "eSpeak NG text-to-speech: 1.51", "returncode": 0})())
+    try:
+        with pytest.raises(EngineUnavailable, match="apt-get install mbrola mbrola-en1"):
+            espeak.MbrolaEngine("en1")
+        with pytest.raises(EngineUnavailable, match="mbrola-de1"):
+            espeak.EspeakEngine("mb-de1")
+        monkeypatch.setattr(espeak.shutil, "which", lambda name: "/usr/bin/" + name)
+        monkeypatch.setattr(espeak, "mbrola_database", lambda voice: None)
+        with pytest.raises(EngineUnavailable, match="database"):
+            espeak.MbrolaEngine("us1")
+    finally:
+        espeak._binary.cache_clear()

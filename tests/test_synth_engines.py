@@ -1,4 +1,5 @@
-"""Real TTS engines: hibari, espeak-ng (program) and piper (GPL extra) render a sentence."""
+"""Real TTS engines: hibari, espeak-ng (program), piper (GPL extra) and MBROLA (when installed)
+render a sentence, and meet a words-per-minute target."""
 
 from __future__ import annotations
 
@@ -88,3 +89,42 @@ def test_espeak_unknown_voice_is_unavailable() -> None:
     bad = type(engine)("xx-no-such-voice")
     with pytest.raises(EngineUnavailable, match="xx-no-such-voice"):
         bad.synthesize("hello", 1.0)
+
+
+@pytest.mark.parametrize("engine,voice_id", VOICES)
+@pytest.mark.parametrize("target_wpm", [120.0, 230.0])
+def test_wpm_target_is_met_by_every_engine(engine: str, voice_id: str, target_wpm: float,
+                                           tmp_path: Path) -> None:
+    engine_or_skip(engine, voice_id)
+    prof = Profile(profile_id="t", voice=Voice(engine=engine, voice_id=voice_id),
+                   pace=Pace(wpm=target_wpm))
+    text = SENTENCE + " We tested every step against real invoices. It worked."
+    r = render_speech(text, prof, 0, cache_dir=tmp_path, trailing_silence_s=0.5)
+    assert abs(r.wpm_measured / target_wpm - 1) <= 0.10
+    lo, hi = getattr(get_engine(engine, voice_id), "rate_range", (0.5, 2.0))
+    assert lo <= r.rate <= hi
+
+
+def test_hibari_rate_range_stops_below_its_collapse() -> None:
+    """Above ~1.33 hibari's durations collapse (a quarter shorter from 1.33 to 1.34); the
+    range a wpm target may use ends before that."""
+    eng = engine_or_skip("hibari", "heart")
+    assert eng.rate_range[1] <= 1.3
+    d = {r: eng.synthesize(SENTENCE, r).duration_s for r in (1.2, 1.3)}
+    assert 0.85 * d[1.2] < d[1.3] < d[1.2]  # still shortening smoothly, no collapse
+
+
+@pytest.mark.parametrize("engine,voice_id", [("mbrola", "en1"), ("mbrola", "us1"),
+                                             ("espeak-ng", "mb-de1")])
+def test_mbrola_voices_speak_when_installed_and_say_how_otherwise(engine, voice_id,
+                                                                  tmp_path: Path) -> None:
+    engine_or_skip("espeak-ng", "en-us")
+    try:
+        eng = get_engine(engine, voice_id)
+    except EngineUnavailable as exc:
+        assert "apt-get install mbrola" in str(exc)
+        return
+    prof = Profile(profile_id="t", voice=Voice(engine=engine, voice_id=voice_id),
+                   accent_label="MBROLA diphone voice (synthetic)")
+    r = render_speech(SENTENCE, prof, 0, cache_dir=tmp_path)
+    assert r.engine == eng.name and r.speech_end_s > r.speech_start_s + 1.0

@@ -4,11 +4,23 @@ render (TTS, pauses, fillers, delay, noise) -> caller channel -> telephony path 
 -> VAD + endpointing (turn close) -> ASR on the audio up to turn close -> scorer -> decision.
 
 Every stage is a field of :class:`Stages`, real by default; unit tests replace some with fakes.
+
+Besides the results, a row records the condition the call ran under: the profile's settings
+(``profile_json`` and flat columns such as ``pace_wpm_target``, ``snr_db_target``,
+``barge_in_offset_s``), what the render measured (``pace_wpm_measured``, ``snr_db_measured``,
+``fillers_spoken``, ...) and what the caller channel did (``channel_chain``,
+``channel_loss_pct``, ... from :meth:`rig.channel.ChannelReport.to_row`; the report comes from
+the default caller-channel stage, and is left empty when a test replaces that stage).
+``wer`` uses the clean reference (``wer_reference_policy``); ``wer_verbatim`` is the same
+transcript against every word as spoken, fillers and repetitions included (fillers are kept
+as words on both sides: Whisper's normaliser would otherwise drop "um" and "uh", and the two
+policies would never differ on them).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 import traceback
 from collections.abc import Callable
@@ -46,6 +58,30 @@ def _default_caller_channel(audio, channel, seed):
     from rig.channel import apply_caller_channel
 
     return apply_caller_channel(audio, channel, seed)
+
+
+def _default_caller_channel_report(audio, channel, seed):
+    from rig.channel import apply_caller_channel_report
+
+    return apply_caller_channel_report(audio, channel, seed)
+
+
+_FILLER_WORD = re.compile(r"\b(um+|uh+|erm|hmm+|mm+|mhm)\b", re.IGNORECASE)
+
+
+def _wer_verbatim(reference: str, hypothesis: str):
+    """WER with fillers kept as words on both sides (the normaliser drops them otherwise)."""
+    def keep(text: str) -> str:
+        return _FILLER_WORD.sub(lambda m: "filler" + m.group(1).lower()[:2], text)
+
+    return wer(keep(reference), keep(hypothesis))
+
+
+#: The columns of a caller-channel report (None when the stage gives no report).
+_CHANNEL_COLUMNS = ("channel_steps", "channel_output_rate_hz", "channel_packets",
+                    "channel_packets_lost", "channel_packets_late", "channel_loss_pct",
+                    "channel_late_pct", "channel_missing_pct", "channel_missing_pct_expected",
+                    "channel_clipped_pct")
 
 
 def _default_telephony(audio, sample_rate_hz, codec):
@@ -106,7 +142,8 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
         "oracle_score": oracle.score, "oracle_parse_status": oracle.parse_status,
         "oracle_decision": decision_for(oracle.score, question.cutoff),
         "status": "ok", "error": None, "parse_status": "not_scored", "score": None,
-        "decision": None,
+        "decision": None, **profile.record(), "channel_chain": profile.channel.describe(),
+        "wer_reference_policy": "clean",
     }
     t: dict[str, float] = {}
     stage = "render"
@@ -117,7 +154,13 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
         t["synth"] = time.perf_counter() - t0
         stage = "channel"
         t0 = time.perf_counter()
-        caller = stages.caller_channel(rendered.audio, profile.channel, seed)
+        if stages.caller_channel is _default_caller_channel:
+            caller, report = _default_caller_channel_report(rendered.audio, profile.channel,
+                                                            seed)
+            row.update(report.to_row())
+        else:
+            caller = stages.caller_channel(rendered.audio, profile.channel, seed)
+            row.update(dict.fromkeys(_CHANNEL_COLUMNS))
         line = stages.telephony(caller, pipeline.telephony.sample_rate_hz,
                                 pipeline.telephony.codec)
         t["channel"] = time.perf_counter() - t0
@@ -140,6 +183,14 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
             "words_total": len(script_words), "words_lost": lost,
             "truncated": lost > 0,
             "words_lost_share": lost / len(script_words) if script_words else 0.0,
+            "voice_version": getattr(rendered, "engine_version", None),
+            "pace_rate_used": getattr(rendered, "rate", None),
+            "pace_wpm_measured": getattr(rendered, "wpm_measured", None),
+            "pauses_total_s": getattr(rendered, "pauses_total_s", None),
+            "fillers_spoken": sum(getattr(w, "kind", "filler" if w.is_filler else "word")
+                                  == "filler" for w in rendered.words),
+            "repetitions_spoken": sum(getattr(w, "kind", None) == "repetition"
+                                      for w in rendered.words),
         })
         stage = "asr"
         t0 = time.perf_counter()
@@ -150,10 +201,11 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
         t["asr"] = time.perf_counter() - t0
         w_full = wer(answer.clean_text, tr.text)
         w_spoken = wer(" ".join(w.word for w in before), tr.text)
+        w_verbatim = _wer_verbatim(" ".join(w.word for w in rendered.words), tr.text)
         row.update({
             "transcript": tr.text, "asr_avg_logprob": tr.avg_logprob,
             "asr_no_speech_prob": tr.no_speech_prob, "wer": w_full.wer,
-            "wer_spoken": w_spoken.wer,
+            "wer_spoken": w_spoken.wer, "wer_verbatim": w_verbatim.wer,
         })
         stage = "scorer"
         t0 = time.perf_counter()

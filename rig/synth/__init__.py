@@ -8,12 +8,16 @@
 
 Engines (one module each): ``hibari`` (default, Apache-2.0), ``piper`` (GPL extra:
 ``pip install 'rig[piper]'``), ``espeak`` (espeak-ng program: ``apt-get install espeak-ng``),
-``recorded`` (a folder of human recordings). ``noise`` mixes white, pink or file noise at an SNR
-measured on active speech. See :mod:`rig.synth.render` for the order of operations, the word
-timing approximation and the cache.
+``mbrola`` (MBROLA diphone voices through espeak-ng, when installed), ``recorded`` (a folder of
+human recordings). ``noise`` mixes white, pink, babble (:mod:`rig.synth.babble`), street-like or
+file noise at an SNR measured on active speech. ``pace`` measures words per minute on a render
+and meets a ``wpm`` target (engine rate, then WSOLA time-stretching). See
+:mod:`rig.synth.render` for the order of operations, the word timing approximation and the
+cache.
 """
 
 from rig.synth.base import Engine, RenderedAnswer, WordTiming
+from rig.synth.pace import PaceError, measure_wpm, time_stretch
 from rig.synth.render import (
     SYNTH_VERSION,
     default_cache_dir,
@@ -25,10 +29,13 @@ from rig.synth.render import (
 __all__ = [
     "SYNTH_VERSION",
     "Engine",
+    "PaceError",
     "RenderedAnswer",
     "WordTiming",
     "default_cache_dir",
     "get_engine",
+    "measure_wpm",
     "render_answer",
     "render_speech",
+    "time_stretch",
 ]

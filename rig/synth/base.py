@@ -4,7 +4,7 @@ silence trimming shared by the engines."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -19,14 +19,21 @@ class WordTiming:
         word: the word as it appears in the clean reference (punctuation kept), or the filler.
         start_s: start in seconds from the beginning of the rendered clip.
         end_s: end in seconds (``end_s >= start_s``).
-        is_filler: True for an inserted or scripted filler ("um", "uh"), which is not part of
-            the clean WER reference.
+        is_filler: True for a disfluency token - an inserted or scripted filler ("um", "uh")
+            or the first saying of a repeated word - which is not part of the clean WER
+            reference (it is part of the verbatim one).
+        kind: ``word``, ``filler`` or ``repetition`` (default: ``filler`` when ``is_filler``).
     """
 
     word: str
     start_s: float
     end_s: float
     is_filler: bool = False
+    kind: Literal["word", "filler", "repetition"] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind is None:
+            object.__setattr__(self, "kind", "filler" if self.is_filler else "word")
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +53,17 @@ class RenderedAnswer:
         voice_id: the engine's voice.
         render_key: sha256 of everything that shapes the speech render (the cache key; noise
             is mixed after the cache and is not part of it).
+        engine_version: the engine's version string (package, model, settings).
+        rate: the rate multiplier the engine spoke at (for a ``wpm`` target, the one the
+            renderer settled on); None for a recorded voice.
+        stretch: the time-stretch applied to the spoken chunks to meet a ``wpm`` target
+            (output duration / engine duration; 1.0: none).
+        wpm_measured: words per minute of the output: every spoken word (fillers and
+            repetitions included) over the speech span (first word's start to last word's
+            end) less the deliberate silences inside it.
+        pauses_total_s: the deliberate silences inside the speech span (script ``[pause]``
+            marks and the profile's pauses), seconds.
+        noise_kind: the background noise mixed in (``none`` when none).
     """
 
     audio: Audio
@@ -56,11 +74,29 @@ class RenderedAnswer:
     engine: str
     voice_id: str
     render_key: str
+    engine_version: str = ""
+    rate: float | None = None
+    stretch: float = 1.0
+    wpm_measured: float | None = None
+    pauses_total_s: float = 0.0
+    noise_kind: str = "none"
 
     @property
     def script_words(self) -> tuple[WordTiming, ...]:
-        """The clean reference words only (fillers left out)."""
+        """The clean reference words only (fillers and repetitions left out)."""
         return tuple(w for w in self.words if not w.is_filler)
+
+    def reference(self, policy: Literal["clean", "verbatim"] = "clean") -> str:
+        """The WER reference of what was spoken: ``clean`` (the script's words) or
+        ``verbatim`` (every word as spoken, fillers and repetitions included)."""
+        if policy not in ("clean", "verbatim"):
+            raise ValueError(f"reference policy must be 'clean' or 'verbatim', got {policy!r}")
+        words = self.script_words if policy == "clean" else self.words
+        return " ".join(w.word for w in words)
+
+    def count(self, kind: Literal["word", "filler", "repetition"]) -> int:
+        """How many spoken tokens of ``kind`` the render holds."""
+        return sum(w.kind == kind for w in self.words)
 
 
 @runtime_checkable
@@ -82,6 +118,8 @@ class Engine(Protocol):
     name: str
     voice_id: str
     version: str
+    # optional: rate_range: tuple[float, float], the rate multipliers the engine stays
+    # intelligible at (default 0.5-2.0); a wpm target never drives it outside them
 
     def synthesize(self, text: str, rate: float) -> Audio:
         """Speak ``text`` at ``rate`` times the voice's natural pace (1.0 natural, 0.5 slow)."""

@@ -1,8 +1,14 @@
 """espeak-ng (formant synthesis, GPL-3.0) run as a separate program, never linked.
 
 Voices: ``en-us``, ``en-gb``, ``en-gb-x-rp``, ``en-gb-scotland``, ``en-gb-x-gbclan``,
-``en-gb-x-gbcwmd``, ``en-029``, ``en-us-nyc``; ``mb-en1``, ``mb-us1`` ... when the mbrola
-packages are installed. Robotic by design: a stress condition more than an accent.
+``en-gb-x-gbcwmd``, ``en-029``, ``en-us-nyc``. Robotic by design: a stress condition more than
+an accent.
+
+MBROLA diphone voices run through espeak-ng (``espeak-ng -v mb-en1``): engine ``mbrola`` with
+voice id ``en1``, ``us1``, ``us2``, ``us3``, ``de1``, ``fr1`` ... (or engine ``espeak-ng`` with
+``mb-en1``). They need the ``mbrola`` program and the voice database (Debian contrib/non-free:
+``apt-get install mbrola mbrola-en1``; the databases are licensed for non-commercial use only),
+and are refused with :class:`~rig.errors.EngineUnavailable` when either is missing.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +27,28 @@ from rig.errors import EngineUnavailable
 BASE_WPM = 175
 _INSTALL_HINT = "apt-get install espeak-ng"
 _TIMEOUT_S = 60
+#: Where espeak-ng looks for an MBROLA voice database ``<id>``.
+MBROLA_DIRS: tuple[Path, ...] = (Path("/usr/share/mbrola"), Path("/usr/local/share/mbrola"))
+
+
+def mbrola_database(voice: str) -> Path | None:
+    """The installed database of MBROLA voice ``voice`` ('en1'), or None."""
+    for d in MBROLA_DIRS:
+        for p in (d / voice / voice, d / voice, d / "voices" / voice):
+            if p.is_file():
+                return p
+    return None
+
+
+def check_mbrola(voice: str) -> None:
+    """Raise :class:`EngineUnavailable` unless the mbrola program and ``voice``'s database are
+    installed (the message names the apt packages)."""
+    hint = (f"apt-get install mbrola mbrola-{voice} (Debian contrib/non-free; the voice "
+            "databases are for non-commercial use)")
+    if shutil.which("mbrola") is None:
+        raise EngineUnavailable(f"MBROLA voice {voice!r} needs the mbrola program: {hint}")
+    if mbrola_database(voice) is None:
+        raise EngineUnavailable(f"MBROLA voice database {voice!r} is not installed: {hint}")
 
 
 @lru_cache(maxsize=1)
@@ -76,17 +105,39 @@ class EspeakEngine:
         self.voice_id = voice_id
         self._exe, exe_version = _binary()
         self.version = exe_version
+        self._espeak_voice = voice_id
+        if voice_id.startswith("mb-"):
+            check_mbrola(voice_id.removeprefix("mb-"))
 
     def synthesize(self, text: str, rate: float) -> Audio:
         """Speak ``text``; float32 mono at espeak's rate (22.05 kHz; 16 kHz for mbrola)."""
         wpm = round(BASE_WPM * float(rate))
-        proc = subprocess.run([self._exe, "-v", self.voice_id, "-s", str(wpm), "--stdout",
+        proc = subprocess.run([self._exe, "-v", self._espeak_voice, "-s", str(wpm), "--stdout",
                                "--", text], capture_output=True, timeout=_TIMEOUT_S)
         if proc.returncode != 0 or len(proc.stdout) <= 44:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
-            hint = (f"apt-get install mbrola mbrola-{self.voice_id.removeprefix('mb-')}"
-                    if self.voice_id.startswith("mb-") else "espeak-ng --voices=en lists them")
+            v = self._espeak_voice
+            hint = (f"apt-get install mbrola mbrola-{v.removeprefix('mb-')}"
+                    if v.startswith("mb-") else "espeak-ng --voices=en lists them")
             raise EngineUnavailable(f"espeak-ng could not speak with voice {self.voice_id!r}: "
                                     f"{err[-1] if err else 'no audio'} ({hint})")
         samples, rate_hz = parse_wav_stream(proc.stdout)
         return Audio(samples, rate_hz)
+
+
+class MbrolaEngine(EspeakEngine):
+    """An MBROLA diphone voice through espeak-ng: voice id ``en1`` runs ``-v mb-en1``.
+
+    Raises:
+        EngineUnavailable: espeak-ng, the mbrola program or the voice database is missing.
+    """
+
+    name = "mbrola"
+
+    def __init__(self, voice_id: str = "en1") -> None:
+        voice = voice_id.removeprefix("mb-")
+        check_mbrola(voice)
+        super().__init__(f"mb-{voice}")
+        self.voice_id = voice
+        db = mbrola_database(voice)
+        self.version = f"{self.version}; mbrola {voice} {db.stat().st_size if db else 0} bytes"

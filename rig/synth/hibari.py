@@ -48,6 +48,9 @@ class HibariEngine:
     """
 
     name = "hibari"
+    #: Above about 1.33 hibari's durations collapse (a sentence suddenly takes a quarter less
+    #: time) and words slur ("tested" transcribed as "tacit"); a wpm target stays below 1.3.
+    rate_range = (0.5, 1.3)
 
     def __init__(self, voice_id: str = "heart") -> None:
         self.voice_id = voice_id

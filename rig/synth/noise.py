@@ -1,4 +1,5 @@
-"""Background noise: white, pink or a recording, mixed at an SNR measured on active speech.
+"""Background noise: white, pink, babble, street-like or a recording, mixed at an SNR measured
+on active speech.
 
 SNR definition used throughout rig: the mean power of the speech over its active-speech
 frames (:func:`rig.audio.active_speech_mask`, 20 ms frames within 40 dB of the loudest), over
@@ -9,6 +10,11 @@ for clean synthesized or studio speech.
 
 Every generator is seeded: ``numpy.random.default_rng([seed, 2])`` (stream 2 of the call's
 seed; fillers use stream 1), so a repeat's noise is reproducible and different repeats differ.
+
+Kinds: ``white`` (Gaussian), ``pink`` (1/f power), ``babble`` (several synthesized talkers,
+:mod:`rig.synth.babble`), ``street`` (synthetic street-like noise: a low traffic rumble, a
+band-limited hiss, and vehicles passing at random times; :func:`street_noise`), ``file`` (a
+recording, looped from a seeded offset).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import numpy as np
 from rig.audio import Audio, active_speech_mask, read_wav
 from rig.profiles import Noise
 
-NoiseKind = Literal["white", "pink", "file"]
+NoiseKind = Literal["white", "pink", "babble", "street", "file"]
 _NOISE_STREAM = 2
 
 
@@ -71,23 +77,86 @@ def file_noise(path: str | Path, n: int, sample_rate_hz: int,
     return _unit_power(np.take(rec, (start + np.arange(n)) % len(rec)))
 
 
+def _shaped(n: int, rng: np.random.Generator, sample_rate_hz: int, gain) -> np.ndarray:
+    """White Gaussian noise shaped in the frequency domain by ``gain(f_hz)``."""
+    spectrum = np.fft.rfft(rng.standard_normal(n))
+    return np.fft.irfft(spectrum * gain(np.fft.rfftfreq(n, 1.0 / sample_rate_hz)), n)
+
+
+def street_noise(n: int, sample_rate_hz: int, rng: np.random.Generator) -> np.ndarray:
+    """Synthetic street-like noise, float32, shape ``(n,)``, unit mean power.
+
+    Three layers: a traffic rumble (noise falling 6 dB per octave above 40 Hz, cut above
+    500 Hz), a steady band-limited hiss (pink below 4 kHz, 10 dB down), and passing vehicles:
+    events at random times (on average one every 4 s), each a swell of low-passed noise
+    (cut-off drawn in 800-2500 Hz) under a Gaussian envelope 1-3 s wide, 0.5-1.5 times the
+    rumble's amplitude. Not a recording: a stand-in with the spectrum and slow level changes
+    of a street; mix a real recording with ``kind: file`` when that matters.
+    """
+    if n == 0:
+        return np.zeros(0, np.float32)
+    sr = sample_rate_hz
+
+    def rumble_gain(f):
+        return np.where(f > 0, 1.0 / np.maximum(f, 40.0), 0.0) / (1.0 + (f / 500.0) ** 4)
+
+    def hiss_gain(f):
+        return np.where(f > 0, 1.0 / np.sqrt(np.maximum(f, 100.0)), 0.0) / (1 + (f / 4000) ** 4)
+
+    rumble = _unit_power(_shaped(n, rng, sr, rumble_gain)).astype(np.float64)
+    hiss = _unit_power(_shaped(n, rng, sr, hiss_gain)).astype(np.float64)
+    t = np.arange(n) / sr
+    duration_s = n / sr
+    k = int(rng.poisson(duration_s / 4.0)) + 1
+    cars = np.zeros(n)
+    for _ in range(k):
+        centre_s = rng.uniform(-1.0, duration_s + 1.0)
+        width_s = rng.uniform(1.0, 3.0)
+        amp = rng.uniform(0.5, 1.5)
+        cutoff = rng.uniform(800.0, 2500.0)
+        a = max(0, int((centre_s - 3 * width_s) * sr))
+        b = min(n, int((centre_s + 3 * width_s) * sr))
+        if b <= a:
+            continue
+        m = b - a
+        swell = _unit_power(_shaped(m, rng, sr, lambda f, c=cutoff: np.where(
+            f > 0, 1.0 / np.sqrt(np.maximum(f, 50.0)), 0.0) / (1.0 + (f / c) ** 4)))
+        shape = amp * np.exp(-0.5 * ((t[a:b] - centre_s) / (width_s / 2)) ** 2)
+        cars[a:b] += swell * shape
+    return _unit_power(rumble + 0.3 * hiss + cars)
+
+
 def make_noise(kind: NoiseKind, n: int, sample_rate_hz: int, seed: int,
-               path: str | Path | None = None) -> np.ndarray:
+               path: str | Path | None = None, *, talkers: int = 6,
+               voices: tuple[str, ...] | None = None, cache_dir: Path | None = None
+               ) -> np.ndarray:
     """``n`` samples of unit-power noise of ``kind`` for the call's ``seed``.
+
+    ``talkers`` and ``voices`` shape ``babble`` (its talker tracks are cached in
+    ``cache_dir``); ``path`` is the recording of ``file``.
 
     Raises:
         ValueError: unknown kind, or ``file`` without a path.
+        EngineUnavailable: a babble voice's engine is not installed.
     """
     rng = noise_rng(seed)
     if kind == "white":
         return white_noise(n, rng)
     if kind == "pink":
         return pink_noise(n, rng)
+    if kind == "street":
+        return street_noise(n, sample_rate_hz, rng)
+    if kind == "babble":
+        from rig.profiles import DEFAULT_BABBLE_VOICES
+        from rig.synth.babble import babble_noise
+
+        return babble_noise(n, sample_rate_hz, rng, talkers, voices or DEFAULT_BABBLE_VOICES,
+                            cache_dir)
     if kind == "file":
         if path is None:
             raise ValueError("file noise needs a path")
         return file_noise(path, n, sample_rate_hz, rng)
-    raise ValueError(f"unknown noise kind {kind!r}; use white, pink or file")
+    raise ValueError(f"unknown noise kind {kind!r}; use white, pink, babble, street or file")
 
 
 def measure_snr_db(speech: np.ndarray, noise: np.ndarray, sample_rate_hz: int) -> float:
@@ -143,7 +212,8 @@ def mix_at_snr(speech: Audio, noise: np.ndarray, snr_db: float) -> tuple[Audio, 
 
 
 def add_noise(speech: Audio, noise: Noise, seed: int,
-              resolve_path: Callable[[str], Path] | None = None) -> tuple[Audio, float | None]:
+              resolve_path: Callable[[str], Path] | None = None, *,
+              cache_dir: Path | None = None) -> tuple[Audio, float | None]:
     """Apply a profile's ``noise`` to a clean render, over the whole clip (pauses and tail too).
 
     Returns:
@@ -157,5 +227,6 @@ def add_noise(speech: Audio, noise: Noise, seed: int,
     if noise.snr_db is None or (noise.kind == "file" and not noise.path):
         raise ValueError(f"noise {noise.kind!r} needs snr_db (and a path for 'file')")
     path = (resolve_path or Path)(noise.path) if noise.kind == "file" and noise.path else None
-    n = make_noise(noise.kind, len(speech.samples), speech.sample_rate_hz, seed, path)
+    n = make_noise(noise.kind, len(speech.samples), speech.sample_rate_hz, seed, path,
+                   talkers=noise.talkers, voices=noise.voices, cache_dir=cache_dir)
     return mix_at_snr(speech, n, noise.snr_db)

@@ -17,10 +17,14 @@ profile's pauses and fillers, deterministically given the seed:
    before a distinct word drawn with the seed (before the first word is allowed: "Um, I led
    ..."; a word that already follows a scripted filler is skipped), the filler word drawn from
    ``filler_words``. The script's own ``[um]`` marks are kept as written and are not counted.
-4. Words are grouped into chunks: a chunk ends at a sentence end, a pause or a filler; each
-   filler is its own chunk. Between two chunks with no pause, the renderer inserts a short
-   natural gap: ``sentence_gap_s`` after a sentence end, ``phrase_gap_s`` otherwise (both well
-   below an endpointing timer of several hundred ms).
+4. Word repetitions: ``round(repetitions_per_100_words * words / 100)`` distinct words, drawn
+   with the seed (stream 4), are said twice: first alone, without their punctuation, as a cut
+   phrase ("the, the team"), then as written. The first saying is a disfluency token, like a
+   filler: not in the clean reference, in the verbatim one.
+5. Words are grouped into chunks: a chunk ends at a sentence end, a pause, a filler or a
+   repetition; each filler and each repetition is its own chunk. Between two chunks with no
+   pause, the renderer inserts a short natural gap: ``sentence_gap_s`` after a sentence end,
+   ``phrase_gap_s`` otherwise (both well below an endpointing timer of several hundred ms).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -43,6 +48,10 @@ _SENT_END = re.compile(r"[.!?]['\")\]”’]*$")
 _TITLES = {"mr.", "mrs.", "ms.", "dr.", "prof.", "st.", "jr.", "sr.", "vs.", "etc.", "e.g.",
            "i.e.", "inc.", "no.", "approx."}
 _FILLER_STREAM = 1  # the seed sequence's second word: keeps fillers apart from noise draws
+_REPETITION_STREAM = 4
+_PUNCT = "\"'()[]{}.,;:!?“”‘’…-"
+
+ChunkKind = Literal["words", "filler", "repetition"]
 
 
 @dataclass(frozen=True)
@@ -52,14 +61,17 @@ class Chunk:
     Attributes:
         text: what the engine is asked to say.
         words: the reference words of the chunk in order (one word for a filler).
-        is_filler: the chunk is a filler.
+        is_filler: the chunk is a disfluency token (a filler or the first saying of a
+            repeated word): not part of the clean reference.
         ends_sentence: the chunk ends a sentence (selects the gap that follows it).
+        kind: ``words`` (script words), ``filler`` or ``repetition``.
     """
 
     text: str
     words: tuple[str, ...]
     is_filler: bool = False
     ends_sentence: bool = False
+    kind: ChunkKind = "words"
 
 
 @dataclass(frozen=True)
@@ -129,8 +141,8 @@ def make_plan(script: str, pauses: Pauses, disfluency: Disfluency, seed: int) ->
     Args:
         script: the answer script with its marks (``[pause 1.2s]``, ``[um]``).
         pauses: the profile's extra pauses.
-        disfluency: the profile's filler rate and words.
-        seed: non-negative; draws filler places and words.
+        disfluency: the profile's filler rate and words, and its repetition rate.
+        seed: non-negative; draws filler places and words, and the repeated words.
 
     Returns:
         Chunks and silences in order; no two chunks are adjacent without the renderer's gap.
@@ -176,10 +188,20 @@ def make_plan(script: str, pauses: Pauses, disfluency: Disfluency, seed: int) ->
         before = {int(s): disfluency.filler_words[int(p)] for s, p in zip(slots, picks,
                                                                          strict=True)}
 
+    n_rep = filler_count(len(words), disfluency.repetitions_per_100_words)
+    repeated: set[int] = set()
+    if n_rep:
+        rng = np.random.default_rng([seed, _REPETITION_STREAM])
+        candidates = [k for k in range(len(words)) if words[k].text.strip(_PUNCT)]
+        repeated = {int(k) for k in rng.choice(candidates, size=min(n_rep, len(candidates)),
+                                                replace=False)}
+
     expanded: list[tuple] = []
     for tok in tokens:
         if tok[0] == "w" and tok[1] in before:
             expanded.append(("filler", before[tok[1]]))
+        if tok[0] == "w" and tok[1] in repeated:
+            expanded.append(("repeat", words[tok[1]].text.strip(_PUNCT)))
         expanded.append(tok)
         if tok[0] == "w":
             expanded.extend(("pause", pauses.pause_s, "profile") for b in after if b == tok[1])
@@ -203,6 +225,7 @@ def make_plan(script: str, pauses: Pauses, disfluency: Disfluency, seed: int) ->
             steps.append(Silence(float(tok[1]), tok[2]))
         else:
             flush()
-            steps.append(Chunk(tok[1], (tok[1],), is_filler=True))
+            steps.append(Chunk(tok[1], (tok[1],), is_filler=True,
+                               kind="filler" if tok[0] == "filler" else "repetition"))
     flush()
     return steps

@@ -11,13 +11,18 @@ Order of operations (every step deterministic given the seed):
    Chunks are joined with a short natural gap (``SENTENCE_GAP_S`` after a sentence,
    ``PHRASE_GAP_S`` inside one) unless a pause stands between them, in which case the pause
    alone is the silence.
+   A ``pace.wpm`` target is met on the output (:mod:`rig.synth.pace`): the words per minute
+   of the render are measured and the engine's rate adjusted (then, when the rate alone
+   cannot get there, the chunks time-stretched) until within 3% of the target; every try is
+   a cached render of its own.
 3. ``response_delay_s`` of silence goes before, ``trailing_silence_s`` after.
 4. The whole render is scaled to an active speech level of ``TARGET_LEVEL_DB`` dBFS (peaks
    kept at or below ``PEAK_LIMIT``), so engines and recordings reach the line at one level.
 5. That speech render is cached on disk as ``<render_key>.wav`` (float32, bit-exact) plus
    ``<render_key>.json`` (word timings), written atomically. Recorded speech is not cached
    (reading the recording costs what reading the cache would).
-6. Noise is mixed over the whole clip at the profile's SNR (:mod:`rig.synth.noise`).
+6. Noise is mixed over the whole clip at the profile's SNR (:mod:`rig.synth.noise`; babble
+   talker tracks are cached beside the renders, in ``babble/``).
 
 Word timings: a chunk's boundaries are exact (it is synthesized alone and trimmed), so every
 word's chunk is known to the sample. Inside a chunk the trimmed speech span is shared among its
@@ -34,6 +39,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -51,6 +57,13 @@ from rig.synth.base import (
     trim,
 )
 from rig.synth.noise import add_noise
+from rig.synth.pace import (
+    DEFAULT_RATE_RANGE,
+    fit_wpm,
+    inner_pauses_s,
+    measure_wpm,
+    time_stretch,
+)
 from rig.synth.plan import PHRASE_GAP_S, SENTENCE_GAP_S, Chunk, Silence, Step, make_plan
 
 #: Bump when the rendering code changes what it produces (invalidates the cache).
@@ -92,7 +105,10 @@ def get_engine(engine: str, voice_id: str) -> Engine:
     if engine == "espeak-ng":
         from rig.synth.espeak import EspeakEngine
         return EspeakEngine(voice_id)
-    raise ValueError(f"no synthesis engine {engine!r}; use hibari, piper or espeak-ng")
+    if engine == "mbrola":
+        from rig.synth.espeak import MbrolaEngine
+        return MbrolaEngine(voice_id)
+    raise ValueError(f"no synthesis engine {engine!r}; use hibari, piper, espeak-ng or mbrola")
 
 
 def _sha256(payload: dict) -> str:
@@ -103,18 +119,21 @@ def _sha256(payload: dict) -> str:
 def _step_json(step: Step) -> list:
     if isinstance(step, Silence):
         return ["silence", step.duration_s]
-    return ["chunk", step.text, step.is_filler, step.ends_sentence]
+    out = ["chunk", step.text, step.is_filler, step.ends_sentence]
+    return [*out, "repetition"] if step.kind == "repetition" else out
 
 
 def render_key(plan: list[Step], engine: Engine, rate: float, response_delay_s: float,
-               trailing_silence_s: float, sample_rate_hz: int) -> str:
+               trailing_silence_s: float, sample_rate_hz: int, stretch: float = 1.0) -> str:
     """sha256 of everything that shapes a synthesized render.
 
     The plan stands for the script, the extra pauses and the fillers with their seed: two
     inputs with the same plan render the same audio, and a seed that places no filler does
-    not change the key.
+    not change the key. A time-stretch enters the key only when it is not 1.0 (renders made
+    before time-stretching existed keep their keys).
     """
-    return _sha256({
+    extra = {"stretch": float(stretch), "stretch_version": "wsola-1"} if stretch != 1.0 else {}
+    return _sha256({**extra,
         "synth_version": SYNTH_VERSION, "engine": engine.name, "engine_version": engine.version,
         "voice_id": engine.voice_id, "rate": float(rate), "plan": [_step_json(s) for s in plan],
         "sentence_gap_s": SENTENCE_GAP_S, "phrase_gap_s": PHRASE_GAP_S,
@@ -125,12 +144,15 @@ def render_key(plan: list[Step], engine: Engine, rate: float, response_delay_s: 
     })
 
 
+_WORD_KIND = {"words": "word", "filler": "filler", "repetition": "repetition"}
+
+
 def _share_by_chars(words: tuple[str, ...], start: int, end: int, sr: int,
-                    is_filler: bool) -> list[WordTiming]:
+                    is_filler: bool, kind: str = "words") -> list[WordTiming]:
     lengths = np.array([max(1, len(w)) for w in words], np.float64)
     edges = start + (end - start) * np.concatenate([[0.0], np.cumsum(lengths)]) / lengths.sum()
-    return [WordTiming(w, float(edges[i]) / sr, float(edges[i + 1]) / sr, is_filler)
-            for i, w in enumerate(words)]
+    return [WordTiming(w, float(edges[i]) / sr, float(edges[i + 1]) / sr, is_filler,
+                       _WORD_KIND[kind]) for i, w in enumerate(words)]
 
 
 def _level(samples: np.ndarray, sample_rate_hz: int) -> np.ndarray:
@@ -144,12 +166,15 @@ def _level(samples: np.ndarray, sample_rate_hz: int) -> np.ndarray:
 
 
 def _speak(plan: list[Step], engine: Engine, rate: float, response_delay_s: float,
-           trailing_silence_s: float, sr: int) -> tuple[Audio, list[WordTiming]]:
+           trailing_silence_s: float, sr: int, stretch: float = 1.0
+           ) -> tuple[Audio, list[WordTiming]]:
     texts = list(dict.fromkeys(s.text for s in plan if isinstance(s, Chunk)))
     batch = getattr(engine, "synthesize_all", None)
     spoken = batch(texts, rate) if batch else [engine.synthesize(t, rate) for t in texts]
     audio_of = {t: cap_silences(trim(a.resample(sr)).samples, sr, MAX_CHUNK_SILENCE_S)
                 for t, a in zip(texts, spoken, strict=True)}
+    if stretch != 1.0:
+        audio_of = {t: time_stretch(a, sr, stretch) for t, a in audio_of.items()}
 
     parts = [np.zeros(round(response_delay_s * sr), np.float32)]
     pos = len(parts[0])
@@ -165,7 +190,8 @@ def _speak(plan: list[Step], engine: Engine, rate: float, response_delay_s: floa
                 parts.append(gap)
                 pos += len(gap)
             part, prev = audio_of[step.text], step
-            words += _share_by_chars(step.words, pos, pos + len(part), sr, step.is_filler)
+            words += _share_by_chars(step.words, pos, pos + len(part), sr, step.is_filler,
+                                     step.kind)
         parts.append(part)
         pos += len(part)
     parts.append(np.zeros(round(trailing_silence_s * sr), np.float32))
@@ -222,7 +248,7 @@ def _cache_load(cache_dir: Path, key: str) -> tuple[Audio, list[WordTiming]] | N
         data, sr = sf.read(str(wav), dtype="float32", always_2d=False)
         if info.get("key") != key or data.ndim != 1:
             return None
-        words = [WordTiming(w, s, e, f) for w, s, e, f in info["words"]]
+        words = [WordTiming(*w) for w in info["words"]]  # [word, start, end, filler(, kind)]
         return Audio(np.ascontiguousarray(data, np.float32), int(sr)), words
     except (OSError, ValueError, KeyError, TypeError, RuntimeError):
         return None  # a damaged entry is rendered again and overwritten
@@ -247,8 +273,45 @@ def _cache_store(cache_dir: Path, key: str, audio: Audio, words: list[WordTiming
                                           subtype="FLOAT", format="WAV"))
     info = {"key": key, "synth_version": SYNTH_VERSION, "engine": engine.name,
             "engine_version": engine.version, "voice_id": engine.voice_id,
-            "words": [[w.word, w.start_s, w.end_s, w.is_filler] for w in words]}
+            "words": [[w.word, w.start_s, w.end_s, w.is_filler, w.kind] for w in words]}
     _atomic_write(meta, lambda p: p.write_text(json.dumps(info), encoding="utf-8"))
+
+
+def _speak_cached(plan: list[Step], eng: Engine, rate: float, profile: Profile,
+                  trailing_silence_s: float, sr: int, folder: Path, use_cache: bool,
+                  stretch: float = 1.0) -> tuple[Audio, list[WordTiming], str]:
+    key = render_key(plan, eng, rate, profile.response_delay_s, trailing_silence_s, sr,
+                     stretch)
+    cached = _cache_load(folder, key) if use_cache else None
+    if cached is not None:
+        return cached[0], cached[1], key
+    audio, words = _speak(plan, eng, rate, profile.response_delay_s, trailing_silence_s, sr,
+                          stretch)
+    if use_cache:
+        _cache_store(folder, key, audio, words, eng)
+    return audio, words, key
+
+
+def _speak_at_wpm(plan: list[Step], eng: Engine, profile: Profile, trailing_silence_s: float,
+                  sr: int, folder: Path, use_cache: bool
+                  ) -> tuple[Audio, list[WordTiming], str, float, float]:
+    """Render at the rate (and, failing that, the time-stretch) whose measured words per
+    minute meets ``profile.pace.wpm`` (:func:`rig.synth.pace.fit_wpm`); every try is cached.
+
+    Raises:
+        PaceError: the best render is more than 10% off the target.
+    """
+    pauses_s = inner_pauses_s(plan)
+
+    def attempt(rate: float, stretch: float):
+        audio, words, key = _speak_cached(plan, eng, rate, profile, trailing_silence_s, sr,
+                                          folder, use_cache, stretch)
+        return (audio, words, key), measure_wpm(words, pauses_s)
+
+    (audio, words, key), rate, stretch, _ = fit_wpm(
+        attempt, float(profile.pace.wpm), getattr(eng, "rate_range", DEFAULT_RATE_RANGE),
+        f"{eng.name}:{eng.voice_id}")
+    return audio, words, key, rate, stretch
 
 
 def render_speech(script: str, profile: Profile, seed: int, *, answer_id: str = "",
@@ -260,29 +323,30 @@ def render_speech(script: str, profile: Profile, seed: int, *, answer_id: str = 
     :func:`render_answer`; ``use_cache=False`` neither reads nor writes the cache."""
     if seed < 0:
         raise ValueError(f"seed must be non-negative, got {seed}")
+    pauses_s, rate, stretch, version = 0.0, None, 1.0, ""
     if profile.voice.engine == "recorded" and engine is None:
         audio, words, key = _render_recorded(script, profile, answer_id, resolve_path,
                                              trailing_silence_s, sample_rate_hz)
-        name, voice_id = "recorded", profile.voice.voice_id
+        name, voice_id, version = "recorded", profile.voice.voice_id, "recording"
     else:
         eng = engine or get_engine(profile.voice.engine, profile.voice.voice_id)
         plan = make_plan(script, profile.pauses, profile.disfluency, seed)
-        key = render_key(plan, eng, profile.pace.rate, profile.response_delay_s,
-                         trailing_silence_s, sample_rate_hz)
+        pauses_s = inner_pauses_s(plan)
         folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        cached = _cache_load(folder, key) if use_cache else None
-        if cached is not None:
-            audio, words = cached
+        if profile.pace.wpm is not None:
+            audio, words, key, rate, stretch = _speak_at_wpm(
+                plan, eng, profile, trailing_silence_s, sample_rate_hz, folder, use_cache)
         else:
-            audio, words = _speak(plan, eng, profile.pace.rate, profile.response_delay_s,
-                                  trailing_silence_s, sample_rate_hz)
-            if use_cache:
-                _cache_store(folder, key, audio, words, eng)
-        name, voice_id = eng.name, eng.voice_id
+            rate = float(profile.pace.rate)
+            audio, words, key = _speak_cached(plan, eng, rate, profile, trailing_silence_s,
+                                              sample_rate_hz, folder, use_cache)
+        name, voice_id, version = eng.name, eng.voice_id, eng.version
     spoken = [w for w in words if w.end_s > w.start_s] or words
     return RenderedAnswer(audio=audio, words=tuple(words), speech_start_s=spoken[0].start_s,
                           speech_end_s=spoken[-1].end_s, snr_db_measured=None, engine=name,
-                          voice_id=voice_id, render_key=key)
+                          voice_id=voice_id, render_key=key, engine_version=version,
+                          rate=rate, stretch=stretch, wpm_measured=measure_wpm(words, pauses_s),
+                          pauses_total_s=pauses_s)
 
 
 def render_answer(script: str, profile: Profile, seed: int, *, answer_id: str = "",
@@ -295,7 +359,8 @@ def render_answer(script: str, profile: Profile, seed: int, *, answer_id: str = 
         script: the answer script, with ``[pause 1.2s]`` and ``[um]`` marks.
         profile: voice, pace, pauses, response delay, fillers and noise to apply (the channel is
             applied later, by :mod:`rig.channel`).
-        seed: the call's repeat seed (>= 0): places the profile's fillers and draws the noise.
+        seed: the call's repeat seed (>= 0): places the profile's fillers and repetitions and
+            draws the noise.
         answer_id: finds the recording of a ``recorded`` voice (``<voice_id>/<answer_id>.wav``).
         resolve_path: turns a path named in the profile (noise file, recording folder) into a
             file path, usually ``ProfileSet.resolve_path`` bound to the profile; default: as
@@ -312,14 +377,12 @@ def render_answer(script: str, profile: Profile, seed: int, *, answer_id: str = 
     Raises:
         ValueError: a bad script mark, pauses that cannot be placed, a silent render, or
             pace/pauses/fillers asked of a recorded voice.
-        EngineUnavailable: the profile's engine or voice is not installed.
+        PaceError: (a ValueError) a ``wpm`` target more than 10% out of the engine's reach.
+        EngineUnavailable: the profile's engine or voice (or a babble voice) is not installed.
         FileNotFoundError: a missing recording or noise file (named).
     """
     speech = render_speech(script, profile, seed, answer_id=answer_id, resolve_path=resolve_path,
                            cache_dir=cache_dir, trailing_silence_s=trailing_silence_s,
                            sample_rate_hz=sample_rate_hz, engine=engine)
-    audio, snr = add_noise(speech.audio, profile.noise, seed, resolve_path)
-    return RenderedAnswer(audio=audio, words=speech.words, speech_start_s=speech.speech_start_s,
-                          speech_end_s=speech.speech_end_s, snr_db_measured=snr,
-                          engine=speech.engine, voice_id=speech.voice_id,
-                          render_key=speech.render_key)
+    audio, snr = add_noise(speech.audio, profile.noise, seed, resolve_path, cache_dir=cache_dir)
+    return replace(speech, audio=audio, snr_db_measured=snr, noise_kind=profile.noise.kind)

@@ -1,13 +1,4 @@
-"""The simulated phone line: resampling to the line rate, G.711 companding, 20 ms framing.
-
-Two stages live here:
-
-* :func:`apply_caller_channel` - what the caller's side adds before the interviewer's line
-  (profile ``channel``; ``clean`` adds nothing). New channel kinds (loss, jitter, AMR-NB,
-  Opus, gain and clipping) register in ``_CALLER_CHANNELS``; each is a pure function of the
-  audio and a seed.
-* :func:`telephony_path` - the interviewer's PSTN line: anti-aliased resampling to the line
-  rate (soxr), G.711 encode and decode, audio back at the line rate.
+"""G.711 companding (ITU-T G.711), numpy, bit-exact with CPython's ``audioop``.
 
 G.711 follows ITU-T Recommendation G.711 (11/88), "Pulse code modulation (PCM) of voice
 frequencies", in the bit-exact form of the Sun Microsystems public-domain reference
@@ -26,7 +17,6 @@ from typing import Literal
 import numpy as np
 
 from rig.audio import Audio, float_to_pcm16, pcm16_to_float
-from rig.profiles import Channel
 
 Codec = Literal["mulaw", "alaw", "none"]
 CODECS: tuple[str, ...] = ("mulaw", "alaw", "none")
@@ -190,87 +180,3 @@ def decode(codes: np.ndarray | bytes, codec: Literal["mulaw", "alaw"] = "mulaw",
     if codec not in _DECODE:
         raise ValueError(f"decode: codec must be 'mulaw' or 'alaw', got {codec!r}")
     return Audio(pcm16_to_float(_DECODE[codec](codes)), sample_rate_hz)
-
-
-def telephony_path(audio: Audio, sample_rate_hz: int = LINE_RATE_HZ,
-                   codec: Codec = "mulaw") -> Audio:
-    """The interviewer's phone line: resample to the line rate, G.711 encode and decode.
-
-    Resampling is soxr 'HQ' (anti-aliased: content above the line's Nyquist frequency is
-    removed, not folded into the band). The output length is the input duration times the line
-    rate, rounded (a duration survives to within one sample of the line rate).
-
-    Args:
-        audio: float32 mono at any rate.
-        sample_rate_hz: the line rate (8000 for G.711 narrowband).
-        codec: ``mulaw`` (North America, Japan), ``alaw`` (elsewhere) or ``none`` (linear:
-            resampling only, no companding and no clipping).
-
-    Returns:
-        Audio at ``sample_rate_hz``, float32, shape ``(m,)``; the ASR stage resamples it to its
-        own rate with :meth:`Audio.resample`.
-
-    Raises:
-        ValueError: unknown codec.
-    """
-    _check_codec(codec)
-    line = audio.resample(sample_rate_hz)
-    if codec == "none":
-        return line
-    return decode(encode(line, codec), codec, sample_rate_hz)
-
-
-def frames(codes: np.ndarray | bytes, frame_ms: int = FRAME_MS,
-           sample_rate_hz: int = LINE_RATE_HZ, codec: Literal["mulaw", "alaw"] = "mulaw",
-           pad: bool = True) -> list[bytes]:
-    """Cut a G.711 byte stream into telephony frames (8 kHz, 20 ms: 160 bytes each).
-
-    Args:
-        codes: uint8 codes (one byte per sample) or bytes.
-        frame_ms: frame length in ms (RTP ptime; 20 for Twilio media streams).
-        sample_rate_hz: the line rate.
-        codec: which silence code pads the last frame (0xFF mu-law, 0xD5 A-law).
-        pad: pad a short last frame with silence; when False, a short last frame is dropped.
-
-    Returns:
-        A list of ``bytes``, each exactly ``sample_rate_hz * frame_ms / 1000`` long.
-
-    Raises:
-        ValueError: the frame length is not a whole number of samples.
-    """
-    per_frame = sample_rate_hz * frame_ms / 1000
-    if per_frame != int(per_frame) or per_frame <= 0:
-        raise ValueError(f"{frame_ms} ms at {sample_rate_hz} Hz is not a whole number of samples")
-    n = int(per_frame)
-    data = _as_codes(codes).reshape(-1)
-    rest = len(data) % n
-    if rest:
-        data = (np.concatenate([data, np.full(n - rest, SILENCE_CODE[codec], np.uint8)])
-                if pad else data[: len(data) - rest])
-    return [data[i:i + n].tobytes() for i in range(0, len(data), n)]
-
-
-# --- caller-side channel --------------------------------------------------------------------
-
-def _clean(audio: Audio, channel: Channel, seed: int) -> Audio:
-    return audio
-
-
-#: Channel kind -> function(audio, channel, seed) -> audio. Each must be pure given the seed.
-_CALLER_CHANNELS: dict[str, Callable[[Audio, Channel, int], Audio]] = {"clean": _clean}
-
-
-def apply_caller_channel(audio: Audio, channel: Channel, seed: int) -> Audio:
-    """Apply the profile's caller-side channel (before the interviewer's telephony path).
-
-    ``clean`` returns ``audio`` unchanged. Every kind is a pure function of the audio, the
-    channel settings and ``seed`` (the call's repeat seed).
-
-    Raises:
-        ValueError: a channel kind with no implementation.
-    """
-    fn = _CALLER_CHANNELS.get(channel.kind)
-    if fn is None:
-        raise ValueError(f"channel kind {channel.kind!r} is not implemented; have "
-                         f"{sorted(_CALLER_CHANNELS)}")
-    return fn(audio, channel, seed)
