@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from rig.errors import RigError
 from rig.paths import DEFAULTS
@@ -28,24 +29,27 @@ console = Console(stderr=True)
 
 
 def _fail(exc: Exception) -> None:
-    console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+    console.print(Text("error: ", style="red") + Text(str(msg)), highlight=False)
     raise typer.Exit(2)
 
 
 def _print_summary(summary: dict, out: Path) -> None:
     t = Table(title=f"{summary['campaign_id']} ({summary['pipeline_version']})")
-    for col in ("profile", "pairs", "mean delta", "95% CI", "flip rate", "WER", "truncation"):
-        t.add_column(col, justify="right" if col != "profile" else "left")
+    for col in ("profile", "pairs", "mean delta", "95% CI (bootstrap)", "95% CI (t)",
+                "flip rate", "WER", "truncation"):
+        t.add_column(col, justify="right" if col != "profile" else "left", no_wrap=True)
 
     def f(v, d=2):
         return "n/a" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
 
     for pid, d in summary["profiles"].items():
-        ci = d.get("ci95")
+        ci, tci = d.get("ci95"), d.get("t_ci95")
         t.add_row(pid, f(d.get("n_pairs")), f(d.get("mean_delta")),
-                  f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a", f(d.get("flip_rate"), 3),
+                  f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a",
+                  f"[{f(tci[0])}, {f(tci[1])}]" if tci else "n/a", f(d.get("flip_rate"), 3),
                   f(d.get("wer_mean"), 3), f(d.get("truncation_rate"), 3))
-    Console().print(t)
+    Console(width=max(Console().width, 140)).print(t)
     Console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
@@ -57,7 +61,12 @@ def _run(spec, progress: bool) -> None:
     except RigError as exc:
         _fail(exc)
     console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
-                  f"{res.seconds:.0f} s")
+                  f"{res.seconds:.0f} s", markup=False)
+    failed = [r for r in res.rows if r.get("status") != "ok"]
+    if failed:
+        console.print(Text(f"warning: {len(failed)} of {len(res.rows)} calls failed (rerun the "
+                           f"command to retry them); first error: {failed[0].get('error')}",
+                           style="yellow"))
     _print_summary(res.summary, res.out_dir)
 
 
@@ -67,7 +76,7 @@ def demo(
     repeats: Annotated[int, typer.Option(min=1, help="repeats per call")] = 1,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
 ) -> None:
-    """Run the demo campaign on the embedded defaults (offline, a few minutes on 2 cores)."""
+    """Run the demo campaign on the embedded defaults (offline; 35 calls, 5-10 min on 2 cores)."""
     from rig.campaign.runner import CampaignSpec
 
     d = DEFAULTS

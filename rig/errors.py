@@ -24,7 +24,11 @@ class ConfigError(RigError):
     def __init__(self, path: object, field: str, problem: str, value: object = None,
                  has_value: bool = False) -> None:
         self.path, self.field, self.problem, self.value = str(path), field, problem, value
-        got = f" (got {value!r})" if has_value or value is not None else ""
+        shown = repr(value)
+        if len(shown) > 160:
+            shown = shown[:150] + " ...(cut)"
+        got = f" (got {shown})" if (has_value or value is not None) and not isinstance(
+            value, dict) else ""
         loc = f"{field}: " if field else ""
         super().__init__(f"{self.path}: {loc}{problem}{got}")
 

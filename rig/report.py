@@ -67,6 +67,7 @@ def _delta_plot_svg(profiles: dict[str, dict], baseline: str) -> str:
 
 _COLUMNS = [
     ("n_pairs", "pairs", 0), ("mean_delta", "mean delta", 2), ("ci95", "95% CI (bootstrap)", 2),
+    ("t_ci95", "95% CI (t)", 2),
     ("flip_rate", "flip rate", 3), ("tier_inversion_rate", "tier inversion", 3),
     ("wer_mean", "WER", 3), ("wer_spoken_mean", "WER (spoken part)", 3),
     ("truncation_rate", "truncation rate", 3), ("words_lost_share_mean", "words lost", 3),

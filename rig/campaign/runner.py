@@ -75,13 +75,13 @@ def _select(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet
     if spec.question_ids:
         unknown = set(spec.question_ids) - {q.question_id for q in bank.questions}
         if unknown:
-            raise ConfigError(bank.path, "--questions", "unknown question id(s)",
+            raise ConfigError(bank.path, "--question", "unknown question id(s)",
                               sorted(unknown))
         pairs = [(q, a) for q, a in pairs if q.question_id in spec.question_ids]
     if spec.answer_ids:
         unknown = set(spec.answer_ids) - {a.answer_id for _, a in bank.answers()}
         if unknown:
-            raise ConfigError(bank.path, "--answers-only", "unknown answer id(s)",
+            raise ConfigError(bank.path, "--answer-id", "unknown answer id(s)",
                               sorted(unknown))
         pairs = [(q, a) for q, a in pairs if a.answer_id in spec.answer_ids]
     profs = list(profiles.profiles)
@@ -166,7 +166,14 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     out = spec.out_dir
     out.mkdir(parents=True, exist_ok=True)
     plan = plan_calls(spec, bank, profiles, version)
-    stages = stages or Stages(scorer=default_scorer(pipeline))
+    if stages is None:
+        # fail fast, naming the package, rather than record every call as failed
+        from rig.models import ensure_model
+
+        ensure_model(pipeline.asr.model)
+        if pipeline.scorer.backend == "llamacpp":
+            ensure_model(pipeline.scorer.model)
+        stages = Stages(scorer=default_scorer(pipeline))
     log = CallLog(out / "calls.jsonl")
     oracle = OracleCache(out / "oracle.jsonl", stages.scorer, version)
     (out / "campaign.json").write_text(json.dumps({
