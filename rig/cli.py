@@ -19,6 +19,7 @@ from rig.errors import RigError
 from rig.paths import DEFAULTS
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_show_locals=False,
                   help="rig: a voice-channel test rig for AI phone interviewers.")
 campaign_app = typer.Typer(no_args_is_help=True, help="Matched-pair campaigns.")
 profiles_app = typer.Typer(no_args_is_help=True, help="Caller profiles (audio conditions).")
@@ -300,6 +301,15 @@ def _mount_stats() -> None:
 
 
 _mount_stats()
+
+
+def _mount_probe() -> None:
+    from rig.cli_probe import probe_app
+
+    app.add_typer(probe_app, name="probe")
+
+
+_mount_probe()
 
 
 def main() -> None:  # pragma: no cover

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rig.config import content_hash, load_model
 
@@ -48,11 +48,31 @@ class AsrSettings(_Frozen):
 
 
 class ScorerSettings(_Frozen):
-    backend: Literal["llamacpp"] = "llamacpp"
-    model: Literal["qwen2.5-coder-1.5b-instruct-q4_k_m"] = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    """``llamacpp``: the embedded GGUF (``model`` is a verified name from :mod:`rig.models`).
+    ``openai``: any OpenAI-compatible endpoint at ``base_url`` serving ``model``; the API key
+    is read from the environment variable named by ``api_key_env`` (the key itself is never
+    written in a configuration). The openai fields are left out of ``pipeline_version`` when
+    unset, so existing pipelines keep their version."""
+    backend: Literal["llamacpp", "openai"] = "llamacpp"
+    model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(160, ge=32, le=1024)
     reason: bool = Field(False, description="ask for a one-sentence reason with the points")
+    base_url: str | None = Field(None, description="openai: e.g. http://127.0.0.1:8080/v1")
+    api_key_env: str | None = Field(None, description="openai: NAME of the key's env variable")
+    timeout_s: float | None = Field(None, gt=0, le=3600, description="openai: per request")
+
+    @model_validator(mode="after")
+    def _backend_fields(self) -> ScorerSettings:
+        if self.backend == "llamacpp":
+            from rig.models import MODELS
+
+            ggufs = sorted(n for n, m in MODELS.items() if m.kind == "gguf")
+            if self.model not in ggufs:
+                raise ValueError(f"the llamacpp backend runs a verified GGUF: one of {ggufs}")
+        elif not self.base_url:
+            raise ValueError("the openai backend needs base_url")
+        return self
 
 
 class PipelineConfig(_Frozen):
@@ -78,7 +98,7 @@ def pipeline_version(config: PipelineConfig, rubric_hashes: dict[str, str]) -> s
     from rig.scorer import prompt
 
     return f"{config.name}-" + content_hash({
-        "config": config.model_dump(exclude={"description"}),
+        "config": config.model_dump(exclude={"description"}, exclude_none=True),
         "prompt_version": prompt.PROMPT_VERSION,
         "prompt_source": inspect.getsource(prompt),
         "rubrics": dict(sorted(rubric_hashes.items())),

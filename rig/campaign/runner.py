@@ -141,6 +141,13 @@ class OracleCache:
 
 
 def default_scorer(pipeline: PipelineConfig) -> Scorer:
+    if pipeline.scorer.backend == "openai":
+        from rig.scorer.openai_compat import OpenAICompatScorer
+
+        s = pipeline.scorer
+        return OpenAICompatScorer(s.base_url or "", s.model, s.api_key_env,
+                                  temperature=s.temperature, max_tokens=s.max_tokens,
+                                  timeout_s=s.timeout_s or 120.0, with_reason=s.reason)
     from rig.scorer.llamacpp import LlamaCppScorer
 
     return LlamaCppScorer(model=pipeline.scorer.model, temperature=pipeline.scorer.temperature,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from rig.answers import Question
-from rig.errors import RigError
+from rig.errors import EngineUnavailable, ModelIntegrityError, ModelMissingError, RigError
 from rig.scorer.prompt import SYSTEM_PROMPT, ParseStatus, grammar, parse_reply, user_prompt
 
 
@@ -111,7 +111,11 @@ class Scorer(ABC):
 
     def complete(self, system: str, user: str, *, grammar: str,
                  parse: Callable[[str], Parsed[V]], seed: int) -> Completion[V]:
-        """Run a caller's own prompt through the backend and parse the reply. Never raises.
+        """Run a caller's own prompt through the backend and parse the reply.
+
+        Raises only when the scorer cannot run at all (a missing model package or engine, a
+        model failing its checksum); every other failure, an endpoint's error included, is a
+        :class:`Completion` with ``parse_status='error'`` and the error text.
 
         Args:
             system, user: the chat messages.
@@ -134,6 +138,8 @@ class Scorer(ABC):
         else:
             try:
                 raw = self._complete(system, user, grammar, seed)
+            except (ModelMissingError, ModelIntegrityError, EngineUnavailable):
+                raise  # setup, not a reply: the caller stops with the install hint
             except Exception as exc:  # a backend failure is recorded, the caller goes on
                 return Completion(None, "error", "", time.perf_counter() - t0,
                                   self.temperature, seed, f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,137 @@
+"""What every probe shares: the scorer it runs on, seeded sessions, and a durable ask log.
+
+* :func:`build_scorer` turns ``--scorer`` (``embedded``, a pipeline YAML, or a scorer YAML
+  with ``backend: openai``) into a :class:`~rig.scorer.base.Scorer`.
+* :func:`sample_sessions` draws the questions of each session: session ``s`` holds the same
+  questions under every condition, so conditions are paired by construction.
+* :class:`AskLog` runs a prompt through :meth:`Scorer.complete` and appends the raw reply to
+  ``asks.jsonl`` (fsync'ed, as the campaign log): a rerun of the same command reuses every
+  reply already there (backend errors are retried), so an interrupted probe resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from rig.campaign.store import CallLog
+from rig.config import load_model, read_yaml
+from rig.errors import ConfigError
+from rig.pipeline import ScorerSettings, load_pipeline
+from rig.scorer.base import Completion, Parsed, Scorer, V
+
+#: The embedded scorer's context for probes: a session's decision prompt holds 10 answers.
+PROBE_N_CTX = 4096
+#: Reply cap for probes: the JSON plus a reasoning of up to 200 characters.
+PROBE_MIN_MAX_TOKENS = 256
+
+
+def scorer_settings(spec: str | Path | None) -> ScorerSettings:
+    """``None`` or ``"embedded"``: the embedded defaults; otherwise a YAML file holding either
+    a whole pipeline (its ``scorer:`` section is used) or scorer settings alone.
+
+    Raises:
+        ConfigError: the file is missing or malformed (names the file and field).
+    """
+    if spec is None or str(spec) == "embedded":
+        return ScorerSettings()
+    path = Path(spec)
+    data = read_yaml(path)
+    if isinstance(data, dict) and "scorer" in data:
+        return load_pipeline(path).scorer
+    return load_model(path, ScorerSettings, data)
+
+
+def build_scorer(spec: str | Path | ScorerSettings | None = None) -> Scorer:
+    """The scorer a probe runs on (see :func:`scorer_settings`). The reasoning asks need
+    longer replies than rubric points, so ``max_tokens`` is at least 256; the embedded model
+    gets a 4096-token context.
+
+    Raises:
+        ConfigError: bad settings, or the openai backend's key variable is unset.
+    """
+    s = spec if isinstance(spec, ScorerSettings) else scorer_settings(spec)
+    max_tokens = max(s.max_tokens, PROBE_MIN_MAX_TOKENS)
+    if s.backend == "openai":
+        from rig.scorer.openai_compat import OpenAICompatScorer
+
+        return OpenAICompatScorer(s.base_url or "", s.model, s.api_key_env,
+                                  temperature=s.temperature, max_tokens=max_tokens,
+                                  timeout_s=s.timeout_s or 120.0)
+    from rig.scorer.llamacpp import LlamaCppScorer
+
+    return LlamaCppScorer(model=s.model, temperature=s.temperature, n_ctx=PROBE_N_CTX,
+                          max_tokens=max_tokens)
+
+
+def describe_scorer(scorer: Scorer) -> dict:
+    """What identifies a scorer in outputs and in the ask log's keys (never an API key)."""
+    describe = getattr(scorer, "describe", None)
+    if callable(describe):
+        return dict(describe())
+    return {"backend": scorer.name, "model": getattr(scorer, "model", None),
+            "temperature": scorer.temperature,
+            "max_tokens": getattr(scorer, "max_tokens", None), "grammar_sent": True}
+
+
+def sample_sessions(item_ids: Sequence[str], n_sessions: int, per_session: int,
+                    seed: int) -> list[tuple[str, ...]]:
+    """``n_sessions`` draws of ``per_session`` distinct items each, in the order asked.
+
+    Items are sorted first, so the draw does not depend on file order; session ``s`` is
+    ``numpy.random.default_rng(seed)``'s ``s``-th ``choice(n, per_session, replace=False)``.
+
+    Raises:
+        ConfigError: ``per_session`` is larger than the number of items, or a count below 1.
+    """
+    ids = sorted(item_ids)
+    if n_sessions < 1 or per_session < 1:
+        raise ConfigError("probe", "sessions", "sessions and questions per session must be "
+                          "at least 1", (n_sessions, per_session))
+    if per_session > len(ids):
+        raise ConfigError("probe", "questions_per_session", f"only {len(ids)} questions in "
+                          "the probe set", per_session)
+    rng = np.random.default_rng(seed)
+    return [tuple(ids[i] for i in rng.choice(len(ids), per_session, replace=False))
+            for _ in range(n_sessions)]
+
+
+class AskLog:
+    """Prompts through a scorer, each raw reply kept in ``path`` (JSON lines).
+
+    The key of a prompt is a hash of the scorer's description, the messages, the grammar and,
+    above temperature 0, the seed. A logged reply is re-parsed on reuse (``cached=True``,
+    ``seconds=0``); a logged backend error is tried again.
+    """
+
+    def __init__(self, path: str | Path, scorer: Scorer) -> None:
+        self.log = CallLog(path)
+        self.scorer = scorer
+        self._who = json.dumps(describe_scorer(scorer), sort_keys=True)
+        self.n_backend_calls = 0
+
+    def key(self, system: str, user: str, grammar: str, seed: int) -> str:
+        seed_part = seed if self.scorer.temperature > 0 else None
+        blob = json.dumps([self._who, system, user, grammar, seed_part])
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+    def ask(self, system: str, user: str, grammar: str, parse: Callable[[str], Parsed[V]],
+            seed: int) -> Completion[V]:
+        key = self.key(system, user, grammar, seed)
+        row = self.log.get(key)
+        if row is not None and row["parse_status"] != "error":
+            parsed = parse(row["raw"])
+            value = parsed.value if parsed.status == "ok" else None
+            return Completion(value, parsed.status, row["raw"], 0.0, row["temperature"], seed,
+                              parsed.detail or None, True)
+        res = self.scorer.complete(system, user, grammar=grammar, parse=parse, seed=seed)
+        if not res.cached:
+            self.n_backend_calls += 1
+            self.log.append({"call_id": key, "raw": res.raw, "parse_status": res.parse_status,
+                             "error": res.error, "seconds": res.seconds,
+                             "temperature": res.temperature, "seed": seed})
+        return res
