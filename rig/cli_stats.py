@@ -270,11 +270,13 @@ def impact_command(
     _rate_table_output(_run(compute), json_out)
 
 
-def _count(text: str, n: float) -> float:
-    text = text.strip()
-    if text.endswith("%"):
-        return float(text[:-1]) / 100.0 * n
-    return float(text)
+def _count(text: str, n: float, name: str) -> float:
+    """A count, or a rate like ``56%`` of ``n``; ValueError naming the argument otherwise."""
+    t = text.strip()
+    try:
+        return float(t[:-1]) / 100.0 * n if t.endswith("%") else float(t)
+    except ValueError:
+        raise ValueError(f"{name}: not a count or a rate like 56% (got {text!r})") from None
 
 
 @stats_app.command("ztest")
@@ -297,7 +299,7 @@ def ztest_command(
     """
 
     def compute() -> ProportionComparison:
-        return compare_proportions(_count(x1, n1), n1, _count(x2, n2), n2,
+        return compare_proportions(_count(x1, n1, "X1"), n1, _count(x2, n2, "X2"), n2,
                                    pooled=not unpooled, threshold=threshold, min_n=min_n)
 
     res = _run(compute)

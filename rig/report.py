@@ -44,19 +44,28 @@ def _delta_plot_svg(profiles: dict[str, dict], baseline: str) -> str:
     if not names:
         return "<p class='note'>No profile besides the baseline: nothing to plot.</p>"
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(names) + 1.2))
+    labels: set[str] = set()
     for i, name in enumerate(names):
         d = profiles[name]
-        m, ci = d.get("mean_delta"), d.get("ci95")
+        m, ci, tci = d.get("mean_delta"), d.get("ci95"), d.get("t_ci95")
         if m is None:
             ax.text(0, i, "  not computable", va="center", fontsize=8, color="#888")
             continue
         if ci:
-            ax.plot(ci, [i, i], color="#1f5fa8", lw=2)
+            ax.plot(ci, [i - 0.12, i - 0.12], color="#1f5fa8", lw=2.5,
+                    label="bootstrap 95% CI" if "bootstrap 95% CI" not in labels else None)
+            labels.add("bootstrap 95% CI")
+        if tci:
+            ax.plot(tci, [i + 0.12, i + 0.12], color="#d9822b", lw=1.2,
+                    label="t 95% CI" if "t 95% CI" not in labels else None)
+            labels.add("t 95% CI")
         ax.plot([m], [i], "o", color="#1f5fa8")
     ax.axvline(0, color="#888", lw=1, ls="--")
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
-    ax.set_xlabel("mean paired score delta vs baseline (points, 95% CI)")
+    if labels:
+        ax.legend(loc="best", fontsize=8, frameon=False)
+    ax.set_xlabel("mean paired score delta vs baseline (points)")
     fig.tight_layout()
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})

@@ -99,7 +99,9 @@ def test_campaign_writes_outputs_and_truncates_long_pauses(tmp_path):
     s = res.summary
     assert set(s["profiles"]) == {"baseline", "long_pauses", "short_pauses"}
     assert s["profiles"]["long_pauses"]["mean_delta"] < 0
-    assert (tmp_path / "c" / "report.html").read_text().count("long_pauses") >= 1
+    html_text = (tmp_path / "c" / "report.html").read_text()
+    assert html_text.count("long_pauses") >= 1
+    assert "bootstrap 95% CI" in html_text and "t 95% CI" in html_text  # both intervals drawn
 
 
 def test_resume_skips_done_calls_and_never_duplicates(tmp_path):

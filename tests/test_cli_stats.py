@@ -90,6 +90,8 @@ def test_ztest_counts_unpooled_and_degenerate() -> None:
     assert data["impact_ratio"] is None and data["ztest"]["z"] is None
     code, _, err = run("stats", "ztest", "60", "50", "1", "60")
     assert code == 2 and "0 <= x <= n" in err
+    code, _, err = run("stats", "ztest", "45", "100", "abc", "100")
+    assert code == 2 and "X2" in err and "'abc'" in err
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])

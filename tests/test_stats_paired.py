@@ -193,6 +193,8 @@ def test_zero_variance_gives_no_interval_and_says_why() -> None:
     assert row.mean_delta == pytest.approx(-5.0) and row.sd_delta == 0.0
     assert row.ci95 is None and row.t_ci95 is None
     assert "zero variance" in row.not_computable["ci95"]
+    assert not any("read t_ci95" in n for n in row.notes)
+    assert any("t_ci95 is not computable" in n for n in row.notes)
     assert "zero variance" in row.not_computable["t_ci95"]
 
 

@@ -243,8 +243,10 @@ def _profile_row(scores: _AnswerScores, nf: NoiseFloor, baseline: str, profile: 
         except NotComputable as exc:
             why["t_ci95"] = exc.reason
         if 0 < n_pairs < SMALL_SAMPLE_PAIRS:
+            beside = ("read t_ci95 beside it" if t_ci95 is not None
+                      else "t_ci95 is not computable either")
             notes.append(f"only {n_pairs} pairs: the percentile bootstrap interval runs narrow "
-                         f"below {SMALL_SAMPLE_PAIRS} pairs; read t_ci95 beside it")
+                         f"below {SMALL_SAMPLE_PAIRS} pairs; {beside}")
 
     flip_rate = flip_ci95 = n_flips = None
     if is_base and n_pairs:
