@@ -90,9 +90,11 @@ def load_pipeline(path: str | Path) -> PipelineConfig:
     return load_model(path, PipelineConfig)
 
 
-def pipeline_version(config: PipelineConfig, rubric_hashes: dict[str, str]) -> str:
-    """``<name>-<hash>``: a hash of the whole configuration, the scorer prompt module (its
-    version and source: prompt text, grammar, parser) and every question's rubric."""
+def pipeline_version(config: PipelineConfig) -> str:
+    """``<name>-<hash>``: a hash of the whole configuration and the scorer prompt module (its
+    version and source: prompt text, grammar, parser). The rubrics are not in it: each call's
+    id carries its own question's rubric hash, so editing one question re-runs only that
+    question's calls (see :func:`rig.campaign.call.call_id`)."""
     import inspect
 
     from rig.scorer import prompt
@@ -101,5 +103,4 @@ def pipeline_version(config: PipelineConfig, rubric_hashes: dict[str, str]) -> s
         "config": config.model_dump(exclude={"description"}, exclude_none=True),
         "prompt_version": prompt.PROMPT_VERSION,
         "prompt_source": inspect.getsource(prompt),
-        "rubrics": dict(sorted(rubric_hashes.items())),
     })

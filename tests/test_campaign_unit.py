@@ -243,3 +243,29 @@ def test_cli_errors_keep_square_brackets(tmp_path):
     res = CliRunner().invoke(app, ["profiles", "check", str(tmp_path)])
     assert res.exit_code == 2
     assert "^[a-z0-9][a-z0-9_.-]*$" in res.output and "x.yaml" in res.output
+
+
+def test_editing_one_rubric_reruns_only_that_questions_calls(tmp_path):
+    import shutil
+
+    bank = tmp_path / "bank"
+    shutil.copytree(ROOT / "answer_bank" / "core", bank)
+    s = spec(tmp_path, answers_path=bank, profile_ids=("short_pauses",), repeats=1)
+    first = pd.read_parquet(run_campaign(s, stages=make_stages(), progress=False).out_dir
+                            / "calls.parquet")
+    q2 = bank / "q02_upset_customer.yaml"
+    q2.write_text(q2.read_text().replace("rubric_version: 1", "rubric_version: 2"))
+    second = pd.read_parquet(run_campaign(s, stages=make_stages(), progress=False).out_dir
+                             / "calls.parquet")
+    assert len(first) == len(second) and second["call_id"].is_unique
+    ids1 = first.set_index("call_id")["question_id"]
+    kept = second["call_id"].isin(ids1.index)
+    assert set(second.loc[kept, "question_id"]) == {"q01_conflict"}
+    assert set(second.loc[~kept, "question_id"]) == {"q02_upset_customer"}
+    assert first["pipeline_version"].nunique() == 1
+    assert (second["pipeline_version"] == first["pipeline_version"].iloc[0]).all()
+    oracle = [json.loads(line) for line in (s.out_dir / "oracle.jsonl").read_text().splitlines()]
+    regraded = {r["answer_id"] for r in oracle}
+    n_q2 = first.loc[first["question_id"] == "q02_upset_customer", "answer_id"].nunique()
+    assert len(oracle) == first["answer_id"].nunique() + n_q2  # only q02 graded again
+    assert regraded == set(first["answer_id"])

@@ -130,13 +130,12 @@ def test_shipped_profiles_and_pipelines_load():
 
 def test_pipeline_version_changes_with_any_setting(tmp_path):
     p = load_pipeline(ROOT / "pipelines" / "reference.yaml")
-    v = pipeline_version(p, {"q1": "abc"})
+    v = pipeline_version(p)
     assert v.startswith("reference-")
-    assert v == pipeline_version(p, {"q1": "abc"})
-    assert v != pipeline_version(p, {"q1": "abd"})
+    assert v == pipeline_version(p)
     p2 = p.model_copy(update={"endpointing": p.endpointing.model_copy(
         update={"silence_timeout_ms": 500})})
-    assert v != pipeline_version(p2, {"q1": "abc"})
+    assert v != pipeline_version(p2)
 
 
 def test_pipeline_errors(tmp_path):

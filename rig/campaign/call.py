@@ -39,12 +39,14 @@ from rig.wer import wer
 CALL_PROCEDURE_VERSION = 1
 
 
-def call_id(answer: Answer, profile: Profile, repeat: int, seed: int,
+def call_id(question: Question, answer: Answer, profile: Profile, repeat: int, seed: int,
             pipeline_version: str) -> str:
-    """Stable id of a call: sha256 of (answer content, profile content, repeat, seed,
-    pipeline version), 16 hex digits. A rerun of the same campaign finds the same ids."""
-    key = "|".join([answer.answer_id, answer.script, profile.profile_id, profile.content_hash,
-                    str(repeat), str(seed), pipeline_version, str(CALL_PROCEDURE_VERSION)])
+    """Stable id of a call: sha256 of (the question's rubric, answer content, profile content,
+    repeat, seed, pipeline version), 16 hex digits. A rerun of the same campaign finds the
+    same ids; editing one question's rubric or cutoff re-runs that question's calls only."""
+    key = "|".join([question.rubric_hash, answer.answer_id, answer.script, profile.profile_id,
+                    profile.content_hash, str(repeat), str(seed), pipeline_version,
+                    str(CALL_PROCEDURE_VERSION)])
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
@@ -128,7 +130,7 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
              ) -> dict:
     """Run one call and return its row (see README, "calls.parquet"). Never raises: a failure
     in any stage is recorded in ``status``/``error`` and the row has no score."""
-    cid = call_id(answer, profile, repeat, seed, pipeline_version)
+    cid = call_id(question, answer, profile, repeat, seed, pipeline_version)
     row: dict = {
         "campaign_id": campaign_id, "call_id": cid, "answer_id": answer.answer_id,
         "question_id": question.question_id, "category": question.category,

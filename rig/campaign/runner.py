@@ -14,6 +14,7 @@ ones that failed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -110,12 +111,15 @@ def plan_calls(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet,
             if p.profile_id == profiles.baseline.profile_id and spec.baseline_repeats:
                 reps = sorted(set(repeats) | set(range(spec.baseline_repeats)))
             for r in reps:
-                out.append(PlannedCall(q, a, p, r, r, call_id(a, p, r, r, version)))
+                out.append(PlannedCall(q, a, p, r, r, call_id(q, a, p, r, r, version)))
     return out
 
 
-def _oracle_key(answer: Answer, seed: int, version: str) -> str:
-    return f"{answer.answer_id}|{seed}|{version}"
+def _oracle_key(question: Question, answer: Answer, seed: int, version: str) -> str:
+    """The oracle grade depends on the rubric, the script's clean text, the seed and the
+    pipeline version: a change to any of them re-grades."""
+    text = hashlib.sha256(answer.clean_text.encode()).hexdigest()[:12]
+    return f"{answer.answer_id}|{seed}|{version}|{question.rubric_hash[:12]}|{text}"
 
 
 class OracleCache:
@@ -125,7 +129,7 @@ class OracleCache:
         self.log, self.scorer, self.version = CallLog(path), scorer, version
 
     def get(self, question: Question, answer: Answer, seed: int) -> ScoreResult:
-        key = _oracle_key(answer, seed, self.version)
+        key = _oracle_key(question, answer, seed, self.version)
         row = self.log.get(key)
         if row is None or row["parse_status"] == "error":
             res = self.scorer.score(question, answer.clean_text, seed)
@@ -168,7 +172,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     bank = load_bank(spec.answers_path)
     profiles = load_profiles(spec.profiles_path)
     pipeline = load_pipeline(spec.pipeline_path)
-    version = pipeline_version(pipeline, {q.question_id: q.rubric_hash for q in bank.questions})
+    version = pipeline_version(pipeline)
     campaign_id = spec.campaign_id or spec.out_dir.name
     out = spec.out_dir
     out.mkdir(parents=True, exist_ok=True)
