@@ -21,9 +21,11 @@ ASR_SAMPLE_RATE_HZ = 16000
 
 @dataclass(frozen=True)
 class AsrOptions:
-    """faster-whisper settings. ``model`` names a verified model in :mod:`rig.models`."""
+    """faster-whisper settings. ``model`` names a verified model in :mod:`rig.models`;
+    ``language`` None lets a multilingual model detect it (English-only ``.en`` models always
+    decode English)."""
     model: str = "whisper-tiny.en"
-    language: str = "en"
+    language: str | None = "en"
     beam_size: int = 1
     compute_type: str = "int8"
     cpu_threads: int = 2
@@ -32,13 +34,32 @@ class AsrOptions:
 
 
 @dataclass(frozen=True)
+class AsrSegment:
+    """One faster-whisper segment: times in seconds from the start of the transcribed audio,
+    ``avg_logprob`` the mean log-probability of its tokens (natural log, <= 0),
+    ``no_speech_prob`` Whisper's probability that the window holds no speech (0-1)."""
+    start_s: float
+    end_s: float
+    text: str
+    avg_logprob: float
+    no_speech_prob: float
+
+
+@dataclass(frozen=True)
 class Transcript:
     """ASR output. ``avg_logprob`` is the duration-weighted mean of segment log-probabilities
-    (natural log, per token); ``no_speech_prob`` the maximum over segments (0-1)."""
+    (natural log, per token); ``no_speech_prob`` the maximum over segments (0-1).
+
+    ``segments`` holds each segment's own figures (empty when nothing was transcribed or when
+    a caller built the value by hand); ``language`` is the language the model decoded in (the
+    one passed, or Whisper's detection when ``AsrOptions.language`` is None), None when the
+    model never ran."""
     text: str
     avg_logprob: float | None
     no_speech_prob: float | None
     audio_s: float
+    segments: tuple[AsrSegment, ...] = ()
+    language: str | None = None
 
 
 @lru_cache(maxsize=4)
@@ -63,15 +84,18 @@ def transcribe(audio: Audio, options: AsrOptions = AsrOptions()) -> Transcript:
     if audio16.duration_s < 0.1:
         return Transcript("", None, None, audio16.duration_s)
     model = _model(options.model, options.compute_type, options.cpu_threads)
-    segments, _info = model.transcribe(
+    segments, info = model.transcribe(
         audio16.samples, language=options.language, beam_size=options.beam_size,
         vad_filter=options.vad_filter, temperature=0.0,
         condition_on_previous_text=options.condition_on_previous_text)
     segs = list(segments)
     text = " ".join(s.text.strip() for s in segs).strip()
+    language = getattr(info, "language", None) or options.language
     if not segs:
-        return Transcript("", None, None, audio16.duration_s)
+        return Transcript("", None, None, audio16.duration_s, (), language)
     dur = np.array([max(s.end - s.start, 1e-3) for s in segs])
     lp = float(np.average([s.avg_logprob for s in segs], weights=dur))
     nsp = float(max(s.no_speech_prob for s in segs))
-    return Transcript(text, lp, nsp, audio16.duration_s)
+    parts = tuple(AsrSegment(float(s.start), float(s.end), s.text.strip(), float(s.avg_logprob),
+                             float(s.no_speech_prob)) for s in segs)
+    return Transcript(text, lp, nsp, audio16.duration_s, parts, language)

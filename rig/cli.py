@@ -319,6 +319,15 @@ def _mount_probe() -> None:
 _mount_probe()
 
 
+def _mount_monitor() -> None:
+    from rig.cli_monitor import monitor_app
+
+    app.add_typer(monitor_app, name="monitor")
+
+
+_mount_monitor()
+
+
 def main() -> None:  # pragma: no cover
     app(prog_name="rig")
 

@@ -8,6 +8,10 @@ exactly as a pipecat interviewer drives it: 20 ms telephony frames of int16 PCM 
 state machine (``VADParams``: confidence, start_secs, stop_secs, min_volume) out, with
 ``stop_secs`` set to the endpointing timer. Silero consumes windows of 256 samples at 8 kHz or
 512 at 16 kHz; pipecat buffers the 20 ms frames into those windows.
+
+:func:`detect_turn` stops at the first close (a campaign call holds one answer);
+:func:`detect_turns` runs the same VAD and timer over a whole recording and returns every turn
+(production monitoring, :mod:`rig.monitor.signals`).
 """
 
 from __future__ import annotations
@@ -88,15 +92,14 @@ def detect_turn(audio: Audio, params: TurnParams) -> TurnResult:
     return asyncio.run(_detect(audio, params))
 
 
-async def _detect(audio: Audio, params: TurnParams) -> TurnResult:
+async def _events(audio: Audio, params: TurnParams):
+    """Yield ``("start", onset_s)`` when the VAD confirms speech (dated back by ``start_ms``)
+    and ``("close", t_s)`` when the endpointing timer fires, frame by frame."""
     from pipecat.audio.vad.vad_analyzer import VADState
 
     vad = _analyzer(audio.sample_rate_hz, params)
     pcm = audio.to_pcm16().tobytes()
     frame_bytes = audio.sample_rate_hz * FRAME_MS // 1000 * 2
-    start_s: float | None = None
-    seg_start: float | None = None
-    segments: list[tuple[float, float]] = []
     prev = VADState.QUIET
     try:
         for i in range(0, len(pcm) - frame_bytes + 1, frame_bytes):
@@ -104,17 +107,90 @@ async def _detect(audio: Audio, params: TurnParams) -> TurnResult:
             state = await vad.analyze_audio(pcm[i:i + frame_bytes])
             if state == VADState.SPEAKING and prev in (VADState.QUIET, VADState.STARTING):
                 # pipecat confirms speech start_secs after it began
-                seg_start = max(0.0, t_end - params.start_ms / 1000)
-                if start_s is None:
-                    start_s = seg_start
+                yield "start", max(0.0, t_end - params.start_ms / 1000)
             if state == VADState.QUIET and prev in (VADState.STOPPING, VADState.SPEAKING):
-                seg_end = max(0.0, t_end - params.silence_timeout_ms / 1000)
-                segments.append((seg_start if seg_start is not None else 0.0, seg_end))
-                return TurnResult(start_s, t_end, "silence_timeout", tuple(segments))
+                yield "close", t_end
             prev = state
     finally:
         await vad.cleanup()
+
+
+async def _detect(audio: Audio, params: TurnParams) -> TurnResult:
+    start_s: float | None = None
+    seg_start: float | None = None
+    segments: list[tuple[float, float]] = []
+    events = _events(audio, params)
+    try:
+        async for kind, t in events:
+            if kind == "start":
+                seg_start = t
+                if start_s is None:
+                    start_s = t
+            else:
+                seg_end = max(0.0, t - params.silence_timeout_ms / 1000)
+                segments.append((seg_start if seg_start is not None else 0.0, seg_end))
+                return TurnResult(start_s, t, "silence_timeout", tuple(segments))
+    finally:
+        await events.aclose()
     if start_s is None:
         return TurnResult(None, audio.duration_s, "no_speech", ())
     segments.append((seg_start if seg_start is not None else start_s, audio.duration_s))
     return TurnResult(start_s, audio.duration_s, "end_of_audio", tuple(segments))
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One stretch of speech the endpointing timer closed, in seconds from the audio's start.
+
+    ``start_s`` is the speech onset (pipecat's confirmation dated back by ``start_ms``);
+    ``speech_end_s`` the last speech before the silence that closed it (``close_s`` minus the
+    timer); ``close_s`` the moment the timer fired, or the end of the audio
+    (``closed_by='end_of_audio'``, then ``speech_end_s == close_s``).
+    """
+    start_s: float
+    speech_end_s: float
+    close_s: float
+    closed_by: Literal["silence_timeout", "end_of_audio"]
+
+    @property
+    def speech_s(self) -> float:
+        """Duration of the turn's speech, pauses shorter than the timer included, seconds."""
+        return max(0.0, self.speech_end_s - self.start_s)
+
+
+def detect_turns(audio: Audio, params: TurnParams) -> tuple[Turn, ...]:
+    """Every turn of a whole recording: the VAD and endpointing timer of :func:`detect_turn`,
+    run to the end of the audio instead of stopping at the first close.
+
+    A production call holds many candidate turns; :mod:`rig.monitor` uses them for speech
+    pace, the SNR estimate's speech/non-speech split and truncation events.
+
+    Args:
+        audio: float32 mono at 8000 or 16000 Hz.
+        params: endpointing settings.
+
+    Returns:
+        Turns in time order (empty when no speech was detected).
+
+    Raises:
+        ValueError: the sample rate is not one Silero accepts.
+    """
+    if audio.sample_rate_hz not in SILERO_RATES_HZ:
+        raise ValueError(f"detect_turns: Silero VAD takes {SILERO_RATES_HZ} Hz, got "
+                         f"{audio.sample_rate_hz} Hz; resample first")
+    return asyncio.run(_detect_all(audio, params))
+
+
+async def _detect_all(audio: Audio, params: TurnParams) -> tuple[Turn, ...]:
+    turns: list[Turn] = []
+    start: float | None = None
+    async for kind, t in _events(audio, params):
+        if kind == "start":
+            start = t
+        elif start is not None:
+            end = max(start, t - params.silence_timeout_ms / 1000)
+            turns.append(Turn(start, end, t, "silence_timeout"))
+            start = None
+    if start is not None:
+        turns.append(Turn(start, audio.duration_s, audio.duration_s, "end_of_audio"))
+    return tuple(turns)

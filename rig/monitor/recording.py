@@ -1,0 +1,109 @@
+"""Reading a production recording into the candidate's (and the interviewer's) channel.
+
+Accepted:
+
+* **WAV** (anything libsndfile reads: 16/24/32-bit PCM, float, G.711 mu-law or A-law WAV), mono
+  or stereo, any rate. Mono: the candidate only. Stereo: one channel per side; which one is
+  the candidate is the call's ``layout`` (metadata) or the config's
+  ``signals.stereo_layout`` (default ``candidate_left``: channel 0 the candidate, channel 1
+  the interviewer). More than two channels is refused.
+* **Raw G.711 mu-law** (``.ulaw``/``.mulaw``, or ``audio_format: mulaw`` on the HTTP
+  endpoint): headerless, one byte per sample, 8000 Hz, mono (the format Twilio media streams
+  and many SBC recorders write), decoded with :func:`rig.channel.g711.mulaw_decode`.
+
+One call is decoded at a time; its float32 samples are the only copy held in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import soundfile as sf
+
+from rig.audio import Audio, pcm16_to_float
+from rig.channel.g711 import LINE_RATE_HZ, decode
+from rig.monitor.signals import CallAudio, detect_g711
+
+AudioFormat = Literal["wav", "mulaw"]
+_FILE_CODECS = {"ULAW": "mulaw", "ALAW": "alaw"}
+
+
+class RecordingError(ValueError):
+    """A recording that cannot be used; the message says why (the caller adds the name)."""
+
+
+def format_of(path: Path) -> AudioFormat:
+    """``mulaw`` for ``.ulaw``/``.mulaw`` files, else ``wav``."""
+    return "mulaw" if path.suffix.lower() in (".ulaw", ".mulaw") else "wav"
+
+
+def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
+                    default_layout: str = "candidate_left") -> CallAudio:
+    """Decode one recording.
+
+    Args:
+        data: the file's bytes.
+        fmt: ``wav`` (any container libsndfile reads) or ``mulaw`` (raw 8 kHz G.711).
+        layout: ``mono``, ``candidate_left``, ``candidate_right`` or None (mono files: mono;
+            stereo: ``default_layout``).
+
+    Raises:
+        RecordingError: empty, undecodable, silent-length or over two channels, or a layout
+            that does not fit the channel count.
+    """
+    sha = hashlib.sha256(data).hexdigest()
+    if not data:
+        raise RecordingError("empty file")
+    if fmt == "mulaw":
+        if layout not in (None, "mono"):
+            raise RecordingError(f"raw mu-law is mono; layout {layout!r} needs a stereo WAV")
+        audio = decode(np.frombuffer(data, dtype=np.uint8), "mulaw", LINE_RATE_HZ)
+        return CallAudio(audio, None, 1, "mono", "mulaw", "file", "raw-mulaw-8k", sha)
+    try:
+        info = sf.info(io.BytesIO(data))
+        if info.subtype == "PCM_16":
+            pcm, sr = sf.read(io.BytesIO(data), dtype="int16", always_2d=True)
+            x = pcm16_to_float(pcm)
+        else:
+            x, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+            pcm = None
+    except Exception as exc:  # libsndfile raises its own error types
+        raise RecordingError(f"cannot decode audio ({exc})") from exc
+    n_ch = x.shape[1]
+    if x.shape[0] == 0:
+        raise RecordingError("no samples")
+    if n_ch > 2:
+        raise RecordingError(f"{n_ch} channels; a recording is mono (candidate) or stereo "
+                             "(candidate and interviewer)")
+    layout = layout or ("mono" if n_ch == 1 else default_layout)
+    if (layout == "mono") != (n_ch == 1):
+        raise RecordingError(f"layout {layout!r} does not fit a {n_ch}-channel file")
+    cand_ch = 1 if layout == "candidate_right" else 0
+    codec, source = _FILE_CODECS.get(info.subtype), "file"
+    if codec is None and pcm is not None:
+        codec, source = detect_g711(pcm[:, cand_ch]), "detected"
+    if codec is None:
+        source = None
+    candidate = Audio(np.ascontiguousarray(x[:, cand_ch], dtype=np.float32), int(sr))
+    interviewer = (Audio(np.ascontiguousarray(x[:, 1 - cand_ch], dtype=np.float32), int(sr))
+                   if n_ch == 2 else None)
+    return CallAudio(candidate, interviewer, n_ch, layout, codec, source,
+                     f"wav:{info.subtype}", sha)
+
+
+def read_call_file(path: Path, layout: str | None, default_layout: str = "candidate_left"
+                   ) -> CallAudio:
+    """:func:`read_call_audio` on a file (format from its suffix).
+
+    Raises:
+        RecordingError: as :func:`read_call_audio`, or the file cannot be read.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise RecordingError(f"cannot read the file ({exc.strerror})") from exc
+    return read_call_audio(data, format_of(Path(path)), layout, default_layout)
