@@ -54,11 +54,20 @@ def _print_summary(summary: dict, out: Path) -> None:
     Console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
-def _run(spec, progress: bool) -> None:
+def _run(spec, progress: bool, interviewer_url: str | None = None, **calls) -> None:
     from rig.campaign.runner import run_campaign
 
     try:
-        res = run_campaign(spec, progress=progress)
+        if spec.transport == "sim":
+            res = run_campaign(spec, progress=progress)
+        else:  # a real call per campaign call (rig.calls)
+            from rig.calls.campaign import TransportCaller
+            from rig.calls.service import quiet_logs
+
+            quiet_logs()
+            with TransportCaller(spec.transport, spec.answers_path, spec.out_dir,
+                                 interviewer_url=interviewer_url, **calls) as caller:
+                res = run_campaign(spec, progress=progress, call_fn=caller)
     except RigError as exc:
         _fail(exc)
     console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
@@ -109,6 +118,20 @@ def campaign_run(
         help="at least this many baseline repeats (noise floor)")] = None,
     n_boot: Annotated[int, typer.Option(min=100, help="bootstrap resamples")] = 2000,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+    transport: Annotated[str, typer.Option(
+        help="sim (simulated line), or a real call per answer: webrtc, twilio (Media Streams "
+             "websocket), sip")] = "sim",
+    interviewer_url: Annotated[str | None, typer.Option(
+        help="a running `rig interviewer serve` (default: start one on 127.0.0.1)")] = None,
+    twilio_to: Annotated[str | None, typer.Option(
+        help="twilio with an account: call this number (credentials from TWILIO_* env)")
+                         ] = None,
+    twilio_from: Annotated[str | None, typer.Option(help="the account's number to call from")
+                           ] = None,
+    stream_url: Annotated[str | None, typer.Option(
+        help="wss:// URL at which Twilio reaches the agent's media-stream server")] = None,
+    agent_port: Annotated[int, typer.Option(help="port of the agent's media-stream server")
+                          ] = 8770,
 ) -> None:
     """Run (or resume) a matched-pair campaign: every answer under every profile."""
     from rig.campaign.runner import CampaignSpec
@@ -117,8 +140,13 @@ def campaign_run(
                         out_dir=out, repeats=repeats, campaign_id=campaign_id,
                         profile_ids=tuple(profile or ()), answer_ids=tuple(answer_id or ()),
                         question_ids=tuple(question or ()), repeat_ids=tuple(repeat or ()),
-                        n_boot=n_boot, baseline_repeats=baseline_repeats)
-    _run(spec, progress)
+                        n_boot=n_boot, baseline_repeats=baseline_repeats,
+                        transport=transport)
+    if transport not in ("sim", "webrtc", "twilio", "sip"):
+        _fail(RigError(f"--transport: one of sim, webrtc, twilio, sip (got {transport!r})"))
+    _run(spec, progress, interviewer_url, **({"twilio_to": twilio_to, "twilio_from": twilio_from,
+                                              "stream_url": stream_url, "agent_port": agent_port,
+                                              "agent_host": "0.0.0.0"} if twilio_to else {}))
 
 
 @campaign_app.command("summarize")
@@ -326,6 +354,15 @@ def _mount_monitor() -> None:
 
 
 _mount_monitor()
+
+
+def _mount_interviewer() -> None:
+    from rig.cli_interviewer import interviewer_app
+
+    app.add_typer(interviewer_app, name="interviewer")
+
+
+_mount_interviewer()
 
 
 def main() -> None:  # pragma: no cover

@@ -47,6 +47,7 @@ class CampaignSpec:
     repeat_ids: tuple[int, ...] = ()
     n_boot: int = 2000
     baseline_repeats: int | None = None  # extra baseline repeats for the noise floor
+    transport: str = "sim"  # sim, or the real transport of rig.calls (recorded only)
 
 
 @dataclass
@@ -161,8 +162,11 @@ def default_scorer(pipeline: PipelineConfig) -> Scorer:
 
 def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                  progress: bool = True, on_call: Callable[[dict], None] | None = None,
-                 ) -> CampaignResult:
+                 call_fn: Callable[..., dict] = run_call) -> CampaignResult:
     """Run (or resume) a campaign and write its outputs.
+
+    ``call_fn`` runs one call with :func:`run_call`'s keyword arguments and returns its row;
+    :class:`rig.calls.campaign.TransportCaller` places it over a real transport instead.
 
     Raises:
         ConfigError: an input file is malformed (names the file, field and value).
@@ -176,6 +180,12 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     campaign_id = spec.campaign_id or spec.out_dir.name
     out = spec.out_dir
     out.mkdir(parents=True, exist_ok=True)
+    if (out / "campaign.json").is_file():  # call ids do not name the transport: never mix
+        was = json.loads((out / "campaign.json").read_text()).get("transport", "sim")
+        if was != spec.transport:
+            raise ConfigError(out / "campaign.json", "transport", f"this folder holds a "
+                              f"{was!r} campaign; give --transport {spec.transport} its own "
+                              "--out", spec.transport)
     plan = plan_calls(spec, bank, profiles, version)
     if stages is None:
         # fail fast, naming the package, rather than record every call as failed
@@ -195,7 +205,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         "repeats": spec.repeats, "profile_ids": [p.profile_id for p in profiles.profiles],
         "selectors": {"profiles": list(spec.profile_ids), "answers": list(spec.answer_ids),
                       "questions": list(spec.question_ids), "repeats": list(spec.repeat_ids)},
-        "n_planned_calls": len(plan),
+        "n_planned_calls": len(plan), "transport": spec.transport,
     }, indent=2))
     todo = [c for c in plan if c.call_id not in log or log.get(c.call_id)["status"] != "ok"]
     n_skipped = len(plan) - len(todo)
@@ -204,7 +214,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         task = bar.add_task(f"{campaign_id}: calls", total=len(plan), completed=n_skipped)
         for c in todo:
             orc = oracle.get(c.question, c.answer, c.seed)
-            row = run_call(question=c.question, answer=c.answer, profile=c.profile,
+            row = call_fn(question=c.question, answer=c.answer, profile=c.profile,
                            repeat=c.repeat, seed=c.seed, pipeline=pipeline,
                            pipeline_version=version, campaign_id=campaign_id, stages=stages,
                            oracle=orc,

@@ -1,0 +1,354 @@
+"""The caller agent: joins a real call as the candidate and plays pre-rendered answers.
+
+It listens to the interviewer (pipecat's Silero VAD on the received 8 kHz audio, then
+faster-whisper on each interviewer utterance), waits for the end of each question, waits the
+profile's ``response_delay_s``, then plays the answer; it recognises repeat requests ("could
+you repeat that", "sorry, I didn't catch that") and answers again, counting them; with a
+profile's ``interruption.barge_in_offset_s`` it starts that long before the question's expected
+end; it records both sides with timestamps and hangs up after the last answer's closing remark
+or at the time limit.
+
+The agent is transport-neutral: it drives a :class:`CallerLink` (one per transport in
+:mod:`rig.calls.transports`) with 20 ms frames of 8 kHz int16 PCM, on an absolute 20 ms clock.
+Its decisions live in :class:`AgentBrain`, a plain state machine with no I/O (unit-tested
+with text events); :func:`run_agent` is the real-time loop around it.
+
+Barge-in needs the question's end before it happens: the agent estimates the question's
+duration from its text at ``QUESTION_WPM`` words per minute (``expected_question_s``) and
+records the offset it actually achieved (the call row's ``response_delay_measured_s`` is
+negative by that much).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from rig.audio import Audio
+from rig.calls.media import (
+    FRAME_MS,
+    SILENT_FRAME,
+    PlayoutBuffer,
+    audio_to_frames,
+    frames_to_audio,
+    now_s,
+)
+
+#: Speaking rate assumed for an interviewer's question when estimating its duration (TTS
+#: interviewers speak fast: the reference interviewer's hibari voice said a 12-word question
+#: at about 255 wpm; a human interviewer nearer 160).
+QUESTION_WPM = 230.0
+
+UtteranceKind = Literal["repeat_request", "closing", "other"]
+
+_REPEAT = re.compile(
+    r"\b(repeat|say (that|it) again|didn'?t (quite )?(catch|hear|get|understand)|come again|"
+    r"pardon|couldn'?t (hear|understand)|one more time)\b", re.IGNORECASE)
+_CLOSING = re.compile(r"\b(thank you|thanks|goodbye|good bye|bye|that'?s all|that is all)\b",
+                      re.IGNORECASE)
+
+
+def classify_utterance(text: str) -> UtteranceKind:
+    """``repeat_request`` when the interviewer asks to hear the answer again, ``closing`` for a
+    thank-you or goodbye, ``other`` (a question) otherwise."""
+    if _REPEAT.search(text):
+        return "repeat_request"
+    if _CLOSING.search(text) and "?" not in text:
+        return "closing"
+    return "other"
+
+
+def expected_question_s(text: str, wpm: float = QUESTION_WPM) -> float:
+    """Estimated spoken duration of a question (s) at ``wpm`` words per minute."""
+    return len(text.split()) * 60.0 / wpm
+
+
+@dataclass(frozen=True)
+class AgentAnswer:
+    """One answer the agent may be asked for, in question order.
+
+    Attributes:
+        question_id: the question it answers.
+        audio: the answer as the caller's channel left it, without the leading response delay
+            (the agent waits that itself); float32 mono, any rate (sent at 8 kHz).
+        response_delay_s: silence between the end of the question and the answer (s).
+        barge_in_offset_s: > 0: start this long before the question's expected end (s), and
+            ignore the response delay.
+        expected_question_s: the question's estimated duration (s), for barge-in.
+    """
+    question_id: str
+    audio: Audio
+    response_delay_s: float = 0.5
+    barge_in_offset_s: float = 0.0
+    expected_question_s: float | None = None
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """How the agent listens.
+
+    Attributes:
+        stop_ms: silence after interviewer speech that ends an utterance (its own endpointing;
+            a response delay shorter than this is effectively this long).
+        start_ms, confidence, min_volume: pipecat ``VADParams`` for the interviewer's audio.
+        asr_model: the faster-whisper model that transcribes the interviewer.
+        time_limit_s: the agent hangs up after this long on the call.
+        hangup_delay_s: wait after the closing remark before hanging up.
+    """
+    stop_ms: int = 300
+    start_ms: int = 100
+    confidence: float = 0.6
+    min_volume: float = 0.4
+    asr_model: str = "whisper-tiny.en"
+    time_limit_s: float = 120.0
+    hangup_delay_s: float = 0.3
+
+
+@dataclass(frozen=True)
+class Action:
+    """What the brain wants: play answer ``index`` at ``at_s``, hang up at ``at_s``, or
+    nothing. Times are seconds on the agent's call clock."""
+    kind: Literal["answer", "hangup", "none"]
+    at_s: float = 0.0
+    index: int = -1
+
+
+@dataclass
+class AgentBrain:
+    """The agent's decisions (no I/O). Times are seconds on the call clock."""
+    answers: Sequence[AgentAnswer]
+    hangup_delay_s: float = 0.3
+    current: int = 0
+    answered: bool = False
+    scheduled: Action | None = None
+    tentative: bool = False
+    answer_started_s: float = float("-inf")
+    repeat_requests: int = 0
+    log: list[tuple[float, str, str]] = field(default_factory=list)
+
+    def on_speech_start(self, t_s: float) -> Action:
+        """The interviewer started speaking at ``t_s``: a barge-in answer is scheduled then."""
+        if self.tentative and self.scheduled is not None:
+            self.log.append((t_s, "question_goes_on", ""))  # it was a pause, not the end
+            self.scheduled, self.tentative = None, False
+        if self.answered or self.scheduled is not None or self.current >= len(self.answers):
+            return Action("none")
+        a = self.answers[self.current]
+        if a.barge_in_offset_s > 0 and a.expected_question_s is not None:
+            at = t_s + max(0.0, a.expected_question_s - a.barge_in_offset_s)
+            self.scheduled = Action("answer", at, self.current)
+            self.log.append((t_s, "barge_in_scheduled", f"{at:.2f}"))
+            return self.scheduled
+        return Action("none")
+
+    def on_utterance_end(self, end_s: float) -> Action:
+        """The interviewer stopped speaking at ``end_s`` (before its words are transcribed).
+
+        While the current question is unanswered, whatever the interviewer said is taken as
+        the question and the answer is scheduled at once (tentatively: :meth:`on_speech_start`
+        withdraws it if the interviewer goes on before it starts, :meth:`on_utterance` if the
+        words were a goodbye), so the response delay does not include the ASR's latency."""
+        if (self.answered or self.scheduled is not None
+                or self.current >= len(self.answers)):
+            return Action("none")
+        a = self.answers[self.current]
+        self.log.append((end_s, "question_end", ""))
+        return self._schedule(self.current, end_s + a.response_delay_s, tentative=True)
+
+    def on_utterance(self, text: str, end_s: float, start_s: float | None = None) -> Action:
+        """The interviewer finished an utterance (its speech ran from ``start_s`` to
+        ``end_s``; ``start_s`` None: unknown, taken as ``end_s``)."""
+        kind = classify_utterance(text)
+        self.log.append((end_s, f"heard_{kind}", text))
+        if self.current >= len(self.answers):
+            return self._hangup(end_s)
+        a = self.answers[self.current]
+        if not self.answered:
+            if kind == "closing":
+                return self._hangup(end_s)
+            if self.scheduled is not None:  # already scheduled (barge-in or tentative)
+                self.tentative = False
+                return self.scheduled
+            return self._schedule(self.current, end_s + a.response_delay_s)
+        begun = end_s if start_s is None else start_s
+        if begun < self.answer_started_s:  # the question being answered now (or barged into)
+            return Action("none")
+        if kind == "repeat_request":
+            self.repeat_requests += 1
+            return self._schedule(self.current, end_s + a.response_delay_s)
+        if kind != "closing" and self.current + 1 < len(self.answers):
+            self.current += 1
+            self.answered = False
+            nxt = self.answers[self.current]
+            return self._schedule(self.current, end_s + nxt.response_delay_s)
+        self.current = len(self.answers)
+        return self._hangup(end_s)
+
+    def started(self, action: Action, t_s: float) -> None:
+        """The scheduled answer started playing at ``t_s``."""
+        self.answered, self.answer_started_s = True, t_s
+        self.scheduled, self.tentative = None, False
+        self.log.append((t_s, "answer_started", self.answers[action.index].question_id))
+
+    def _schedule(self, index: int, at_s: float, tentative: bool = False) -> Action:
+        self.scheduled, self.tentative = Action("answer", at_s, index), tentative
+        return self.scheduled
+
+    def _hangup(self, end_s: float) -> Action:
+        self.scheduled = Action("hangup", end_s + self.hangup_delay_s)
+        return self.scheduled
+
+
+class CallerLink(Protocol):
+    """One transport's caller side. ``playout`` receives the interviewer's audio (8 kHz int16
+    PCM); ``closed`` is set when the far end hangs up."""
+    transport: str
+    playout: PlayoutBuffer
+    closed: asyncio.Event
+
+    async def send_frame(self, pcm: bytes) -> None:
+        """Send one 20 ms frame (320 bytes of 8 kHz int16 PCM)."""
+
+    async def hangup(self) -> None:
+        """End the call from the caller's side."""
+
+    async def stats(self) -> dict:
+        """``codec``, ``packets_sent``, ``packets_received``, ``packets_lost``,
+        ``jitter_ms``."""
+
+
+@dataclass(frozen=True)
+class AnswerPlay:
+    """One playing of an answer: ``start_epoch_s`` is when its first frame was sent (wall
+    clock); ``origin_epoch_s`` is that minus the response delay (where the rendered answer's
+    word timings start)."""
+    question_id: str
+    start_epoch_s: float
+    origin_epoch_s: float
+    repeat: bool
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """What the caller agent did and heard on one call.
+
+    ``sent`` and ``received`` are the two sides as the agent's clock saw them, aligned frame by
+    frame from ``t0_epoch_s`` (8 kHz float32). ``events`` are (seconds from t0, kind, detail).
+    """
+    t0_epoch_s: float
+    duration_s: float
+    plays: tuple[AnswerPlay, ...]
+    repeat_requests_heard: int
+    heard: tuple[tuple[float, str], ...]
+    events: tuple[tuple[float, str, str], ...]
+    hung_up_by: Literal["caller", "caller_time_limit", "interviewer"]
+    sent: Audio
+    received: Audio
+    underruns: int
+
+    @property
+    def time_to_first_answer_s(self) -> float | None:
+        """Seconds from connect to the first answer's first frame."""
+        return self.plays[0].start_epoch_s - self.t0_epoch_s if self.plays else None
+
+
+def _transcriber(model: str) -> Callable[[Audio], str]:
+    from rig.asr import AsrOptions, transcribe
+
+    opts = AsrOptions(model=model)
+    return lambda audio: transcribe(audio, opts).text
+
+
+async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
+                    settings: AgentSettings = AgentSettings(),
+                    transcribe: Callable[[Audio], str] | None = None) -> AgentResult:
+    """Run the agent on a connected ``link`` until it or the far end hangs up.
+
+    Args:
+        link: a connected transport (media flowing).
+        answers: the answers in question order.
+        settings: listening and time-limit settings.
+        transcribe: audio -> text for interviewer utterances (default: faster-whisper
+            ``settings.asr_model``); runs in a worker thread.
+    """
+    from pipecat.audio.vad.vad_analyzer import VADState
+
+    from rig.vad import TurnParams, _analyzer
+
+    transcribe = transcribe or _transcriber(settings.asr_model)
+    vad = _analyzer(8000, TurnParams(silence_timeout_ms=settings.stop_ms,
+                                     start_ms=settings.start_ms, confidence=settings.confidence,
+                                     min_volume=settings.min_volume))
+    brain = AgentBrain(answers, settings.hangup_delay_s)
+    frames = {i: audio_to_frames(a.audio) for i, a in enumerate(answers)}
+    dt = FRAME_MS / 1000
+    loop = asyncio.get_running_loop()
+    t0_mono, t0_epoch = loop.time(), now_s()
+    sent: list[bytes] = []
+    received: list[bytes] = []
+    plays: list[AnswerPlay] = []
+    heard: list[tuple[float, str]] = []
+    pending: list[tuple[asyncio.Future, float, float]] = []
+    playing: list[bytes] = []
+    prev = VADState.QUIET
+    seg_start_k = 0
+    hung_up_by = "caller_time_limit"
+    k = 0
+    try:
+        while True:
+            t = k * dt
+            delay = t0_mono + t - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            act = brain.scheduled
+            if act is not None and act.kind == "answer" and t >= act.at_s and not playing:
+                a = answers[act.index]
+                playing = list(frames[act.index])
+                start = t0_epoch + t
+                lead = 0.0 if a.barge_in_offset_s > 0 else a.response_delay_s
+                plays.append(AnswerPlay(a.question_id, start, start - lead,
+                                        repeat=any(p.question_id == a.question_id
+                                                   for p in plays)))
+                brain.started(act, t)
+            if act is not None and act.kind == "hangup" and t >= act.at_s:
+                hung_up_by = "caller"
+                break
+            out = playing.pop(0) if playing else SILENT_FRAME
+            await link.send_frame(out)
+            sent.append(out)
+            inp = link.playout.read_frame()
+            received.append(inp)
+            state = await vad.analyze_audio(inp)
+            if state == VADState.SPEAKING and prev in (VADState.QUIET, VADState.STARTING):
+                seg_start_k = max(0, k - settings.start_ms // FRAME_MS - 5)
+                brain.on_speech_start(seg_start_k * dt)
+            if state == VADState.QUIET and prev in (VADState.STOPPING, VADState.SPEAKING):
+                end_s = t - settings.stop_ms / 1000
+                utt = frames_to_audio(received[seg_start_k:k + 1])
+                brain.on_utterance_end(end_s)
+                pending.append((loop.run_in_executor(None, transcribe, utt), end_s,
+                                seg_start_k * dt))
+            prev = state
+            for item in [p for p in pending if p[0].done()]:
+                pending.remove(item)
+                fut, end_s, start_s = item
+                text = fut.result()
+                heard.append((end_s, text))
+                brain.on_utterance(text, end_s, start_s)
+            if link.closed.is_set() and link.playout.buffered_s == 0 and not pending:
+                hung_up_by = "interviewer"
+                break
+            if t >= settings.time_limit_s:
+                break
+            k += 1
+    finally:
+        await vad.cleanup()
+        if hung_up_by != "interviewer":
+            await link.hangup()
+    events = tuple(brain.log)
+    return AgentResult(t0_epoch, k * dt, tuple(plays), brain.repeat_requests, tuple(heard),
+                       events, hung_up_by, frames_to_audio(sent), frames_to_audio(received),
+                       link.playout.underruns)

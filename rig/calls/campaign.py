@@ -1,0 +1,325 @@
+"""A campaign call over a real transport, with the simulated call's row schema plus transport
+facts.
+
+:class:`TransportCaller` is a drop-in for :func:`rig.campaign.call.run_call` (the runner's
+``call_fn``). It runs the same :func:`run_call` with three stages replaced: the telephony
+stage places a real call (the caller agent plays the rendered answer, after the profile's
+caller channel, over the transport to the interviewer), and the turn detection, ASR and
+scorer stages return what the interviewer reported for that call id (its VAD's turn close,
+its transcript, its score). Every column of the simulated row is therefore computed the same
+way (WER against the script, truncation from the render's word timings, decision, score
+minus oracle), and the row gains the transport columns :data:`TRANSPORT_COLUMNS`.
+
+Times: the interviewer stamps its turn close in wall-clock epoch seconds; the agent knows when
+its answer's first frame went out. ``turn_close_s`` is the close minus the answer's *origin*
+(its first frame minus the response delay, where the render's word timings start), so it
+compares with the simulated ``turn_close_s``; it includes the one-way transport latency
+(milliseconds on loopback).
+
+Without ``interviewer_url`` the reference interviewer runs in-process on a loopback port
+(:class:`rig.calls.service.ServiceThread`), sharing the campaign's scorer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from rig.answers import Answer, Question, load_bank
+from rig.asr import Transcript
+from rig.audio import Audio
+from rig.calls.agent import AgentAnswer, AgentResult, AgentSettings, expected_question_s, run_agent
+from rig.calls.interviewer import InterviewerSettings
+from rig.calls.media import TransportFacts
+from rig.calls.results import ResultStore
+from rig.campaign.call import Stages, call_id, run_call
+from rig.profiles import Profile
+from rig.scorer.base import Scorer, ScoreResult
+from rig.vad import TurnResult
+
+Transport = Literal["sim", "webrtc", "twilio", "sip"]
+TRANSPORTS: tuple[str, ...] = ("sim", "webrtc", "twilio", "sip")
+
+#: Columns a real-transport row has beyond the simulated row's.
+TRANSPORT_COLUMNS: tuple[str, ...] = (
+    "transport", "transport_codec", "transport_packets_sent", "transport_packets_received",
+    "transport_packets_lost", "transport_jitter_ms", "transport_call_duration_s",
+    "transport_underruns", "transport_hung_up_by", "repeat_requests",
+    "repeat_requests_heard", "time_to_first_answer_s", "response_delay_measured_s",
+    "interviewer_status", "recording_path")
+
+
+class _Reported(Scorer):
+    """The scorer stage of a real call: returns the grade the interviewer reported for it
+    (``result()`` is read when the stage runs, after the call)."""
+
+    name = "interviewer"
+
+    def __init__(self, result: Callable[[], ScoreResult], temperature: float) -> None:
+        self._result = result
+        self.temperature = temperature
+
+    def score(self, question, transcript, seed) -> ScoreResult:
+        return self._result()
+
+    def _complete(self, system, user, grammar, seed) -> str:  # pragma: no cover - unused
+        raise NotImplementedError
+
+
+@dataclass
+class TransportCaller:
+    """Places campaign calls over ``transport`` (a context manager: it owns the loopback
+    interviewer it starts).
+
+    Args:
+        transport: ``twilio`` (Media Streams over a websocket), ``webrtc`` or ``sip``.
+        answers_path: the answer bank (the loopback interviewer's question set).
+        out_dir: recordings go to ``out_dir/recordings/<call_id>.wav`` (left: caller sent,
+            right: interviewer received at the caller).
+        interviewer_url: an interviewer already serving (``rig interviewer serve``); None
+            starts the reference interviewer on 127.0.0.1.
+        agent: the caller agent's listening settings.
+        interviewer_settings: for the loopback interviewer.
+        result_timeout_s: how long to wait for the interviewer's result after hang-up.
+        twilio_to, twilio_from: with a Twilio account: place each call with the REST API from
+            ``twilio_from`` to the interviewer's number ``twilio_to`` (credentials from the
+            environment, :class:`rig.calls.transports.twilio.TwilioCredentials`); Twilio then
+            connects the call's audio to the agent's media-stream server on
+            ``agent_host:agent_port``, reachable by Twilio at ``stream_url`` (``wss://``).
+            Without them the agent plays Twilio's part itself against the interviewer's
+            ``/twilio/media`` (loopback).
+        http_client: a ``twilio.http.HttpClient`` (tests).
+    """
+    transport: Transport
+    answers_path: Path
+    out_dir: Path
+    interviewer_url: str | None = None
+    agent: AgentSettings = field(default_factory=AgentSettings)
+    interviewer_settings: InterviewerSettings | None = None
+    result_timeout_s: float = 300.0
+    twilio_to: str | None = None
+    twilio_from: str | None = None
+    stream_url: str | None = None
+    agent_host: str = "127.0.0.1"
+    agent_port: int = 0
+    http_client: object | None = None
+    store: ResultStore = field(default_factory=ResultStore)
+    _service: object | None = None
+    _thread: object | None = None
+
+    def __post_init__(self) -> None:
+        if self.transport not in ("webrtc", "twilio", "sip"):
+            raise ValueError(f"TransportCaller: transport must be webrtc, twilio or sip, got "
+                             f"{self.transport!r}")
+
+    # --- the interviewer ---------------------------------------------------------------------
+    def _ensure_interviewer(self, pipeline, scorer: Scorer) -> str:
+        if self.interviewer_url:
+            return self.interviewer_url.rstrip("/")
+        if self._thread is None:
+            from rig.calls.service import InterviewerService, ServiceThread, restrict_ice_to
+
+            if self.transport == "webrtc":
+                restrict_ice_to("127.0.0.1")
+            self.store = ResultStore(self.out_dir / "interviewer_results.jsonl")
+            self._service = InterviewerService(
+                pipeline, load_bank(self.answers_path), scorer, self.store,
+                self.interviewer_settings or InterviewerSettings())
+            if self.transport == "sip":
+                from rig.calls.transports.sip import SipInterviewerThread
+
+                self._thread = SipInterviewerThread(self._service).start()
+            else:
+                self._thread = ServiceThread(self._service.app()).start()
+        return self._thread.url
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._thread.stop()
+            self._thread = None
+
+    def __enter__(self) -> TransportCaller:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- one call ----------------------------------------------------------------------------
+    def _link(self, base: str, params: dict[str, str]):
+        if self.transport == "twilio":
+            from rig.calls.transports.twilio import TwilioLoopbackLink
+
+            return TwilioLoopbackLink(base.replace("http", "ws", 1) + "/twilio/media", params)
+        if self.transport == "webrtc":
+            from rig.calls.transports.webrtc import WebRTCLink
+
+            return WebRTCLink(base + "/api/offer", params)
+        from rig.calls.transports.sip import SipLink
+
+        return SipLink(base, params)
+
+    async def _place(self, base: str, params: dict[str, str], answer: AgentAnswer
+                     ) -> tuple[AgentResult, dict]:
+        if self.transport == "twilio" and self.twilio_to:
+            return await self._place_twilio_account(params, answer)
+        link = self._link(base, params)
+        await link.connect()
+        try:
+            res = await run_agent(link, [answer], self.agent)
+            stats = await link.stats()
+        finally:
+            await link.hangup()
+        return res, stats
+
+    async def _place_twilio_account(self, params: dict[str, str], answer: AgentAnswer
+                                    ) -> tuple[AgentResult, dict]:
+        from rig.calls.transports.twilio import AgentStreamServer, place_call
+
+        server = await AgentStreamServer(self.agent_host, self.agent_port).start()
+        try:
+            await asyncio.to_thread(
+                place_call, to=self.twilio_to, from_=self.twilio_from or "",
+                stream_url=self.stream_url or server.url, parameters=params,
+                http_client=self.http_client)
+            link = await server.accept(params["call_id"], timeout_s=90)
+            try:
+                res = await run_agent(link, [answer], self.agent)
+                stats = await link.stats()
+            finally:
+                await link.hangup()
+        finally:
+            await server.close()
+        return res, stats
+
+    def _wait_result(self, base: str, cid: str) -> dict | None:
+        if not self.interviewer_url:
+            return self.store.wait(cid, self.result_timeout_s)
+        import json as _json
+        import re
+        import urllib.request
+
+        sip = re.match(r"^sip:(?:[^@]+@)?([^:;/]+):(\d+)", base)
+        if sip:  # a SIP interviewer serves its results over HTTP on the same port number
+            base = f"http://{sip.group(1)}:{sip.group(2)}"
+
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        t_end = time.monotonic() + self.result_timeout_s
+        while time.monotonic() < t_end:
+            try:
+                with opener.open(f"{base}/results/{cid}", timeout=10) as r:
+                    return _json.loads(r.read())
+            except Exception:  # not there yet (404) or the service is busy
+                time.sleep(1.0)
+        return None
+
+    def __call__(self, *, question: Question, answer: Answer, profile: Profile, repeat: int,
+                 seed: int, pipeline, pipeline_version: str, campaign_id: str, stages: Stages,
+                 oracle: ScoreResult, resolve_path=None) -> dict:
+        cid = call_id(question, answer, profile, repeat, seed, pipeline_version)
+        got: dict = {}
+
+        def telephony(caller_audio: Audio, _rate_hz: int, _codec: str) -> Audio:
+            base = self._ensure_interviewer(pipeline, stages.scorer)
+            n = round(profile.response_delay_s * caller_audio.sample_rate_hz)
+            agent_answer = AgentAnswer(
+                question.question_id, Audio(caller_audio.samples[n:].copy(),
+                                            caller_audio.sample_rate_hz),
+                profile.response_delay_s, profile.interruption.barge_in_offset_s,
+                expected_question_s(question.question))
+            params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed)}
+            res, stats = asyncio.run(self._place(base, params, agent_answer))
+            result = self._wait_result(base, cid)
+            got.update(agent=res, stats=stats, result=result)
+            if not res.plays:
+                raise RuntimeError("the caller agent never answered (heard: "
+                                   f"{[t for _, t in res.heard]})")
+            if result is None:
+                raise RuntimeError(f"no interviewer result for call {cid} within "
+                                   f"{self.result_timeout_s:g} s")
+            if result.get("status") != "ok" or not result.get("questions"):
+                raise RuntimeError(f"interviewer: {result.get('status')}: {result.get('error')}")
+            got["q"] = result["questions"][-1]
+            got["origin"] = res.plays[-1].origin_epoch_s
+            return res.sent
+
+        def detect_turn(_line: Audio, _params) -> TurnResult:
+            q, origin = got["q"], got["origin"]
+            start = q["turn_speech_start_epoch_s"]
+            closed_by = {"silence_timeout": "silence_timeout", "no_speech": "no_speech"}.get(
+                q["turn_closed_by"], "end_of_audio")
+            return TurnResult(None if start is None else start - origin,
+                              q["turn_close_epoch_s"] - origin, closed_by, ())
+
+        def transcribe(audio: Audio, _options) -> Transcript:
+            q = got["q"]
+            return Transcript(q["transcript"], q["asr_avg_logprob"], q["asr_no_speech_prob"],
+                              audio.duration_s)
+
+        def scorer_result() -> ScoreResult:
+            q = got["q"]
+            return ScoreResult(q["score"], q["parse_status"], q["scorer_raw"],
+                               q["scorer_reason"], None, q["t_scorer_s"],
+                               stages.scorer.temperature, seed, q["scorer_error"])
+
+        real = Stages(scorer=_Reported(scorer_result, stages.scorer.temperature),
+                      render=stages.render, caller_channel=stages.caller_channel,
+                      telephony=telephony,
+                      detect_turn=detect_turn, transcribe=transcribe,
+                      audio_cache_dir=stages.audio_cache_dir)
+        row = run_call(question=question, answer=answer, profile=profile, repeat=repeat,
+                       seed=seed, pipeline=pipeline, pipeline_version=pipeline_version,
+                       campaign_id=campaign_id, stages=real, oracle=oracle,
+                       resolve_path=resolve_path)
+        row.update(self._facts(cid, got))
+        return row
+
+    def _facts(self, cid: str, got: dict) -> dict:
+        out: dict = dict.fromkeys(TRANSPORT_COLUMNS)
+        out["transport"] = self.transport
+        res: AgentResult | None = got.get("agent")
+        if res is None:
+            return out
+        stats = got.get("stats") or {}
+        facts = TransportFacts(
+            transport=self.transport, codec=stats.get("codec", "unknown"),
+            packets_sent=int(stats.get("packets_sent") or 0),
+            packets_received=int(stats.get("packets_received") or 0),
+            packets_lost=stats.get("packets_lost"), jitter_ms=stats.get("jitter_ms"),
+            call_duration_s=res.duration_s, underruns=res.underruns, hung_up_by=res.hung_up_by)
+        out.update(facts.to_row())
+        result = got.get("result") or {}
+        q = got.get("q")
+        out.update({
+            "repeat_requests": q["repeat_requests"] if q else None,
+            "repeat_requests_heard": res.repeat_requests_heard,
+            "time_to_first_answer_s": res.time_to_first_answer_s,
+            # the first answer's first frame minus the end of the question (interviewer's
+            # clock: the same host on loopback)
+            "response_delay_measured_s": (res.plays[0].start_epoch_s
+                                          - result["questions"][0]["question_end_epoch_s"]
+                                          if res.plays and result.get("questions") else None),
+            "interviewer_status": result.get("status"),
+            "recording_path": str(self._record(cid, res)),
+        })
+        return out
+
+    def _record(self, cid: str, res: AgentResult) -> Path:
+        import soundfile as sf
+
+        path = self.out_dir / "recordings" / f"{cid}.wav"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        n = min(len(res.sent.samples), len(res.received.samples))
+        sf.write(str(path), np.stack([res.sent.samples[:n], res.received.samples[:n]], axis=1),
+                 res.sent.sample_rate_hz, subtype="PCM_16")
+        (path.with_suffix(".json")).write_text(json.dumps({
+            "call_id": cid, "t0_epoch_s": res.t0_epoch_s, "events": res.events,
+            "heard": res.heard, "plays": [p.__dict__ for p in res.plays],
+            "channels": ["caller_sent", "interviewer_received"]}, indent=1))
+        return path

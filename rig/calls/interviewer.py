@@ -1,0 +1,366 @@
+"""The reference interviewer as a live service: asks, listens, transcribes, scores.
+
+One :class:`InterviewSession` per call. It asks each question of the call with TTS (rig's
+hibari voice, or espeak-ng), listens with pipecat's Silero VAD and the pipeline's endpointing
+timer (``vad.*`` and ``endpointing.silence_timeout_ms`` of ``pipelines/X.yaml``, the same
+state machine as :func:`rig.vad.detect_turn`), transcribes the turn with faster-whisper
+(``asr.*``), and, when the transcript's confidence is low (``avg_logprob`` below
+``repair_below_logprob``, or ``no_speech_prob`` above ``repair_above_no_speech``, or empty),
+asks the caller to repeat (the repair loop that burns interview time), at most
+``max_repeat_requests`` times per question. It scores the last transcript with the rig scorer
+and writes the result keyed by the call id (:class:`rig.calls.results.ResultStore`).
+
+The session is transport-neutral: :meth:`InterviewSession.feed` takes the caller's audio
+(8 kHz int16 PCM, any chunk size) and :meth:`InterviewSession.run` speaks through a ``say``
+coroutine. :class:`InterviewerProcessor` puts it inside a pipecat pipeline
+(``transport.input() -> InterviewerProcessor -> transport.output()``), which is how the
+Twilio (websocket + ``TwilioFrameSerializer``) and WebRTC (``SmallWebRTCTransport``) services
+run it; the SIP service feeds it from RTP directly.
+
+Times in results are wall-clock epoch seconds (:func:`rig.calls.media.now_s`), so the caller
+can place the turn close on its answer's word timings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from rig.answers import Question
+from rig.asr import AsrOptions, Transcript
+from rig.audio import Audio, float_to_pcm16, pcm16_to_float
+from rig.calls.media import CALL_RATE_HZ, FRAME_BYTES, FRAME_MS, now_s
+from rig.pipeline import PipelineConfig
+from rig.scorer.base import Scorer
+from rig.vad import TurnParams
+
+#: Active speech level of the interviewer's TTS, dBFS (as the caller's renders).
+TTS_LEVEL_DB = -20.0
+
+
+@dataclass(frozen=True)
+class InterviewerSettings:
+    """The service's behaviour beyond the pipeline YAML (not part of ``pipeline_version``).
+
+    Attributes:
+        voice: ``engine:voice_id`` of the TTS (``hibari:heart`` or ``espeak-ng:en-us``).
+        repair_below_logprob: ask to repeat when the turn's ASR ``avg_logprob`` (natural log
+            per token) is below this; 0.0 or above asks after every turn (tests).
+        repair_above_no_speech: ask to repeat when ``no_speech_prob`` (0-1) is above this.
+        max_repeat_requests: repeat requests per question at most.
+        answer_timeout_s: with no speech this long after a question, the turn closes empty.
+        max_turn_s: a turn longer than this is closed (s).
+        pause_before_s: silence before the first question (s).
+        repeat_prompt, closing: what the interviewer says.
+    """
+    voice: str = "hibari:heart"
+    repair_below_logprob: float = -1.2
+    repair_above_no_speech: float = 0.8
+    max_repeat_requests: int = 1
+    answer_timeout_s: float = 15.0
+    max_turn_s: float = 120.0
+    pause_before_s: float = 0.6
+    repeat_prompt: str = "Sorry, I didn't catch that. Could you repeat your answer, please?"
+    closing: str = "Thank you. That's all the questions I have. Goodbye."
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class QuestionResult(_Frozen):
+    """One question of a call, as the interviewer heard and scored it. Times: epoch s.
+
+    ``question_end_epoch_s`` is when the question's audio ended; ``prompt_end_epoch_s`` when
+    the last thing said before the graded turn ended (the question, or the last repeat
+    request)."""
+    question_id: str
+    question_end_epoch_s: float
+    prompt_end_epoch_s: float
+    turn_speech_start_epoch_s: float | None
+    turn_close_epoch_s: float
+    turn_closed_by: str
+    transcript: str
+    asr_avg_logprob: float | None
+    asr_no_speech_prob: float | None
+    repeat_requests: int
+    attempts: tuple[str, ...]
+    score: float | None
+    parse_status: str
+    scorer_raw: str
+    scorer_reason: str | None
+    scorer_error: str | None
+    seed: int
+    t_asr_s: float
+    t_scorer_s: float
+
+
+class InterviewResult(_Frozen):
+    """A whole call from the interviewer's side, keyed by the rig's ``call_id``."""
+    call_id: str
+    transport: str
+    pipeline_version: str
+    started_epoch_s: float
+    ended_epoch_s: float
+    questions: tuple[QuestionResult, ...]
+    status: str = "ok"
+    error: str | None = None
+
+
+@lru_cache(maxsize=64)
+def _tts_pcm(voice: str, text: str) -> bytes:
+    from rig.synth import get_engine
+
+    engine, _, voice_id = voice.partition(":")
+    audio = get_engine(engine, voice_id).synthesize(text, 1.0).resample(CALL_RATE_HZ)
+    x = audio.samples.astype(np.float64)
+    rms = np.sqrt(np.mean(x[np.abs(x) > 1e-3] ** 2)) if np.any(np.abs(x) > 1e-3) else 0.0
+    if rms > 0:
+        x = x * (10 ** (TTS_LEVEL_DB / 20) / rms)
+        x = x * min(1.0, 0.89 / max(np.abs(x).max(), 1e-9))
+    return float_to_pcm16(x.astype(np.float32)).tobytes()
+
+
+def tts(voice: str, text: str) -> bytes:
+    """Speak ``text`` as 8 kHz int16 PCM at an active level of -20 dBFS (cached per text).
+
+    Raises:
+        EngineUnavailable: the voice's engine is not installed.
+    """
+    return _tts_pcm(voice, " ".join(text.split()))
+
+
+def _default_transcribe(audio: Audio, options: AsrOptions) -> Transcript:
+    from rig.asr import transcribe
+
+    return transcribe(audio, options)
+
+
+@dataclass(frozen=True)
+class _Turn:
+    speech_start_s: float | None
+    close_s: float
+    closed_by: str
+
+
+class InterviewSession:
+    """One call's interview. Feed it audio; run its script.
+
+    Args:
+        call_id: the rig's call id (results are keyed by it).
+        questions: asked in order.
+        pipeline: VAD, endpointing and ASR settings (``pipelines/X.yaml``).
+        pipeline_version: stamped on the result.
+        scorer: grades each final transcript (called in a worker thread).
+        settings: repair loop and voice.
+        seed: the scorer's seed.
+        transport: recorded on the result.
+        transcribe: (audio, AsrOptions) -> Transcript; default faster-whisper.
+    """
+
+    def __init__(self, *, call_id: str, questions: Sequence[Question], pipeline: PipelineConfig,
+                 pipeline_version: str, scorer: Scorer, settings: InterviewerSettings,
+                 seed: int = 0, transport: str = "unknown",
+                 transcribe: Callable[[Audio, AsrOptions], Transcript] | None = None) -> None:
+        self.call_id, self.questions, self.pipeline = call_id, list(questions), pipeline
+        self.pipeline_version, self.scorer, self.settings = pipeline_version, scorer, settings
+        self.seed, self.transport = seed, transport
+        self._transcribe = transcribe or _default_transcribe
+        self._params = TurnParams(silence_timeout_ms=pipeline.endpointing.silence_timeout_ms,
+                                  start_ms=pipeline.vad.start_ms,
+                                  confidence=pipeline.vad.confidence,
+                                  min_volume=pipeline.vad.min_volume)
+        self._vad = None
+        self._pending = bytearray()
+        self._frames: list[bytes] = []
+        self._frame_t: list[float] = []
+        self._events: asyncio.Queue[tuple[str, float]] = asyncio.Queue()
+        self._prev = None
+        self._seg_start: float | None = None
+        self.hung_up = asyncio.Event()
+
+    # --- listening ---------------------------------------------------------------------------
+    async def feed(self, pcm: bytes, sample_rate_hz: int = CALL_RATE_HZ) -> None:
+        """The caller's audio: int16 mono PCM at ``sample_rate_hz`` (resampled to 8 kHz)."""
+        from pipecat.audio.vad.vad_analyzer import VADState
+
+        from rig.vad import _analyzer
+
+        if sample_rate_hz != CALL_RATE_HZ:
+            a = Audio(pcm16_to_float(np.frombuffer(pcm, np.int16)), sample_rate_hz)
+            pcm = float_to_pcm16(a.resample(CALL_RATE_HZ).samples).tobytes()
+        if self._vad is None:
+            self._vad = _analyzer(CALL_RATE_HZ, self._params)
+            self._prev = VADState.QUIET
+        self._pending += pcm
+        arrival = now_s()
+        while len(self._pending) >= FRAME_BYTES:
+            frame = bytes(self._pending[:FRAME_BYTES])
+            del self._pending[:FRAME_BYTES]
+            self._frames.append(frame)
+            self._frame_t.append(arrival)
+            state = await self._vad.analyze_audio(frame)
+            if state == VADState.SPEAKING and self._prev in (VADState.QUIET, VADState.STARTING):
+                self._seg_start = arrival - self._params.start_ms / 1000
+                self._events.put_nowait(("start", self._seg_start))
+            if state == VADState.QUIET and self._prev in (VADState.STOPPING, VADState.SPEAKING):
+                self._events.put_nowait(("close", arrival))
+            self._prev = state
+
+    def _audio_between(self, start_s: float, end_s: float) -> Audio:
+        t = np.asarray(self._frame_t)
+        idx = np.nonzero((t >= start_s) & (t <= end_s + 1e-6))[0]
+        pcm = b"".join(self._frames[i] for i in idx)
+        return Audio(pcm16_to_float(np.frombuffer(pcm, np.int16)), CALL_RATE_HZ)
+
+    async def _wait_turn(self, listen_from_s: float) -> _Turn:
+        """The caller's turn: from the first speech start (even one during the question: a
+        barge-in) to the endpointing timer's close."""
+        start: float | None = None
+        s = self.settings
+        while True:
+            timeout = (s.answer_timeout_s if start is None else s.max_turn_s) - (
+                now_s() - (listen_from_s if start is None else start))
+            try:
+                kind, t = await asyncio.wait_for(self._events.get(), max(timeout, 0.01))
+            except TimeoutError:
+                return _Turn(start, now_s(), "no_speech" if start is None else "max_turn")
+            if kind == "start" and start is None:
+                start = t
+            elif kind == "close" and start is not None:
+                if t < listen_from_s:  # a whole utterance before the question ended
+                    start = None
+                    continue
+                return _Turn(start, t, "silence_timeout")
+
+    # --- the script --------------------------------------------------------------------------
+    async def run(self, say: Callable[[bytes], Awaitable[float]]) -> InterviewResult:
+        """Ask every question, then close. ``say(pcm)`` plays 8 kHz int16 PCM and returns the
+        epoch second its playout ended. Never raises: a failure is the result's ``error``."""
+        started = now_s()
+        done: list[tuple] = []  # (question, transcript, turn, end, attempts, t_asr, scoring)
+        s = self.settings
+        status, error = "ok", None
+        try:
+            await asyncio.sleep(s.pause_before_s)
+            for q in self.questions:
+                end = q_end = await say(tts(s.voice, q.question))
+                attempts: list[str] = []
+                while True:
+                    turn = await self._wait_turn(end)
+                    begin = min(end, turn.speech_start_s or end) - 0.3
+                    heard = self._audio_between(begin, turn.close_s)
+                    t0 = now_s()
+                    tr = await asyncio.to_thread(self._transcribe, heard, AsrOptions(
+                        model=self.pipeline.asr.model, language=self.pipeline.asr.language,
+                        beam_size=self.pipeline.asr.beam_size,
+                        compute_type=self.pipeline.asr.compute_type))
+                    t_asr = now_s() - t0
+                    attempts.append(tr.text)
+                    if self._needs_repair(tr) and len(attempts) <= s.max_repeat_requests:
+                        end = await say(tts(s.voice, s.repeat_prompt))
+                        continue
+                    break
+                # scored while the interview goes on (the next question, the closing)
+                scoring = asyncio.ensure_future(self._score(q, tr.text))
+                done.append((q, tr, turn, (q_end, end), tuple(attempts), t_asr, scoring))
+            await say(tts(s.voice, s.closing))
+        except asyncio.CancelledError:
+            status, error = "hung_up", "the call ended before the interview did"
+        except Exception as exc:  # the call's result records it; the service goes on
+            status, error = "error", f"{type(exc).__name__}: {exc}"
+        finally:
+            if self._vad is not None:
+                await self._vad.cleanup()
+                self._vad = None
+        out: list[QuestionResult] = []
+        for q, tr, turn, end, attempts, t_asr, scoring in done:
+            while True:  # the grading is owed even when the call is torn down meanwhile
+                try:
+                    res, t_scorer = await asyncio.shield(scoring)
+                    break
+                except asyncio.CancelledError:
+                    continue
+            out.append(QuestionResult(
+                question_id=q.question_id, question_end_epoch_s=end[0],
+                prompt_end_epoch_s=end[1],
+                turn_speech_start_epoch_s=turn.speech_start_s,
+                turn_close_epoch_s=turn.close_s, turn_closed_by=turn.closed_by,
+                transcript=tr.text, asr_avg_logprob=tr.avg_logprob,
+                asr_no_speech_prob=tr.no_speech_prob, repeat_requests=len(attempts) - 1,
+                attempts=attempts, score=res.score, parse_status=res.parse_status,
+                scorer_raw=res.raw, scorer_reason=res.reason, scorer_error=res.error,
+                seed=self.seed, t_asr_s=t_asr, t_scorer_s=t_scorer))
+        return InterviewResult(call_id=self.call_id, transport=self.transport,
+                               pipeline_version=self.pipeline_version, started_epoch_s=started,
+                               ended_epoch_s=now_s(), questions=tuple(out), status=status,
+                               error=error)
+
+    async def _score(self, q: Question, text: str):
+        t0 = now_s()
+        res = await asyncio.to_thread(self.scorer.score, q, text, self.seed)
+        return res, now_s() - t0
+
+    def _needs_repair(self, tr: Transcript) -> bool:
+        s = self.settings
+        if not tr.text.strip():
+            return True
+        if tr.avg_logprob is not None and tr.avg_logprob < s.repair_below_logprob:
+            return True
+        return tr.no_speech_prob is not None and tr.no_speech_prob > s.repair_above_no_speech
+
+
+def make_processor(session: InterviewSession,
+                   on_done: Callable[[InterviewResult], Awaitable[None]]):
+    """A pipecat ``FrameProcessor`` running ``session`` between a transport's input and output.
+
+    It consumes ``InputAudioRawFrame`` (the caller), pushes ``OutputAudioRawFrame`` (the
+    interviewer's speech; the output transport paces it in real time), starts the script on
+    ``StartFrame`` and calls ``on_done(result)`` when the script ends (the service then ends
+    the pipeline from outside, as pipecat 1.14 requires).
+    """
+    from pipecat.frames.frames import (
+        CancelFrame,
+        EndFrame,
+        InputAudioRawFrame,
+        OutputAudioRawFrame,
+        StartFrame,
+    )
+    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+
+    class InterviewerProcessor(FrameProcessor):
+        def __init__(self) -> None:
+            super().__init__(name=f"interviewer-{session.call_id}")
+            self._task = None
+
+        async def _say(self, pcm: bytes) -> float:
+            await self.push_frame(OutputAudioRawFrame(audio=pcm, sample_rate=CALL_RATE_HZ,
+                                                      num_channels=1))
+            await asyncio.sleep(len(pcm) / 2 / CALL_RATE_HZ + 2 * FRAME_MS / 1000)
+            return now_s()
+
+        async def _script(self) -> None:
+            result = await session.run(self._say)
+            await on_done(result)
+
+        async def process_frame(self, frame, direction: FrameDirection):
+            await super().process_frame(frame, direction)
+            if isinstance(frame, InputAudioRawFrame):
+                await session.feed(frame.audio, frame.sample_rate)
+                return
+            if isinstance(frame, StartFrame):
+                await self.push_frame(frame, direction)
+                self._task = self.create_task(self._script(), name="interview-script")
+                return
+            if isinstance(frame, EndFrame | CancelFrame) and self._task is not None:
+                if not self._task.done():
+                    await self.cancel_task(self._task)
+                self._task = None
+            await self.push_frame(frame, direction)
+
+    return InterviewerProcessor()

@@ -1,0 +1,128 @@
+"""Interviewer results keyed by the rig's call id: the store, the webhook, the file import.
+
+An interviewer (the reference one in :mod:`rig.calls.interviewer`, or an external one under
+test) returns what it decided for each call, keyed by the ``call_id`` the rig sent with the
+call. :class:`ResultStore` keeps them in ``results.jsonl`` (appended and fsync'ed; the last
+line for a call id wins) and lets a waiting campaign pick them up.
+
+External interviewers return scores in one of two ways:
+
+* the results webhook, ``POST /results`` with ``Authorization: Bearer <token>`` (the token is
+  read from the environment variable named at start-up, never logged), a JSON body
+  ``{"call_id": ..., "score": 0-100 or null, "transcript": ..., "decision": ...}`` or a list
+  of them (:func:`rig.calls.service.results_router`);
+* a CSV or Parquet file with at least ``call_id`` and ``score`` columns
+  (:func:`import_scores`).
+
+:func:`match_scores` joins returned scores onto a campaign's call rows and lists the calls with
+no returned score (they are kept, with ``external_score`` null, never dropped).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rig.errors import ConfigError
+
+
+class ExternalScore(BaseModel):
+    """One score returned by an external interviewer for one call."""
+    model_config = ConfigDict(frozen=True, extra="allow")
+    call_id: str = Field(min_length=1, max_length=200)
+    score: float | None = Field(None, ge=0, le=100)
+    transcript: str | None = None
+    decision: str | None = None
+
+
+class ResultStore:
+    """Results by call id, persisted as JSON lines in ``path``; thread-safe.
+
+    ``put`` takes any pydantic model or dict with a ``call_id``; ``wait`` blocks until one
+    arrives for a call id (or the timeout passes, returning None).
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._rows: dict[str, dict] = {}
+        self._cv = threading.Condition()
+        if path is not None and path.is_file():
+            for line in path.read_text().splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    self._rows[row["call_id"]] = row
+
+    def put(self, result: BaseModel | dict) -> None:
+        row = result.model_dump(mode="json") if isinstance(result, BaseModel) else dict(result)
+        with self._cv:
+            self._rows[row["call_id"]] = row
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with open(self.path, "a") as f:
+                    f.write(json.dumps(row) + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+            self._cv.notify_all()
+
+    def get(self, call_id: str) -> dict | None:
+        with self._cv:
+            return self._rows.get(call_id)
+
+    def wait(self, call_id: str, timeout_s: float) -> dict | None:
+        with self._cv:
+            self._cv.wait_for(lambda: call_id in self._rows, timeout=timeout_s)
+            return self._rows.get(call_id)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+def import_scores(path: str | Path) -> list[ExternalScore]:
+    """Read external scores from a CSV or Parquet file (``call_id`` and ``score`` columns at
+    least; more columns are kept).
+
+    Raises:
+        ConfigError: the file is missing, of another type, lacks a column, or a row is invalid
+            (names the file, the row and the field).
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(path, "", "scores file not found")
+    if path.suffix.lower() == ".csv":
+        df = pd.read_csv(path, dtype={"call_id": str})
+    elif path.suffix.lower() in (".parquet", ".pq"):
+        df = pd.read_parquet(path)
+    else:
+        raise ConfigError(path, "", "scores must be a .csv or .parquet file", path.suffix)
+    for col in ("call_id", "score"):
+        if col not in df.columns:
+            raise ConfigError(path, col, "missing column", list(df.columns))
+    out = []
+    for i, rec in enumerate(df.to_dict("records")):
+        rec = {k: (None if isinstance(v, float) and v != v else v) for k, v in rec.items()}
+        try:
+            out.append(ExternalScore.model_validate(rec))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"])
+            raise ConfigError(path, f"row {i + 1}: {field}", err["msg"],
+                              rec.get(field), has_value=True) from exc
+    return out
+
+
+def match_scores(call_ids: Sequence[str], scores: Sequence[ExternalScore]
+                 ) -> tuple[dict[str, ExternalScore], list[str], list[str]]:
+    """(scores by call id, call ids with no score returned, returned ids not in the campaign).
+    A call id returned twice keeps its last score."""
+    by_id = {s.call_id: s for s in scores}
+    wanted = list(dict.fromkeys(call_ids))
+    missing = [c for c in wanted if c not in by_id]
+    unknown = sorted(set(by_id) - set(wanted))
+    return {c: by_id[c] for c in wanted if c in by_id}, missing, unknown

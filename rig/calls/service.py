@@ -1,0 +1,340 @@
+"""The reference interviewer served over real transports (FastAPI + uvicorn + pipecat).
+
+Endpoints of :meth:`InterviewerService.app`:
+
+``WS /twilio/media``
+    A Twilio Media Streams websocket. The service reads ``connected`` and ``start`` (its
+    ``customParameters`` carry ``call_id``, ``question_ids`` (comma-separated) and ``seed``),
+    then runs a pipecat pipeline ``FastAPIWebsocketTransport(serializer=
+    TwilioFrameSerializer) -> InterviewerProcessor -> output``.
+``POST /twilio/voice``
+    Twilio's voice webhook for calls to the interviewer's number: checks
+    ``X-Twilio-Signature`` with ``$TWILIO_AUTH_TOKEN`` and answers TwiML ``<Connect><Stream>``
+    to ``/twilio/media`` (query parameters ``call_id``, ``question_ids``, ``seed`` passed on).
+``POST /api/offer``
+    WebRTC signalling for pipecat's ``SmallWebRTCTransport``: JSON ``{"sdp", "type",
+    "call_id", "question_ids", "seed"}`` in, the SDP answer out.
+``GET /results/{call_id}``
+    The result of one call (a campaign with ``--interviewer-url`` polls it; bearer token when
+    ``results_token_env`` is set).
+``POST /results``
+    The results webhook (when a token variable is configured; :mod:`rig.calls.results`).
+
+(FastAPI resolves endpoint annotations at import, so its names are imported at module level.)
+
+Results are written to the :class:`~rig.calls.results.ResultStore` keyed by call id.
+:class:`ServiceThread` runs the app on a loopback port in a background thread (tests and
+``rig campaign run --transport`` without ``--interviewer-url``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl
+
+from fastapi import FastAPI, HTTPException, Request, WebSocket
+from fastapi.responses import JSONResponse, Response
+from pydantic import ValidationError
+
+from rig.answers import AnswerBank, Question
+from rig.calls.interviewer import InterviewerSettings, InterviewSession, make_processor
+from rig.calls.media import CALL_RATE_HZ
+from rig.calls.results import ResultStore
+from rig.errors import ConfigError
+from rig.pipeline import PipelineConfig, pipeline_version
+from rig.scorer.base import Scorer
+
+
+def quiet_logs(level: str = "WARNING") -> None:
+    """Send loguru's records (pipecat logs every frame link and ICE state at DEBUG) to stderr
+    from ``level`` up only. Process-wide: for the command line."""
+    import sys
+
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level=level)
+
+
+def restrict_ice_to(host: str) -> None:
+    """Gather ICE host candidates on ``host`` only (aioice leaves loopback out by default, so
+    a loopback call never connects otherwise). Process-wide; for loopback tests and
+    single-host deployments."""
+    import aioice.ice
+
+    aioice.ice.get_host_addresses = lambda use_ipv4=True, use_ipv6=True: [host]
+
+
+def results_router(store: ResultStore, token_env: str):
+    """A FastAPI router with ``POST /results`` (Bearer token from env var ``token_env``).
+
+    Raises:
+        ConfigError: the environment variable is not set (the service refuses to start an
+            unauthenticated results endpoint).
+    """
+    import hmac
+
+    from fastapi import APIRouter
+
+    from rig.calls.results import ExternalScore
+
+    token = os.environ.get(token_env)
+    if not token:
+        raise ConfigError(f"${token_env}", "", "the results webhook needs a token in this "
+                          "environment variable")
+    router = APIRouter()
+
+    @router.post("/results")
+    async def post_results(request: Request):
+        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            raise HTTPException(status_code=401, detail="bad or missing bearer token")
+        body = await request.json()
+        items = body if isinstance(body, list) else [body]
+        try:
+            scores = [ExternalScore.model_validate(x) for x in items]
+        except ValidationError as exc:
+            raise HTTPException(status_code=422, detail=exc.errors()[0]["msg"]) from exc
+        for s in scores:
+            store.put({**s.model_dump(mode="json"), "source": "webhook"})
+        return {"accepted": len(scores)}
+
+    return router
+
+
+@dataclass
+class InterviewerService:
+    """The reference interviewer behind real transports.
+
+    Args:
+        pipeline: VAD, endpointing and ASR settings; ``pipeline_version`` is stamped on results.
+        bank: the question set (questions looked up by id).
+        scorer: grades transcripts (shared with the campaign's oracle on loopback).
+        store: where results go.
+        settings: TTS voice and repair loop.
+        public_url: the ``https://`` base URL Twilio reaches the service at (TwiML and
+            signature checks); default: the request's own URL.
+        results_token_env: enable ``POST /results`` with this env variable's token.
+    """
+    pipeline: PipelineConfig
+    bank: AnswerBank
+    scorer: Scorer
+    store: ResultStore
+    settings: InterviewerSettings = field(default_factory=InterviewerSettings)
+    public_url: str | None = None
+    results_token_env: str | None = None
+    transcribe: Callable | None = None
+
+    def __post_init__(self) -> None:
+        self.version = pipeline_version(self.pipeline)
+        self.active: dict[str, asyncio.Task] = {}
+
+    def questions(self, question_ids: str | None) -> list[Question]:
+        """The questions named (comma-separated ids), or the whole set.
+
+        Raises:
+            KeyError: an id is not in the bank.
+        """
+        if not question_ids:
+            return list(self.bank.questions)
+        out = []
+        for qid in question_ids.split(","):
+            try:
+                out.append(self.bank.question(qid.strip()))
+            except KeyError:
+                raise KeyError(f"{self.bank.path}: no question {qid.strip()!r}") from None
+        return out
+
+    def session(self, params: dict, transport: str) -> InterviewSession:
+        return InterviewSession(
+            call_id=str(params.get("call_id") or "unnamed"),
+            questions=self.questions(params.get("question_ids")), pipeline=self.pipeline,
+            pipeline_version=self.version, scorer=self.scorer, settings=self.settings,
+            seed=int(params.get("seed") or 0), transport=transport, transcribe=self.transcribe)
+
+    async def run_pipeline(self, transport, session: InterviewSession) -> None:
+        """Run ``transport.input() -> interviewer -> transport.output()`` until the script
+        ends (then an EndFrame is queued from outside) or the caller hangs up (cancel)."""
+        from pipecat.frames.frames import EndFrame
+        from pipecat.pipeline.pipeline import Pipeline
+        from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+        from pipecat.workers.runner import WorkerRunner
+
+        holder: dict = {}
+
+        async def on_done(result) -> None:
+            self.store.put(result)
+            worker = holder.get("worker")
+            if worker is not None and not worker.has_finished():
+                await worker.queue_frame(EndFrame())
+
+        proc = make_processor(session, on_done)
+        pipeline = Pipeline([transport.input(), proc, transport.output()])
+        worker = PipelineWorker(
+            pipeline, enable_rtvi=False, cancel_on_idle_timeout=False, idle_timeout_secs=None,
+            enable_turn_tracking=False, check_dangling_tasks=False,
+            params=PipelineParams(audio_in_sample_rate=CALL_RATE_HZ,
+                                  audio_out_sample_rate=CALL_RATE_HZ))
+        holder["worker"] = worker
+
+        @transport.event_handler("on_client_disconnected")
+        async def _gone(_transport, _client) -> None:
+            if not worker.has_finished():
+                await worker.cancel(reason="caller hung up")
+
+        runner = WorkerRunner(handle_sigint=False)
+        await runner.add_workers(worker)
+        await runner.run()
+
+    def app(self):
+        """The FastAPI application (see the module docstring for the endpoints)."""
+        from rig.calls.transports.twilio import parse_message, twiml_connect_stream
+
+        app = FastAPI(title="rig reference interviewer")
+
+        @app.get("/health")
+        async def health():
+            return {"ok": True, "pipeline_version": self.version, "results": len(self.store)}
+
+        @app.get("/results/{call_id}")
+        async def result(call_id: str, request: Request):
+            import hmac
+            import os
+
+            token = os.environ.get(self.results_token_env) if self.results_token_env else None
+            given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            if token and not hmac.compare_digest(given.encode(), token.encode()):
+                raise HTTPException(401, "bad or missing bearer token")
+            row = self.store.get(call_id)
+            if row is None:
+                raise HTTPException(404, f"no result for call {call_id}")
+            return row
+
+        @app.websocket("/twilio/media")
+        async def twilio_media(ws: WebSocket):
+            from pipecat.serializers.twilio import TwilioFrameSerializer
+            from pipecat.transports.websocket.fastapi import (
+                FastAPIWebsocketParams,
+                FastAPIWebsocketTransport,
+            )
+
+            await ws.accept()
+            start = None
+            while start is None:
+                msg = parse_message(await ws.receive_text())
+                if msg["event"] == "start":
+                    start = msg
+            info = start["start"]
+            serializer = TwilioFrameSerializer(
+                stream_sid=start["streamSid"], call_sid=info.get("callSid"),
+                params=TwilioFrameSerializer.InputParams(auto_hang_up=False))
+            transport = FastAPIWebsocketTransport(ws, FastAPIWebsocketParams(
+                audio_in_enabled=True, audio_out_enabled=True, add_wav_header=False,
+                serializer=serializer, audio_in_sample_rate=CALL_RATE_HZ,
+                audio_out_sample_rate=CALL_RATE_HZ))
+            session = self.session(info.get("customParameters") or {}, "twilio")
+            await self.run_pipeline(transport, session)
+
+        @app.post("/twilio/voice")
+        async def twilio_voice(request: Request):
+            import os
+
+            from rig.calls.transports.twilio import validate_signature
+
+            token = os.environ.get("TWILIO_AUTH_TOKEN")
+            if not token:
+                raise HTTPException(503, "TWILIO_AUTH_TOKEN is not set on the interviewer")
+            # Twilio posts application/x-www-form-urlencoded (parsed here: no multipart dep)
+            form = dict(parse_qsl((await request.body()).decode(), keep_blank_values=True))
+            url = (self.public_url.rstrip("/") + request.url.path
+                   + (f"?{request.url.query}" if request.url.query else "")
+                   ) if self.public_url else str(request.url)
+            if not validate_signature(url, form, request.headers.get("X-Twilio-Signature", ""),
+                                      token):
+                raise HTTPException(403, "invalid X-Twilio-Signature")
+            base = self.public_url or f"{request.url.scheme}://{request.url.netloc}"
+            ws_url = base.replace("https://", "wss://").replace("http://", "ws://")
+            params = {k: request.query_params[k] for k in ("call_id", "question_ids", "seed")
+                      if k in request.query_params}
+            return Response(twiml_connect_stream(ws_url.rstrip("/") + "/twilio/media", params),
+                            media_type="application/xml")
+
+        @app.post("/api/offer")
+        async def offer(request: Request):
+            from pipecat.transports.base_transport import TransportParams
+            from pipecat.transports.smallwebrtc.connection import SmallWebRTCConnection
+            from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
+
+            body = await request.json()
+            if not isinstance(body, dict) or "sdp" not in body or "type" not in body:
+                raise HTTPException(422, "an offer needs 'sdp' and 'type'")
+            conn = SmallWebRTCConnection(ice_servers=[])
+            await conn.initialize(sdp=body["sdp"], type=body["type"])
+            transport = SmallWebRTCTransport(conn, TransportParams(
+                audio_in_enabled=True, audio_out_enabled=True,
+                audio_in_sample_rate=CALL_RATE_HZ, audio_out_sample_rate=CALL_RATE_HZ))
+            session = self.session(body, "webrtc")
+            task = asyncio.ensure_future(self.run_pipeline(transport, session))
+            self.active[session.call_id] = task
+            task.add_done_callback(lambda _t, c=session.call_id: self.active.pop(c, None))
+            return JSONResponse(conn.get_answer())
+
+        if self.results_token_env:
+            app.include_router(results_router(self.store, self.results_token_env))
+        return app
+
+
+class ServiceThread:
+    """Serve an ASGI app with uvicorn on ``host`` (an ephemeral port by default) in a
+    background thread. ``url`` is ``http://host:port``."""
+
+    def __init__(self, app, host: str = "127.0.0.1", port: int = 0) -> None:
+        import uvicorn
+
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, port))
+        self.host, self.port = host, self._sock.getsockname()[1]
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
+                                                     ws="websockets-sansio"))
+        self._thread = threading.Thread(target=self._serve, name="rig-interviewer",
+                                        daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def _serve(self) -> None:
+        asyncio.run(self._server.serve(sockets=[self._sock]))
+
+    def start(self, timeout_s: float = 10.0) -> ServiceThread:
+        self._thread.start()
+        import time
+
+        t_end = time.monotonic() + timeout_s
+        while not self._server.started:
+            if time.monotonic() > t_end or not self._thread.is_alive():
+                raise RuntimeError("the interviewer service did not start")
+            time.sleep(0.02)
+        return self
+
+    def join(self) -> None:
+        """Wait until the server stops (Ctrl-C raises KeyboardInterrupt here)."""
+        while self._thread.is_alive():
+            self._thread.join(0.5)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        self._sock.close()
+
+    def __enter__(self) -> ServiceThread:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,1 @@
+"""Caller-side links (and wire formats) per transport: ``twilio``, ``webrtc``, ``sip``."""

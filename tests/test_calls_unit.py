@@ -1,0 +1,378 @@
+"""Logic of the real-call parts: the agent's decisions, media framing and jitter, Twilio
+messages, TwiML, webhook signatures, REST placement (the request built, no account), results
+import and matching."""
+
+from __future__ import annotations
+
+import base64
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rig.audio import Audio
+from rig.calls.agent import AgentAnswer, AgentBrain, classify_utterance, expected_question_s
+from rig.calls.campaign import TRANSPORT_COLUMNS
+from rig.calls.media import (
+    FRAME_BYTES,
+    JitterMeter,
+    PlayoutBuffer,
+    TransportFacts,
+    audio_to_frames,
+    frames_to_audio,
+)
+from rig.calls.results import ResultStore, import_scores, match_scores
+from rig.calls.transports.twilio import (
+    MEDIA_FORMAT,
+    MediaStreamWriter,
+    StreamIds,
+    TwilioCredentials,
+    compute_signature,
+    parse_message,
+    payload_to_pcm,
+    place_call,
+    twiml_connect_stream,
+    validate_signature,
+)
+from rig.calls.transports.webrtc import negotiated_codec
+from rig.errors import ConfigError
+
+pytestmark = pytest.mark.unit
+
+SILENCE = Audio(np.zeros(8000, np.float32), 8000)
+
+
+def answer(qid="q1", delay=0.5, barge=0.0, expected=None):
+    return AgentAnswer(qid, SILENCE, delay, barge, expected)
+
+
+# --- the agent's decisions --------------------------------------------------------------------
+@pytest.mark.parametrize("text,kind", [
+    ("Sorry, I didn't catch that. Could you repeat your answer, please?", "repeat_request"),
+    ("Could you repeat that?", "repeat_request"),
+    ("Sorry, I didn't quite hear you.", "repeat_request"),
+    ("Can you say that again?", "repeat_request"),
+    ("Thank you. That's all the questions I have. Goodbye.", "closing"),
+    ("Tell me about a time you disagreed with a coworker. How did you handle it?", "other"),
+    ("Thanks. What was your most recent job?", "other"),
+])
+def test_utterances_are_classified(text, kind):
+    assert classify_utterance(text) == kind
+
+
+def test_question_then_answer_after_the_response_delay():
+    b = AgentBrain([answer(delay=0.8)])
+    act = b.on_utterance_end(4.0)  # scheduled before the words are transcribed
+    assert act.kind == "answer" and act.at_s == pytest.approx(4.8) and b.tentative
+    assert b.on_utterance("What was your last job?", 4.0).at_s == pytest.approx(4.8)
+    assert not b.tentative
+    b.started(act, 4.8)
+    assert b.answered and b.scheduled is None
+
+
+def test_a_pause_inside_the_question_withdraws_the_tentative_answer():
+    b = AgentBrain([answer(delay=0.5)])
+    b.on_utterance_end(2.0)
+    b.on_speech_start(2.3)  # the interviewer goes on
+    assert b.scheduled is None
+    act = b.on_utterance_end(5.0)
+    assert act.at_s == pytest.approx(5.5)
+
+
+def test_repeat_requests_are_answered_again_and_counted():
+    b = AgentBrain([answer(delay=0.5)])
+    act = b.on_utterance_end(3.0)
+    b.started(act, 3.5)
+    b.on_utterance("What was your last job?", 3.0)  # the question's words, late: ignored
+    assert b.scheduled is None and b.repeat_requests == 0
+    act = b.on_utterance("Sorry, I didn't catch that. Could you repeat that?", 12.0)
+    assert act.kind == "answer" and act.at_s == pytest.approx(12.5) and b.repeat_requests == 1
+    b.started(act, 12.5)
+    act = b.on_utterance("Thank you. Goodbye.", 25.0)
+    assert act.kind == "hangup" and act.at_s == pytest.approx(25.3)
+
+
+def test_next_question_gets_the_next_answer():
+    b = AgentBrain([answer("q1"), answer("q2", delay=1.0)])
+    b.started(b.on_utterance_end(2.0), 2.5)
+    act = b.on_utterance("Thanks. Now, how do you handle a deadline?", 10.0)
+    assert act.kind == "answer" and act.index == 1 and act.at_s == pytest.approx(11.0)
+
+
+def test_barge_in_starts_before_the_expected_end_of_the_question():
+    q = "What was your most recent job, and what did you do there?"
+    exp = expected_question_s(q)
+    assert exp == pytest.approx(12 * 60 / 230)  # 12 words at 230 wpm
+    b = AgentBrain([answer(barge=1.0, expected=exp)])
+    act = b.on_speech_start(1.0)
+    assert act.kind == "answer" and act.at_s == pytest.approx(1.0 + exp - 1.0)
+    assert b.on_utterance_end(3.0).kind == "none"  # already scheduled
+
+
+def test_the_question_heard_after_a_barge_in_is_not_taken_for_a_closing():
+    b = AgentBrain([answer(barge=1.5, expected=4.5)])
+    act = b.on_speech_start(1.0)  # answer at 4.0, before the question ends at about 5.5
+    b.started(act, 4.0)
+    # the question's words arrive after the answer started; they began before it
+    assert b.on_utterance("What was your most recent job?", 5.5, start_s=1.0).kind == "none"
+    assert b.scheduled is None
+    assert b.on_utterance("Thank you. Goodbye.", 15.0, start_s=13.0).kind == "hangup"
+
+
+def test_a_goodbye_before_any_question_hangs_up():
+    b = AgentBrain([answer()])
+    b.on_utterance_end(2.0)
+    assert b.on_utterance("Thank you, goodbye.", 2.0).kind == "hangup"
+
+
+# --- media ------------------------------------------------------------------------------------
+def test_frames_are_20_ms_of_8_khz_pcm():
+    a = Audio(np.sin(np.arange(16000) / 10).astype(np.float32) * 0.5, 16000)  # 1 s at 16 kHz
+    frames = audio_to_frames(a)
+    assert len(frames) == 50 and {len(f) for f in frames} == {FRAME_BYTES}
+    back = frames_to_audio(frames)
+    assert back.sample_rate_hz == 8000 and back.duration_s == pytest.approx(1.0)
+
+
+def test_playout_buffer_pads_underruns_and_keeps_order():
+    p = PlayoutBuffer()
+    p.push(b"\x01\x00" * 200)  # 1.25 frames
+    assert p.read_frame() == b"\x01\x00" * 160
+    tail = p.read_frame()
+    assert tail[:80] == b"\x01\x00" * 40 and tail[80:] == bytes(240)
+    assert p.read_frame() == bytes(FRAME_BYTES)
+    assert p.underruns == 2
+
+
+def test_a_backlog_is_worked_off_by_skipping_silence_never_speech():
+    p = PlayoutBuffer(max_delay_s=0.2)
+    speech = (np.ones(160, np.int16) * 3000).tobytes()
+    p.push(bytes(FRAME_BYTES) * 30 + speech * 3)  # a 0.66 s burst after a stall
+    assert p.read_frame() == bytes(FRAME_BYTES)
+    # silent frames skipped down to 0.2 s + one frame, then one read: 0.2 s left
+    assert p.skipped_frames == 22 and p.buffered_s == pytest.approx(0.2)
+    p.push(speech * 20)
+    frames = [p.read_frame() for _ in range(32)]
+    assert frames.count(speech) == 23  # every speech frame is heard
+
+
+def test_jitter_is_zero_on_a_regular_stream_and_follows_rfc3550():
+    m = JitterMeter()
+    for i in range(50):
+        m.add(i * 0.02, 100 + i * 0.02)
+    assert m.jitter_ms == pytest.approx(0.0, abs=1e-9)
+    m = JitterMeter()
+    arrivals = [0.0, 0.025, 0.040, 0.065, 0.080]  # |D| = 5 ms each step
+    expect = 0.0
+    for i, r in enumerate(arrivals):
+        m.add(i * 0.02, r)
+        if i:
+            expect += (0.005 - expect) / 16
+    assert m.jitter_ms == pytest.approx(expect * 1000)
+
+
+def test_transport_facts_fill_the_transport_columns():
+    f = TransportFacts("twilio", "PCMU/8000", 10, 9, 0, 1.5, 3.0, 2, "caller")
+    assert set(f.to_row()) <= set(TRANSPORT_COLUMNS)
+
+
+# --- Twilio media streams ---------------------------------------------------------------------
+def test_media_stream_messages_follow_twilio_schema():
+    w = MediaStreamWriter(StreamIds("MZ1", "CA1", "AC1"))
+    start = w.start({"call_id": "abc"})
+    assert start["event"] == "start" and start["sequenceNumber"] == "1"
+    assert start["start"]["mediaFormat"] == MEDIA_FORMAT == {
+        "encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1}
+    assert start["start"]["customParameters"] == {"call_id": "abc"}
+    pcm = (np.sin(np.arange(160) / 5) * 8000).astype(np.int16).tobytes()
+    media = w.media(pcm, 20)
+    assert media["sequenceNumber"] == "2" and media["media"]["chunk"] == "1"
+    assert len(base64.b64decode(media["media"]["payload"])) == 160  # 160 bytes per 20 ms
+    assert parse_message(json.dumps(w.stop()))["event"] == "stop"
+    assert parse_message(json.dumps(w.mark("q1")))["mark"]["name"] == "q1"
+
+
+def test_payload_is_g711_mulaw_as_audioop_encodes_it():
+    import audioop
+
+    pcm = (np.sin(np.arange(160) / 3) * 20000).astype(np.int16).tobytes()
+    w = MediaStreamWriter(StreamIds.new())
+    payload = w.media(pcm, 0)["media"]["payload"]
+    assert base64.b64decode(payload) == audioop.lin2ulaw(pcm, 2)
+    assert payload_to_pcm(payload) == audioop.ulaw2lin(audioop.lin2ulaw(pcm, 2), 2)
+
+
+@pytest.mark.parametrize("raw,msg", [
+    ("not json", "not JSON"), ('{"x": 1}', "without 'event'"),
+    ('{"event": "media"}', r"lacks \['media'\]"), ('{"event": "media", "media": {}}', "payload"),
+])
+def test_bad_media_stream_messages_are_named(raw, msg):
+    with pytest.raises(ValueError, match=msg):
+        parse_message(raw)
+
+
+def test_twiml_connects_a_stream_with_parameters():
+    xml = twiml_connect_stream("wss://rig.example/twilio/media", {"call_id": 'a"b<c',
+                                                                  "seed": "0"})
+    root = ET.fromstring(xml)
+    stream = root.find("./Connect/Stream")
+    assert stream is not None and stream.get("url") == "wss://rig.example/twilio/media"
+    assert {p.get("name"): p.get("value") for p in stream} == {"call_id": 'a"b<c', "seed": "0"}
+    with pytest.raises(ValueError, match="wss://"):
+        twiml_connect_stream("https://x", {})
+
+
+def test_signature_matches_twilios_own_validator():
+    from twilio.request_validator import RequestValidator
+
+    token = "12345"
+    url = "https://mycompany.com/myapp.php?foo=1&bar=2"
+    params = {"CallSid": "CA1234567890ABCDE", "Caller": "+12349013030", "Digits": "1234",
+              "From": "+12349013030", "To": "+18005551212"}
+    sig = compute_signature(url, params, token)
+    assert sig == RequestValidator(token).compute_signature(url, params)
+    assert RequestValidator(token).validate(url, params, sig)
+    assert validate_signature(url, params, sig, token)
+    assert not validate_signature(url, {**params, "Digits": "9"}, sig, token)
+    assert not validate_signature(url, params, sig, "other-token")
+    assert not validate_signature(url, params, "", token)
+
+
+class RecordingHttp:
+    """A twilio HttpClient that records the request instead of sending it."""
+
+    def __init__(self):
+        self.requests = []
+        self.last_response = None
+        self.is_async = False
+
+    def request(self, method, uri, params=None, data=None, headers=None, auth=None,
+                timeout=None, allow_redirects=False):
+        from twilio.http.response import Response
+
+        self.requests.append({"method": method, "uri": uri, "data": data, "auth": auth})
+        self.last_response = Response(201, json.dumps({"sid": "CAfeed", "status": "queued"}))
+        return self.last_response
+
+
+def test_rest_placement_builds_the_documented_request_from_env_credentials():
+    env = {"TWILIO_ACCOUNT_SID": "AC" + "0" * 32, "TWILIO_AUTH_TOKEN": "s3cret-token"}
+    creds = TwilioCredentials.from_env(env)
+    assert "s3cret" not in repr(creds)
+    http = RecordingHttp()
+    sid = place_call(to="+15551230000", from_="+15559870000",
+                     stream_url="wss://rig.example/twilio/media",
+                     parameters={"call_id": "c0ffee"}, credentials=creds, http_client=http)
+    assert sid == "CAfeed"
+    (req,) = http.requests
+    assert req["method"] == "POST"
+    assert req["uri"] == f"https://api.twilio.com/2010-04-01/Accounts/{'AC' + '0' * 32}/Calls.json"
+    assert req["auth"] == (env["TWILIO_ACCOUNT_SID"], "s3cret-token")
+    assert req["data"]["To"] == "+15551230000" and req["data"]["From"] == "+15559870000"
+    stream = ET.fromstring(req["data"]["Twiml"]).find("./Connect/Stream")
+    assert stream.get("url") == "wss://rig.example/twilio/media"
+    assert stream.find("Parameter").get("value") == "c0ffee"
+
+
+def test_missing_credentials_name_the_variable_not_a_value():
+    with pytest.raises(ConfigError, match="TWILIO_ACCOUNT_SID"):
+        TwilioCredentials.from_env({})
+    with pytest.raises(ConfigError, match="TWILIO_AUTH_TOKEN"):
+        TwilioCredentials.from_env({"TWILIO_ACCOUNT_SID": "AC1"})
+    with pytest.raises(ConfigError, match="both or neither"):
+        TwilioCredentials.from_env({"TWILIO_ACCOUNT_SID": "AC1", "TWILIO_API_KEY_SID": "SK1"})
+
+
+def test_negotiated_codec_is_read_from_the_sdp_answer():
+    sdp = ("v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 96 0 8\r\na=rtpmap:96 opus/48000/2\r\n"
+           "a=rtpmap:0 PCMU/8000\r\n")
+    assert negotiated_codec(sdp) == "opus/48000"
+    assert negotiated_codec("v=0\r\n") == "unknown"
+
+
+# --- results ----------------------------------------------------------------------------------
+def test_result_store_persists_and_waits(tmp_path):
+    s = ResultStore(tmp_path / "r.jsonl")
+    assert s.wait("x", 0.01) is None
+    s.put({"call_id": "x", "score": 50})
+    s.put({"call_id": "x", "score": 60})
+    assert ResultStore(tmp_path / "r.jsonl").get("x")["score"] == 60
+
+
+def test_scores_import_from_csv_and_parquet_and_missing_calls_are_listed(tmp_path):
+    df = pd.DataFrame({"call_id": ["a", "b", "zz"], "score": [80.0, None, 10.0],
+                       "note": ["x", "y", "z"]})
+    df.to_csv(tmp_path / "s.csv", index=False)
+    df.to_parquet(tmp_path / "s.parquet")
+    for f in ("s.csv", "s.parquet"):
+        scores = import_scores(tmp_path / f)
+        got, missing, unknown = match_scores(["a", "b", "c"], scores)
+        assert got["a"].score == 80.0 and got["b"].score is None
+        assert missing == ["c"] and unknown == ["zz"]
+
+
+def test_bad_score_files_name_file_row_and_field(tmp_path):
+    pd.DataFrame({"call_id": ["a"], "score": [120]}).to_csv(tmp_path / "s.csv", index=False)
+    with pytest.raises(ConfigError, match=r"s\.csv: row 1: score: .*100"):
+        import_scores(tmp_path / "s.csv")
+    pd.DataFrame({"id": ["a"]}).to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(ConfigError, match=r"t\.csv: call_id: missing column"):
+        import_scores(tmp_path / "t.csv")
+    with pytest.raises(ConfigError, match=r"csv or \.parquet"):
+        (tmp_path / "u.txt").write_text("x")
+        import_scores(tmp_path / "u.txt")
+
+
+# --- SIP and RTP ------------------------------------------------------------------------------
+def test_rtp_header_round_trips_rfc3550_fields():
+    from rig.calls.transports.sip import parse_rtp, rtp_packet
+
+    pkt = parse_rtp(rtp_packet(65535, 2**32 - 160, 0xDEADBEEF, b"\xff" * 160, marker=True))
+    assert (pkt.payload_type, pkt.marker, pkt.seq, pkt.timestamp, pkt.ssrc) == (
+        0, True, 65535, 2**32 - 160, 0xDEADBEEF)
+    assert pkt.payload == b"\xff" * 160
+    with pytest.raises(ValueError, match="version"):
+        parse_rtp(b"\x00" * 12)
+
+
+def test_rtp_receiver_counts_sequence_gaps_across_wraparound_as_lost():
+    from rig.calls.transports.sip import RtpPacket, RtpReceiver
+
+    rx = RtpReceiver()
+    seqs = [65533, 65534, 0, 1, 3, 4]  # 65535 and 2 missing, sequence wraps
+    for i, s in enumerate(seqs):
+        rx.add(RtpPacket(0, False, s, i * 160, 1, b""), i * 0.02)
+    assert rx.expected == 8 and rx.received == 6 and rx.lost == 2
+
+
+def test_sip_messages_parse_with_compact_headers_and_sdp():
+    from rig.calls.transports.sip import build_sip, parse_sip, sdp_media, sdp_offer
+
+    raw = build_sip("INVITE sip:interviewer@127.0.0.1:5070 SIP/2.0", [
+        ("v", "SIP/2.0/UDP 127.0.0.1:5080;branch=z9hG4bKx"), ("i", "abc@rig"),
+        ("CSeq", "1 INVITE"), ("X-Rig-Call-Id", "c0ffee")], sdp_offer("127.0.0.1", 40000, 7))
+    msg = parse_sip(raw)
+    assert msg.is_request and msg.method == "INVITE"
+    assert msg.header("call-id") == "abc@rig" and msg.header("x-rig-call-id") == "c0ffee"
+    assert int(msg.header("content-length")) == len(msg.body.encode())
+    assert sdp_media(msg.body) == ("127.0.0.1", 40000, [0])
+    with pytest.raises(ValueError, match="blank line"):
+        parse_sip(b"SIP/2.0 200 OK\r\nCSeq: 1 INVITE")
+
+
+def test_a_campaign_folder_never_mixes_transports(tmp_path):
+    import json as _json
+
+    from rig.campaign.runner import CampaignSpec, run_campaign
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "campaign.json").write_text(_json.dumps({"transport": "sim"}))
+    spec = CampaignSpec(answers_path=root / "tests" / "data" / "calls_bank",
+                        profiles_path=root / "profiles" / "demo",
+                        pipeline_path=root / "pipelines" / "reference.yaml", out_dir=tmp_path,
+                        transport="webrtc")
+    with pytest.raises(ConfigError, match="holds a 'sim' campaign"):
+        run_campaign(spec, progress=False)
