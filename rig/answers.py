@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rig.config import content_hash, load_model, read_yaml
+from rig.config import content_hash, load_model, read_yaml, yaml_files
 from rig.errors import ConfigError
 
 Tier = Literal["strong", "borderline", "weak"]
@@ -211,7 +211,7 @@ def load_bank(path: str | Path) -> AnswerBank:
     if path.is_file():
         files, folder = [path], path.parent
     elif path.is_dir():
-        files = sorted(p for p in path.glob("*.yaml") if p.name != "bank.yaml")
+        files = [p for p in yaml_files(path) if p.name != "bank.yaml"]
         folder = path
     else:
         raise ConfigError(path, "", "answer bank not found")

@@ -14,6 +14,8 @@ import numpy as np
 import soundfile as sf
 import soxr
 
+from rig.errors import RigError
+
 
 @dataclass(frozen=True, eq=False)
 class Audio:
@@ -101,10 +103,20 @@ def read_wav(path: str | Path, sample_rate_hz: int | None = None) -> Audio:
 
 
 def write_wav(path: str | Path, audio: Audio) -> Path:
-    """Write 16-bit PCM WAV; creates parent folders."""
+    """Write 16-bit PCM WAV; creates parent folders.
+
+    Raises:
+        RigError: ``path`` does not end in ``.wav``, is a folder, or cannot be written (the
+            message names the path and the reason).
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sf.write(str(path), audio.samples, audio.sample_rate_hz, subtype="PCM_16")
+    if path.suffix.lower() != ".wav" or path.is_dir():
+        raise RigError(f"{path}: the output must be a .wav file path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sf.write(str(path), audio.samples, audio.sample_rate_hz, subtype="PCM_16")
+    except OSError as exc:
+        raise RigError(f"{path}: cannot write ({exc.strerror or exc})") from None
     return path
 
 

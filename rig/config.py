@@ -15,15 +15,59 @@ from rig.errors import ConfigError
 M = TypeVar("M", bound=BaseModel)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """safe_load that refuses a mapping with the same key twice (YAML 1.2 forbids it; PyYAML
+    would silently keep the last value)."""
+
+
+def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
+    seen: set = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=True)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                                 _unique_mapping)
+
+#: fields whose values an error message never shows (a secret pasted into a config file)
+_SECRET_WORDS = ("key", "token", "secret", "password", "credential")
+
+
 def read_yaml(path: str | Path) -> object:
-    """Parse a YAML file. Raises ConfigError (file missing, or YAML syntax error with line)."""
+    """Parse a YAML file. Raises ConfigError (file missing, not UTF-8, YAML syntax error with
+    its line, or a duplicate key)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, "", "file not found")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, "", f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+                                    f"offset {exc.start})") from None
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(path, "", f"not valid YAML: {exc}") from exc
+
+
+def yaml_files(folder: str | Path) -> list[Path]:
+    """The ``*.yaml`` files of ``folder``, sorted by name.
+
+    Raises:
+        ConfigError: the folder holds a ``.yml`` (or upper-case ``.YAML``) file, which would
+            otherwise be skipped without a word; the message names it.
+    """
+    folder = Path(folder)
+    odd = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in
+                 (".yml", ".yaml") and p.suffix != ".yaml")
+    if odd:
+        raise ConfigError(odd[0], "", "rig reads only files ending in .yaml: rename it")
+    return sorted(folder.glob("*.yaml"))
 
 
 def _loc(loc: tuple) -> str:
@@ -38,7 +82,10 @@ def validation_error(path: str | Path, exc: ValidationError) -> ConfigError:
     err = exc.errors()[0]
     more = len(exc.errors()) - 1
     problem = err["msg"] + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
-    return ConfigError(path, _loc(tuple(err["loc"])), problem, err.get("input"), has_value=True)
+    field = _loc(tuple(err["loc"]))
+    if any(w in field.lower() for w in _SECRET_WORDS):
+        return ConfigError(path, field, problem + "; value not shown")
+    return ConfigError(path, field, problem, err.get("input"), has_value=True)
 
 
 def load_model(path: str | Path, model: type[M], data: object | None = None) -> M:

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rig.channel.steps import Channel
-from rig.config import content_hash, load_model, read_yaml
+from rig.config import content_hash, load_model, read_yaml, yaml_files
 from rig.errors import ConfigError
 
 __all__ = ["DIMENSIONS", "Channel", "Dimension", "Disfluency", "Interruption", "Noise", "Pace",
@@ -221,6 +221,9 @@ class Noise(_Frozen):
 
     @model_validator(mode="after")
     def _fields(self) -> Noise:
+        if self.kind == "none" and (self.snr_db is not None or self.path):
+            raise ValueError("noise.kind is 'none' but noise.snr_db or noise.path is set: "
+                             "name the noise kind (white, pink, babble, street, file)")
         if self.kind != "none" and self.snr_db is None:
             raise ValueError(f"noise.snr_db is required when noise.kind is {self.kind!r}")
         if self.kind == "file" and not self.path:
@@ -399,7 +402,7 @@ def load_profiles(path: str | Path, baseline_id: str = "baseline") -> ProfileSet
     _check_sources(base_file, baseline)
     base_dump = baseline.model_dump(mode="json")
     profiles, sources = [baseline], {baseline_id: base_file}
-    for f in sorted(path.glob("*.yaml")):
+    for f in yaml_files(path):
         if f == base_file:
             continue
         raw = read_yaml(f)

@@ -502,3 +502,16 @@ def test_vad_frames_are_little_endian_int16_of_the_audio() -> None:
     x = Audio(np.array([0.0, 0.5, -0.5, 1.0] * 40, np.float32), 8000)
     (frame,) = vad_frames(x, "webrtc", 20)
     np.testing.assert_array_equal(np.frombuffer(frame, "<i2"), x.to_pcm16())
+
+
+def test_write_wav_refuses_a_non_wav_path_and_names_it(tmp_path) -> None:
+    from rig.audio import write_wav
+    from rig.errors import RigError
+
+    a = Audio(np.zeros(80, np.float32), 8000)
+    with pytest.raises(RigError, match=r"x\.txt: the output must be a \.wav"):
+        write_wav(tmp_path / "x.txt", a)
+    (tmp_path / "f").write_text("")
+    with pytest.raises(RigError, match="cannot write"):
+        write_wav(tmp_path / "f" / "y.wav", a)
+    assert write_wav(tmp_path / "ok.wav", a).is_file()

@@ -203,3 +203,57 @@ def test_scorer_settings_accept_the_openai_backend(endpoint, key_env, tmp_path):
                     f"{endpoint.base_url}\n  model: m\n  api_key_env: {ENV}\n")
     assert scorer_settings(pipe).model == "m"
     assert scorer_settings("embedded") == ScorerSettings()
+
+
+def test_an_unusable_endpoint_stops_the_run_with_finished_asks_kept(tmp_path, key_env,
+                                                                    monkeypatch):
+    from rig.probes.core import AskLog, ScorerUnavailable
+
+    monkeypatch.setattr("rig.scorer.openai_compat.time.sleep", lambda s: None)
+    with ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler) as srv:
+        dead = f"http://127.0.0.1:{srv.server_address[1]}/v1"  # closed when the block ends
+    sc = OpenAICompatScorer(dead, "m", key_env, max_retries=0, timeout_s=5)
+    log = AskLog(tmp_path / "asks.jsonl", sc)
+    with pytest.raises(ScorerUnavailable, match="no reply to 3 asks in a row"):
+        for i in range(10):
+            log.ask("s", f"u{i}", "", parse_rating, 0)
+    assert log.n_backend_calls == 3  # stopped at the third, not after all ten
+
+
+def test_an_unreachable_scorer_exits_2_from_the_cli(tmp_path):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    with ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler) as srv:
+        dead = f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text(f"backend: openai\nbase_url: {dead}\nmodel: m\ntimeout_s: 5\n")
+    res = CliRunner().invoke(app, ["probe", "hedging", "--scorer", str(cfg), "--sessions", "2",
+                                   "--questions-per-session", "3", "--mitigation", "none",
+                                   "--out", str(tmp_path / "o"), "--no-progress"])
+    assert res.exit_code == 2 and "in a row" in res.stderr
+
+
+def test_scrubbing_replaces_the_key_only_not_ordinary_words(endpoint, key_env):
+    endpoint.content = lambda req: ('{"score": 4, "reasoning": "fixed an expired bearer token '
+                                    'bug; a bearer of good news"}')
+    sc = OpenAICompatScorer(endpoint.base_url, "m", key_env)
+    res = sc.complete("s", "u", grammar="", parse=parse_rating, seed=0)
+    assert res.ok and "expired bearer token bug" in res.raw
+
+
+def test_a_short_local_key_is_not_scrubbed_from_replies(endpoint, monkeypatch):
+    monkeypatch.setenv("RIG_TEST_SHORT_KEY", "x")
+    endpoint.content = lambda req: '{"score": 4, "reasoning": "explains x and y"}'
+    sc = OpenAICompatScorer(endpoint.base_url, "m", "RIG_TEST_SHORT_KEY")
+    assert sc.complete("s", "u", grammar="", parse=parse_rating, seed=0).raw.endswith(
+        'x and y"}')
+
+
+def test_a_key_shaped_variable_name_is_not_echoed(monkeypatch, endpoint):
+    secret = "sk_live_abc123secret"
+    monkeypatch.delenv(secret, raising=False)
+    with pytest.raises(ConfigError, match="not shown") as err:
+        OpenAICompatScorer(endpoint.base_url, "m", secret)
+    assert secret not in str(err.value)

@@ -150,3 +150,50 @@ def test_pipeline_errors(tmp_path):
     f.write_text("name: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_pipeline(f)
+
+
+def test_yaml_duplicate_keys_and_non_utf8_are_config_errors(tmp_path):
+    from rig.config import read_yaml
+
+    f = tmp_path / "p.yaml"
+    f.write_text("name: a\nname: b\n")
+    with pytest.raises(ConfigError, match="duplicate key 'name'") as e:
+        read_yaml(f)
+    assert str(f) in str(e.value)
+    f.write_bytes("name: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8 text") as e:
+        read_yaml(f)
+    assert str(f) in str(e.value)
+
+
+def test_a_secret_pasted_into_a_config_is_never_echoed(tmp_path):
+    from rig.probes.core import scorer_settings
+
+    f = tmp_path / "s.yaml"
+    f.write_text("backend: openai\nbase_url: http://127.0.0.1:1/v1\nmodel: m\n"
+                 "api_key: sk-abc123-secret\n")
+    with pytest.raises(ConfigError) as e:
+        scorer_settings(f)
+    assert "api_key" in str(e.value) and "sk-abc123-secret" not in str(e.value)
+
+
+def test_a_yml_file_in_a_profile_set_is_an_error_not_skipped(tmp_path):
+    import shutil
+
+    d = tmp_path / "profiles"
+    shutil.copytree(ROOT / "profiles" / "demo", d)
+    (d / "extra.yml").write_text("profile_id: extra\npace: {rate: 0.9}\n")
+    with pytest.raises(ConfigError, match=r"only files ending in \.yaml") as e:
+        load_profiles(d)
+    assert "extra.yml" in str(e.value)
+
+
+def test_noise_with_an_snr_but_no_kind_is_rejected(tmp_path):
+    import shutil
+
+    d = tmp_path / "profiles"
+    shutil.copytree(ROOT / "profiles" / "demo", d)
+    (d / "quiet_noise.yaml").write_text("profile_id: quiet_noise\nnoise: {snr_db: 10}\n")
+    with pytest.raises(ConfigError, match="name the noise kind") as e:
+        load_profiles(d)
+    assert "quiet_noise.yaml" in str(e.value)

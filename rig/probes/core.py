@@ -20,7 +20,7 @@ import numpy as np
 
 from rig.campaign.store import CallLog
 from rig.config import load_model, read_yaml
-from rig.errors import ConfigError
+from rig.errors import ConfigError, RigError
 from rig.pipeline import ScorerSettings, load_pipeline
 from rig.scorer.base import Completion, Parsed, Scorer, V
 
@@ -100,6 +100,11 @@ def sample_sessions(item_ids: Sequence[str], n_sessions: int, per_session: int,
             for _ in range(n_sessions)]
 
 
+class ScorerUnavailable(RigError):
+    """Several asks in a row got no reply from the scorer (refused, unauthorised, timed out):
+    the run stops instead of recording every remaining ask as a failure."""
+
+
 class AskLog:
     """Prompts through a scorer, each raw reply kept in ``path`` (JSON lines).
 
@@ -108,11 +113,16 @@ class AskLog:
     ``seconds=0``); a logged backend error is tried again.
     """
 
+    #: consecutive asks with no reply at all (refused, unauthorised, timed out) before the
+    #: run stops: an unusable endpoint is a failure of the run, not a stream of unscored rows
+    MAX_CONSECUTIVE_BACKEND_ERRORS = 3
+
     def __init__(self, path: str | Path, scorer: Scorer) -> None:
         self.log = CallLog(path)
         self.scorer = scorer
         self._who = json.dumps(describe_scorer(scorer), sort_keys=True)
         self.n_backend_calls = 0
+        self._backend_errors_in_a_row = 0
 
     def key(self, system: str, user: str, grammar: str, seed: int) -> str:
         seed_part = seed if self.scorer.temperature > 0 else None
@@ -134,4 +144,13 @@ class AskLog:
             self.log.append({"call_id": key, "raw": res.raw, "parse_status": res.parse_status,
                              "error": res.error, "seconds": res.seconds,
                              "temperature": res.temperature, "seed": seed})
+        if res.parse_status == "error" and not res.raw:  # the backend gave no reply
+            self._backend_errors_in_a_row += 1
+            if self._backend_errors_in_a_row >= self.MAX_CONSECUTIVE_BACKEND_ERRORS:
+                raise ScorerUnavailable(
+                    f"the scorer gave no reply to {self._backend_errors_in_a_row} asks in a "
+                    f"row (last: {res.error}); stopping. Finished asks are kept in "
+                    f"{self.log.path}: fix the scorer and rerun the same command to resume")
+        else:
+            self._backend_errors_in_a_row = 0
         return res

@@ -31,7 +31,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rig.config import content_hash, load_model
+from rig.config import content_hash, load_model, yaml_files
 from rig.errors import ConfigError
 from rig.paths import DEFAULTS
 
@@ -244,7 +244,7 @@ def load_shibboleth(folder: str | Path = DEFAULT_SHIBBOLETH) -> ShibbolethSet:
         raise ConfigError(folder, "", "not a folder of probe files")
     items: list[ProbeItem] = []
     seen: dict[str, Path] = {}
-    for path in sorted(folder.glob("*.yaml")):
+    for path in yaml_files(folder):
         if path.name == FEWSHOT_FILE:
             continue
         f = load_model(path, ShibbolethFile)

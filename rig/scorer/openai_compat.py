@@ -33,7 +33,10 @@ from rig.scorer.base import Scorer
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
-_BEARER = re.compile(r"(?i)(bearer\s+)\S+")
+_CONVENTIONAL_ENV = re.compile(r"^[A-Z][A-Z0-9_]*$")
+#: a key shorter than this (``EMPTY``, ``x``: what local servers take) is not scrubbed from
+#: replies, where replacing it would corrupt ordinary text; it is still never written by rig
+MIN_SCRUB_KEY_CHARS = 8
 
 
 class ScorerBackendError(RigError):
@@ -93,8 +96,11 @@ class OpenAICompatScorer(Scorer):
                                   "must be the NAME of an environment variable (letters, "
                                   "digits, underscore), not the key itself; value not shown")
             if not os.environ.get(api_key_env):
+                # a lower-case "name" may be a key pasted by mistake (sk_live_...): not echoed
+                shown = (api_key_env if _CONVENTIONAL_ENV.match(api_key_env)
+                         else "it names (not shown: not an upper-case variable name)")
                 raise ConfigError("scorer", "api_key_env",
-                                  f"the environment variable {api_key_env} is not set")
+                                  f"the environment variable {shown} is not set")
         self.base_url = base_url.rstrip("/")
         self.model, self.api_key_env = model, api_key_env
         self.temperature, self.max_tokens = temperature, max_tokens
@@ -121,10 +127,12 @@ class OpenAICompatScorer(Scorer):
         return h
 
     def _scrub(self, text: str) -> str:
+        """``text`` with the key's exact value replaced by ``[redacted]``. Only the value is
+        matched: ordinary words ("a bearer of good news") are left alone."""
         key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
-        if key:
+        if len(key) >= MIN_SCRUB_KEY_CHARS:
             text = text.replace(key, "[redacted]")
-        return _BEARER.sub(r"\1[redacted]", text)
+        return text
 
     # -- the request ------------------------------------------------------------------------
 
