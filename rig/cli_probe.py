@@ -16,10 +16,13 @@ from rich.text import Text
 
 from rig.errors import RigError
 from rig.probes.data import DEFAULT_SHIBBOLETH
+from rig.probes.framing import DEFAULT_FRAMING
+from rig.probes.names import DEFAULT_MATERIALS
 
 probe_app = typer.Typer(no_args_is_help=True, pretty_exceptions_show_locals=False,
                         help="Text-level probes: does the scorer grade style instead of "
-                             "content? (hedging, accent markers)")
+                             "content? (hedging, accent markers), and probes from the "
+                             "hiring-bias literature (name swap, dual framing, invariance)")
 console = Console(stderr=True)
 
 _MITIGATIONS = {"anti-bias": "anti_bias", "reasoning-fewshot": "reasoning_fewshot",
@@ -135,13 +138,22 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
     """Rewrite summary.json and report.html from the folder's parquet files."""
     import pandas as pd
 
-    from rig.probes.report import write_shibboleth_report
-    from rig.probes.shibboleth import summarize
-
     meta_path = out / "probe.json"
     if not meta_path.is_file():
         _fail(RigError(f"{meta_path}: not a probe folder (no probe.json)"))
     meta = json.loads(meta_path.read_text())
+    kind = meta.get("probe")
+    if kind in _BIAS_PROBES:
+        from rig.probes import framing, invariance, name_swap
+
+        mod = {"name_swap": name_swap, "dual_framing": framing, "invariance": invariance}[kind]
+        rows = pd.read_parquet(out / "scores.parquet").to_dict("records")
+        mod.write_outputs(out, rows, meta)
+        _BIAS_PROBES[kind](json.loads((out / "summary.json").read_text()), out)
+        return
+    from rig.probes.report import write_shibboleth_report
+    from rig.probes.shibboleth import summarize
+
     summary = summarize(pd.read_parquet(out / "scores.parquet"),
                         pd.read_parquet(out / "decisions.parquet"), meta)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
@@ -167,3 +179,223 @@ def check(data: Annotated[Path, typer.Argument(help="probe data folder")] = DEFA
     t.add_row("total", str(len(s.items)))
     Console().print(t)
     Console().print(f"{len(s.fewshot)} few-shot examples; every item passed the checks")
+
+
+# -- name swap, dual framing, invariance (rig.probes.name_swap, .framing, .invariance) ---------
+
+def _f(v, d=2) -> str:
+    return "n/a" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
+
+
+def _wrote(out: Path) -> None:
+    Console().print(f"wrote {out}/scores.parquet, {out}/summary.json, {out}/report.html")
+
+
+def _print_name_swap(s: dict, out: Path) -> None:
+    for set_id, per in s["detail"].items():
+        t = Table(title=f"name swap, name set {set_id}: per group and condition", box=None,
+                  caption="bias index: mean over pairs of groups of (1 - p); hire: "
+                          "chi-square, qualification: Mann-Whitney, compensation: KS on "
+                          "compensation standardised per item (z)")
+        for col in ("condition", "group", "hire rate", "mean qual.", "mean comp. USD",
+                    "mean comp. z"):
+            t.add_column(col, justify="left" if col in ("condition", "group") else "right")
+        bi = Table(title=f"bias index, name set {set_id} (n/a: no pair testable)", box=None)
+        bi.add_column("condition")
+        for f in s["features"]:
+            bi.add_column(f, justify="right")
+        for cond, d in per.items():
+            for g, r in d["by_group"].items():
+                t.add_row(cond, g, _f(r["hire_rate"]), _f(r["mean_qualification"]),
+                          _f(r["mean_compensation_usd"], 0), _f(r["mean_compensation_z"]))
+            bi.add_row(cond, *[_f(d["features"][f]["bias_index"]["index"])
+                               for f in s["features"]])
+        Console().print(t)
+        Console().print(bi)
+    Console().print(f"replies not scored: {s['n_failures']} of {s['n_asks']}")
+    _wrote(out)
+
+
+def _print_framing(s: dict, out: Path) -> None:
+    t = Table(title="dual framing: aligned scores (+ favours target a)", box=None,
+              caption="mu: mean aligned score; t p: one-sample t-test against 0; d: Cohen's "
+                      "d; asym.: mu affirmative - mu reverse")
+    for col in ("topic", "n", "mu aff.", "mu rev.", "mu both", "sd", "t p", "d", "neutral",
+                "asym."):
+        t.add_column(col, justify="left" if col == "topic" else "right", no_wrap=True)
+    rows = [*s["by_topic"].items(), ("all topics", s["overall"])] if s["overall"] else []
+    for tid, fs in rows:
+        o = fs["both"]["one_sample"]
+        t.add_row(tid, f"{fs['both']['n_scored']}/{fs['both']['n_asked']}",
+                  _f(fs["affirmative"]["one_sample"]["mean"]),
+                  _f(fs["reverse"]["one_sample"]["mean"]), _f(o["mean"]), _f(o["sd"]),
+                  _f(o["t_p"], 3), _f(o["cohens_d"]), _f(fs["both"]["neutrality_rate"]),
+                  _f(fs["asymmetry"]))
+    Console().print(t)
+    Console().print(f"replies not recognised (not scored): {s['n_failures']} of {s['n_asks']}")
+    _wrote(out)
+
+
+def _print_invariance(s: dict, out: Path) -> None:
+    t = Table(title="invariance of the written assessment", box=None,
+              caption="violated: Bonferroni-corrected paired t p < alpha; diff = perturbed - "
+                      "reference")
+    for col in ("perturbation", "kind", "pairs", "changed", *s["measures"], "violation rate"):
+        t.add_column(col, justify="left" if col in ("perturbation", "kind") else "right")
+    for pert, d in s["by_perturbation"].items():
+        diffs = [_f(x["paired"]["mean_diff"]) + ("*" if x["violated"] else "")
+                 for x in d["tests"]]
+        t.add_row(pert, d["kind"], f"{d['n_scored']}/{d['n_pairs']}",
+                  _f(d["changed_reply_rate"]), *diffs, _f(d["violation_rate"]))
+    for kind, d in s["by_kind"].items():
+        t.add_row(f"all {kind}", "", "", "", *[""] * len(s["measures"]),
+                  _f(d["violation_rate"]))
+    Console().print(t)
+    Console().print("* violated")
+    _wrote(out)
+
+
+_BIAS_PROBES = {"name_swap": _print_name_swap, "dual_framing": _print_framing,
+                "invariance": _print_invariance}
+OutOpt = Annotated[Path, typer.Option(help="output folder (resumes)")]
+
+
+def _choices(values: list[str] | None, mapping: dict[str, str], what: str) -> tuple[str, ...]:
+    out = []
+    for v in values or []:
+        if v not in mapping:
+            _fail(RigError(f"--{what}: unknown {v!r} (use {', '.join(sorted(mapping))})"))
+        out.append(mapping[v])
+    return tuple(dict.fromkeys(out))
+
+
+@probe_app.command("name-swap")
+def name_swap_cmd(
+    scorer: ScorerOpt = "embedded",
+    name_set: Annotated[list[str] | None, typer.Option(
+        help="name set id (probes/names/<id>.yaml) or YAML path, repeatable (default: "
+             "gendered and neutral_pronouns)")] = None,
+    materials: Annotated[Path, typer.Option(help="materials file (resumes, transcripts)")]
+    = DEFAULT_MATERIALS,
+    kind: Annotated[list[str] | None, typer.Option(
+        help="material kind: resume or transcript (repeatable; default both)")] = None,
+    items: Annotated[int | None, typer.Option(
+        min=1, help="a seeded draw of this many items (default: all)")] = None,
+    names_per_group: Annotated[int, typer.Option(min=1, help="name slots per item")] = 4,
+    feature: Annotated[list[str] | None, typer.Option(
+        help="qualification, hire or compensation (repeatable; default all three)")] = None,
+    mitigation: Annotated[list[str] | None, typer.Option(
+        help="mitigation condition besides the plain prompt: anti-bias, reasoning, or none "
+             "(repeatable; default both)")] = None,
+    seed: SeedOpt = 0,
+    out: OutOpt = Path("reports/probe-name-swap"),
+    progress: ProgressOpt = True,
+) -> None:
+    """Identical material under names of different groups: qualification, hire, pay."""
+    from rig.probes.core import build_scorer
+    from rig.probes.name_swap import FEATURES, NameSwapSpec, run_name_swap
+
+    conds = ("plain", "anti_bias", "reasoning")
+    if mitigation == ["none"]:
+        conds = ("plain",)
+    elif mitigation:
+        conds = ("plain", *_choices(mitigation, {"anti-bias": "anti_bias",
+                                                 "anti_bias": "anti_bias",
+                                                 "reasoning": "reasoning"}, "mitigation"))
+    kinds = _choices(kind, {"resume": "resume", "transcript": "transcript"}, "kind") or (
+        "resume", "transcript")
+    feats = _choices(feature, {f: f for f in FEATURES}, "feature") or FEATURES
+    spec = NameSwapSpec(out_dir=out, name_sets=tuple(name_set or ("gendered",
+                                                                  "neutral_pronouns")),
+                        materials_path=materials, kinds=kinds, n_items=items,  # type: ignore
+                        names_per_group=names_per_group, seed=seed, conditions=conds,
+                        features=feats)
+    try:
+        res = run_name_swap(spec, build_scorer(scorer), progress=progress)
+    except RigError as exc:
+        _fail(exc)
+    console.print(f"{res.n_backend_calls} scorer calls, {res.seconds:.0f} s")
+    _print_name_swap(res.summary, res.out_dir)
+
+
+@probe_app.command("dual-framing")
+def dual_framing_cmd(
+    scorer: ScorerOpt = "embedded",
+    topic: Annotated[list[str] | None, typer.Option(
+        help="topic id (repeatable; default all): gender_leadership, employment_gap, "
+             "age_hiring, accent_customer_facing, remote_office")] = None,
+    iterations: Annotated[int, typer.Option(
+        min=1, help="wrapper draws per statement, each asked in both frames")] = 5,
+    judge: Annotated[str, typer.Option(
+        help="LLM judge for replies the rules do not settle: none, embedded, or a scorer "
+             "YAML")] = "none",
+    data: Annotated[Path, typer.Option(help="dual-framing folder (topics.yaml, "
+                                            "wrappers.yaml)")] = DEFAULT_FRAMING,
+    seed: SeedOpt = 0,
+    out: OutOpt = Path("reports/probe-dual-framing"),
+    progress: ProgressOpt = True,
+) -> None:
+    """Affirmative and reversed statements on hiring topics: does the scorer take sides?"""
+    from rig.probes.core import build_scorer
+    from rig.probes.framing import FramingSpec, run_dual_framing
+
+    spec = FramingSpec(out_dir=out, data_path=data, topics=tuple(topic or ()),
+                       iterations=iterations, seed=seed)
+    try:
+        judge_scorer = None if judge == "none" else build_scorer(judge)
+        res = run_dual_framing(spec, build_scorer(scorer), judge=judge_scorer,
+                               progress=progress)
+    except RigError as exc:
+        _fail(exc)
+    console.print(f"{res.n_backend_calls} scorer calls, {res.seconds:.0f} s")
+    _print_framing(res.summary, res.out_dir)
+
+
+@probe_app.command("invariance")
+def invariance_cmd(
+    scorer: ScorerOpt = "embedded",
+    perturbation: Annotated[list[str] | None, typer.Option(
+        help="name-swap, typos, spacing, name-within-group, or profile:<id> (repeatable; "
+             "default the first four)")] = None,
+    name_set: Annotated[str, typer.Option(help="name set of the name perturbations")]
+    = "gendered",
+    materials: Annotated[Path, typer.Option(help="materials file (resumes, transcripts)")]
+    = DEFAULT_MATERIALS,
+    items: Annotated[int, typer.Option(min=1, help="a seeded draw of this many items")] = 6,
+    names_per_group: Annotated[int, typer.Option(min=1, help="name slots per item")] = 2,
+    campaign: Annotated[Path | None, typer.Option(
+        help="a `rig campaign run` folder: compare audio profiles' transcripts with the "
+             "baseline's")] = None,
+    profile: Annotated[list[str] | None, typer.Option(
+        help="profile id to compare with the baseline (repeatable; default: every profile "
+             "of --campaign)")] = None,
+    answers: Annotated[Path | None, typer.Option(
+        help="answer bank of the campaign (default: the campaign's)")] = None,
+    max_pairs: Annotated[int | None, typer.Option(
+        min=1, help="at most this many campaign pairs per profile (seeded draw)")] = None,
+    alpha: Annotated[float, typer.Option(help="family-wise error rate per perturbation")]
+    = 0.05,
+    seed: SeedOpt = 0,
+    out: OutOpt = Path("reports/probe-invariance"),
+    progress: ProgressOpt = True,
+) -> None:
+    """The scorer's written assessment under name swaps, controls and audio profiles."""
+    from rig.probes.core import build_scorer
+    from rig.probes.invariance import CONTROLS, InvarianceSpec, run_invariance
+
+    given = [p.replace("-", "_") if not p.startswith("profile:") else p
+             for p in perturbation or []]
+    perts = tuple(given) if given else ("name_swap", *CONTROLS)
+    if campaign is not None and not given:
+        perts = ()  # a campaign alone: its profiles
+    spec = InvarianceSpec(out_dir=out, perturbations=perts, name_set=name_set,
+                          materials_path=materials, n_items=items,
+                          names_per_group=names_per_group, campaign=campaign,
+                          profiles=tuple(profile or ()), answers_path=answers,
+                          max_pairs=max_pairs, alpha=alpha, seed=seed)
+    try:
+        res = run_invariance(spec, build_scorer(scorer), progress=progress)
+    except RigError as exc:
+        _fail(exc)
+    console.print(f"{res.n_backend_calls} scorer calls, {res.seconds:.0f} s")
+    _print_invariance(res.summary, res.out_dir)

@@ -1,16 +1,12 @@
 """The probes on real scorers: the embedded llama.cpp model (grammar-constrained), and the
 OpenAI-compatible backend against a real ``python -m llama_cpp.server`` on loopback serving the
-same GGUF. Sized small: the machine has 2 cores shared with other work."""
+same GGUF (the ``llama_server`` fixture of conftest.py). Sized small: the machine has 2 cores
+shared with other work."""
 
 from __future__ import annotations
 
 import json
 import secrets
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pandas as pd
 import pytest
@@ -52,57 +48,6 @@ def test_a_tiny_hedging_run_on_the_embedded_scorer(tmp_path):
                                                            per_q["confident"]).pvalue)
     assert (out / "report.html").stat().st_size > 1000
     assert json.loads((out / "summary.json").read_text())["scorer"]["backend"] == "llamacpp"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def llama_server(tmp_path_factory):
-    """``python -m llama_cpp.server`` on a free loopback port with an API key, stopped after
-    the module. Waits for readiness at most 240 s."""
-    pytest.importorskip("llama_cpp.server", reason="needs 'llama-cpp-python[server]'")
-    from rig.models import ensure_model
-
-    key = "sk-" + secrets.token_hex(16)
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("server") / "server.log"
-    log = log_path.open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(ensure_model(MODEL)),
-         "--n_threads", "2", "--n_ctx", "4096", "--host", "127.0.0.1", "--port", str(port),
-         "--api_key", key, "--verbose", "False"],
-        stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/v1"
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    deadline = time.monotonic() + 240
-    try:
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited: {log_path.read_text()[-2000:]}")
-            try:
-                req = urllib.request.Request(f"{base}/models",
-                                             headers={"Authorization": f"Bearer {key}"})
-                with opener.open(req, timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("llama_cpp.server not ready within 240 s")
-            time.sleep(1.0)
-        yield base, key
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def test_the_openai_backend_against_a_real_llama_cpp_server(llama_server, tmp_path,

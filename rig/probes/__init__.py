@@ -15,8 +15,19 @@ Modules:
 * :mod:`rig.probes.shibboleth` the hedging and accent-marker probes: run, summarise.
 * :mod:`rig.probes.report`     ``report.html``; :func:`~rig.probes.report.table`,
   :func:`~rig.probes.report.page` and :func:`~rig.probes.report.gap_plot_svg` for other probes.
+* :mod:`rig.probes.names`      name sets (``probes/names/``) and name-swap material
+  (``probes/name_swap/``): slots that pair the groups.
+* :mod:`rig.probes.name_swap`  the name-swap probe: qualification, hire, compensation per group;
+  chi-square, Mann-Whitney, KS and the bias index.
+* :mod:`rig.probes.framing`    the dual-framing probe: topics, wrappers, reply normalisation.
+* :mod:`rig.probes.measures`   text measures (reading ease, length, polarity, subjectivity) and
+  control perturbations (typos, spacing).
+* :mod:`rig.probes.invariance` the invariance probe: the written assessment under name swaps,
+  controls and audio profiles; paired t-tests with Bonferroni.
+* :mod:`rig.probes.report_bias` ``report.html`` of those three.
 
-Adding a probe family (name swap, dual framing, invariance): write its prompts, grammars and
+Adding a probe family (as :mod:`~rig.probes.name_swap`, :mod:`~rig.probes.framing` and
+:mod:`~rig.probes.invariance` do): write its prompts, grammars and
 parsers returning :class:`~rig.scorer.base.Parsed`; send every ask through
 :class:`~rig.probes.core.AskLog` (durable, resumable, memoised at temperature 0, failures
 recorded with their raw text); draw items with :func:`~rig.probes.core.sample_sessions` when
@@ -37,9 +48,20 @@ from rig.probes.data import (
     load_shibboleth,
     propose_hedged,
 )
+from rig.probes.framing import FramingSpec, run_dual_framing
+from rig.probes.invariance import InvarianceSpec, run_invariance
+from rig.probes.name_swap import NameSwapSpec, run_name_swap
+from rig.probes.names import load_materials, load_name_set
 from rig.probes.prompts import PROMPT_CONDITIONS, parse_decision, parse_rating
 from rig.probes.shibboleth import PROBES, ProbeResult, ProbeSpec, run_probe, summarize
-from rig.probes.stats import DecisionTest, PairedComparison, decision_test, paired_comparison
+from rig.probes.stats import (
+    DecisionTest,
+    PairedComparison,
+    bias_index,
+    decision_test,
+    group_test,
+    paired_comparison,
+)
 
 __all__ = [
     "CATEGORIES",
@@ -47,21 +69,31 @@ __all__ = [
     "PROMPT_CONDITIONS",
     "AskLog",
     "DecisionTest",
+    "FramingSpec",
+    "InvarianceSpec",
+    "NameSwapSpec",
     "PairedComparison",
     "ProbeResult",
     "ProbeSpec",
     "ShibbolethSet",
+    "bias_index",
     "build_scorer",
     "check_item",
     "decision_test",
     "describe_scorer",
     "drop_articles",
+    "group_test",
     "hedge_markers",
+    "load_materials",
+    "load_name_set",
     "load_shibboleth",
     "paired_comparison",
     "parse_decision",
     "parse_rating",
     "propose_hedged",
+    "run_dual_framing",
+    "run_invariance",
+    "run_name_swap",
     "run_probe",
     "sample_sessions",
     "summarize",

@@ -191,6 +191,12 @@ def _json_object(raw: str) -> tuple[dict | None, Parsed | None]:
     return obj, None
 
 
+def json_object(raw: str) -> tuple[dict | None, Parsed | None]:
+    """The first JSON object in a reply (fenced or not): ``(object, None)``, or ``(None,
+    failure)`` with ``invalid_json`` and what was wrong."""
+    return _json_object(raw)
+
+
 def _reasoning(obj: dict) -> str | None:
     r = obj.get("reasoning")
     return r.strip() if isinstance(r, str) and r.strip() else None

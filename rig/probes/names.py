@@ -1,0 +1,254 @@
+"""Name sets and the material of name-swap designs (audit studies of a scorer).
+
+A **name set** (``probes/names/<id>.yaml``) holds groups of candidate names that differ in one
+signal: first names that read as male or as female (``gendered``), or one gender-neutral
+first name followed by "(he/him)", "(she/her)" or "(they/them)" (``neutral_pronouns``). The
+groups are labels of the name set, taken from public name-frequency statistics (each file
+cites its source); they are never an inference about any person::
+
+    id: gendered
+    title: ...
+    version: 1
+    source: "where the names come from, with the year"
+    first_names: [...]        # optional: shared by every group without its own
+    surnames: [...]
+    groups:
+      - {id: male, label: male-read names, first_names: [...]}
+      - {id: female, label: female-read names, first_names: [...]}
+      # or, with shared first names: {id: he_him, label: "(he/him)", suffix: "(he/him)"}
+
+**Slots** pair the groups: slot ``j`` of an item gives every group the first name at the same
+position of its list (the same name when the list is shared) and the same surname, so the
+groups of a slot differ only in the probed signal. Positions and surnames are drawn per item,
+seeded by ``(seed, item id)``.
+
+**Material** (``probes/name_swap/materials.yaml``): short resumes written for rig, and
+phone-screen transcripts built from answers of an answer bank (:mod:`rig.answers`), each with
+the role applied for and a ``{name}`` marker where the name goes.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rig.answers import load_bank
+from rig.config import load_model, read_yaml
+from rig.errors import ConfigError
+from rig.paths import DEFAULTS
+
+DEFAULT_NAMES = DEFAULTS.root / "probes" / "names"
+DEFAULT_MATERIALS = DEFAULTS.root / "probes" / "name_swap" / "materials.yaml"
+NAME_MARK = "{name}"
+_ID = r"^[a-z][a-z0-9_]*$"
+
+
+class NameGroup(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str = Field(pattern=_ID)
+    label: str = Field(min_length=1)
+    first_names: tuple[str, ...] | None = None
+    suffix: str = ""
+
+
+class NameSet(BaseModel):
+    """A name set: groups of names, their source, and the surnames every group shares."""
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str = Field(pattern=_ID)
+    title: str = Field(min_length=1)
+    version: int = Field(ge=1)
+    source: str = Field(min_length=20)
+    first_names: tuple[str, ...] | None = None
+    surnames: tuple[str, ...] = Field(min_length=1)
+    groups: tuple[NameGroup, ...] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _check(self) -> NameSet:
+        ids = [g.id for g in self.groups]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"group ids repeat: {ids}")
+        for g in self.groups:
+            names = g.first_names or self.first_names
+            if not names:
+                raise ValueError(f"group {g.id!r} has no first_names and the set has none "
+                                 "to share")
+            if len(set(names)) != len(names):
+                raise ValueError(f"group {g.id!r}: first names repeat")
+        own = [set(g.first_names) for g in self.groups if g.first_names]
+        for i, a in enumerate(own):
+            for b in own[i + 1:]:
+                if a & b:
+                    raise ValueError(f"a first name is in two groups: {sorted(a & b)}")
+        sharing = [g for g in self.groups if not g.first_names]
+        suffixes = [g.suffix for g in sharing]
+        if len(sharing) > 1 and (len(set(suffixes)) != len(suffixes) or "" in suffixes):
+            raise ValueError("groups that share the set's first names must each have their "
+                             f"own suffix, got {suffixes}")
+        return self
+
+    @property
+    def group_ids(self) -> tuple[str, ...]:
+        return tuple(g.id for g in self.groups)
+
+    def group(self, group_id: str) -> NameGroup:
+        for g in self.groups:
+            if g.id == group_id:
+                return g
+        raise KeyError(group_id)
+
+    def names_of(self, group_id: str) -> tuple[str, ...]:
+        g = self.group(group_id)
+        return tuple(g.first_names or self.first_names or ())
+
+    @property
+    def n_positions(self) -> int:
+        """First-name positions every group has (the shortest list)."""
+        return min(len(self.names_of(g)) for g in self.group_ids)
+
+    def display(self, group_id: str, first: str, surname: str) -> str:
+        """The name as written in the material: "First Surname", then the suffix if any."""
+        suffix = self.group(group_id).suffix
+        return f"{first} {surname}" + (f" {suffix}" if suffix else "")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Slot ``slot`` of an item: first-name position and surname shared by every group."""
+    slot: int
+    position: int
+    surname: str
+
+
+def draw_slots(name_set: NameSet, item_id: str, n_slots: int, seed: int) -> list[Slot]:
+    """``n_slots`` distinct first-name positions and a surname per slot, for one item.
+
+    The draw is ``numpy.random.default_rng([seed, crc32(item_id)])``: positions without
+    replacement, surnames with replacement, so adding an item leaves the others' draws alone.
+
+    Raises:
+        ConfigError: more slots than first-name positions in the set, or fewer than 1.
+    """
+    if n_slots < 1:
+        raise ConfigError("probe", "names_per_group", "must be at least 1", n_slots)
+    if n_slots > name_set.n_positions:
+        raise ConfigError("probe", "names_per_group", f"name set {name_set.id!r} has only "
+                          f"{name_set.n_positions} names per group", n_slots)
+    rng = np.random.default_rng([seed, zlib.crc32(item_id.encode("utf-8"))])
+    pos = rng.choice(name_set.n_positions, n_slots, replace=False)
+    sur = rng.integers(0, len(name_set.surnames), n_slots)
+    return [Slot(j, int(p), name_set.surnames[int(s)]) for j, (p, s) in enumerate(
+        zip(pos, sur, strict=True))]
+
+
+def candidate_name(name_set: NameSet, group_id: str, slot: Slot) -> tuple[str, str]:
+    """(first name, name as written) of ``group_id`` in ``slot``."""
+    first = name_set.names_of(group_id)[slot.position]
+    return first, name_set.display(group_id, first, slot.surname)
+
+
+def load_name_set(spec: str | Path) -> NameSet:
+    """A name set by id (a file ``probes/names/<id>.yaml``) or by path.
+
+    Raises:
+        ConfigError: no such set or file, or a malformed one (names the file and field).
+    """
+    path = Path(spec)
+    if not path.suffix:
+        path = DEFAULT_NAMES / f"{spec}.yaml"
+        if not path.is_file():
+            known = sorted(p.stem for p in DEFAULT_NAMES.glob("*.yaml"))
+            raise ConfigError(spec, "", f"unknown name set; known: {known}, or a YAML path")
+    if not path.is_file():
+        raise ConfigError(path, "", "name set file not found")
+    return load_model(path, NameSet, read_yaml(path))
+
+
+# -- material ----------------------------------------------------------------------------------
+
+MaterialKind = Literal["resume", "transcript"]
+
+
+class _Resume(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str = Field(pattern=_ID)
+    role: str = Field(min_length=3)
+    text: str = Field(min_length=40)
+
+
+class _TranscriptRef(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    answer_id: str = Field(min_length=1)
+    role: str = Field(min_length=3)
+
+
+class _MaterialsFile(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    version: int = Field(ge=1)
+    bank: str | None = None
+    resumes: tuple[_Resume, ...] = ()
+    transcripts: tuple[_TranscriptRef, ...] = ()
+
+
+@dataclass(frozen=True)
+class Material:
+    """One item: the role applied for and the text with :data:`NAME_MARK` where the name
+    goes (a resume's header, or a transcript's "Candidate:" line)."""
+    item_id: str
+    kind: MaterialKind
+    role: str
+    template: str
+
+    def text(self, name: str) -> str:
+        return self.template.replace(NAME_MARK, name)
+
+
+def transcript_template(question: str, answer: str) -> str:
+    """A phone-screen transcript of one answer; the name in the header only (the answer is
+    first person)."""
+    return (f"Candidate: {NAME_MARK}\nPhone-screen transcript.\n"
+            f"Interviewer: {' '.join(question.split())}\nCandidate: {' '.join(answer.split())}")
+
+
+def load_materials(path: str | Path = DEFAULT_MATERIALS,
+                   kinds: tuple[MaterialKind, ...] = ("resume", "transcript")) -> list[Material]:
+    """The items of a materials file, resumes first, each checked to hold ``{name}``.
+
+    Raises:
+        ConfigError: a missing or malformed file, an item without ``{name}``, an id that
+            repeats, or a transcript's answer id not in the bank (names file and field).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(path, "", "materials file not found")
+    data = load_model(path, _MaterialsFile, read_yaml(path))
+    out: list[Material] = []
+    if "resume" in kinds:
+        for i, r in enumerate(data.resumes):
+            if NAME_MARK not in r.text:
+                raise ConfigError(path, f"resumes[{i}].text", f"has no {NAME_MARK} marker",
+                                  r.id)
+            out.append(Material(r.id, "resume", r.role, r.text.strip()))
+    if "transcript" in kinds and data.transcripts:
+        if not data.bank:
+            raise ConfigError(path, "bank", "transcripts need the answer bank folder")
+        bank = load_bank((path.parent / data.bank).resolve())
+        answers = {a.answer_id: (q, a) for q, a in bank.answers()}
+        for i, t in enumerate(data.transcripts):
+            if t.answer_id not in answers:
+                raise ConfigError(path, f"transcripts[{i}].answer_id", "not in the bank "
+                                  f"{data.bank}", t.answer_id)
+            q, a = answers[t.answer_id]
+            out.append(Material(t.answer_id, "transcript", t.role,
+                                transcript_template(q.question, a.clean_text)))
+    ids = [m.item_id for m in out]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ConfigError(path, "id", "item ids repeat", dup)
+    if not out:
+        raise ConfigError(path, "", f"no items of kind {list(kinds)}")
+    return out

@@ -1,0 +1,225 @@
+"""``report.html`` of the name-swap, dual-framing and invariance probes: one offline page each
+(inline SVG, no scripts), from the run's summary alone, built with the helpers of
+:mod:`rig.probes.report`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rig.probes.report import _nc, esc, gap_plot_svg, p_fmt, page, table
+from rig.report import _fmt
+
+
+def scorer_line(sc: dict) -> str:
+    return (f"Scorer <code>{esc(sc.get('backend'))}</code> <code>{esc(sc.get('model'))}</code>"
+            + (f" at <code>{esc(sc['base_url'])}</code>" if sc.get("base_url") else "")
+            + f", temperature {_fmt(sc.get('temperature'))}")
+
+
+def _why(d: dict, key: str) -> str:
+    return (d.get("not_computable") or {}).get(key, "")
+
+
+def _failures(c: dict) -> str:
+    return ", ".join(f"{esc(k)} {n}" for k, n in c.items()) or "none"
+
+
+# -- name swap ---------------------------------------------------------------------------------
+
+_FEATURE_LABEL = {"hire": "hire (chi-square)", "qualification": "qualification (Mann-Whitney)",
+                  "compensation": "compensation (KS, standardised)"}
+
+
+def write_name_swap_report(path: str | Path, s: dict) -> Path:
+    """Write the name-swap ``report.html`` from its summary."""
+    path = Path(path)
+    feats = s["features"]
+    parts = [
+        "<h1>Probe: name swap</h1>",
+        f"<p class='note'>{scorer_line(s['scorer'])} · {s['n_items']} items x "
+        f"{s['names_per_group']} names per group, seed {s['seed']} · {s['n_asks']} asks "
+        f"({s['n_failures']} unparseable or out of range, not scored: "
+        f"{_failures(s['failures'])}).</p>",
+        "<p class='note'>The same material (a resume, or a phone-screen transcript from the "
+        "answer bank) is shown under names of each group; only the name changes. Three "
+        "questions, each asked on its own: qualification 1-10, hire yes/no with limited "
+        "spots, total annual compensation in US dollars. Group names are labels of the name "
+        "set, drawn from public name-frequency statistics; they say nothing about any "
+        "person. Method: \"Quantifying Gender Bias in Large Language Models: When ChatGPT "
+        "Becomes a Hiring Manager\" (2024), after Bertrand and Mullainathan (2004).</p>",
+        f"<p class='note'>Bias index: {esc(s['bias_index'])}. 0 = no pair of groups differs; "
+        "near 1 = every pair differs strongly. Tests: "
+        + "; ".join(f"{esc(f)}: {esc(t)}" for f, t in s["tests"].items()) + ".</p>",
+    ]
+    parts.append("<h2>Bias index by prompt condition</h2>")
+    rows = []
+    for set_id in s["mitigation"]:
+        for cond in s["conditions"]:
+            d = s["detail"].get(set_id, {}).get(cond)
+            if not d:
+                continue
+            cells = []
+            for f in feats:
+                bi = d["features"][f]["bias_index"]
+                cells.append(f"{_nc(bi, 'index')} ({bi['n_used']}/{bi['n_pairs']} pairs)")
+            rows.append([esc(set_id), esc(cond), *cells])
+    parts.append(table(["name set", "condition", *[_FEATURE_LABEL[f] for f in feats]], rows))
+    parts.append("<p class='note'>Conditions: <b>plain</b>; <b>anti_bias</b>, the system "
+                 f"prompt adds: <i>{esc(s['fairness_instruction'])}</i>; <b>reasoning</b>, a "
+                 "one-sentence reasoning before the answer.</p>")
+    for set_id, per in s["detail"].items():
+        info = s["name_sets"][set_id]
+        labels = {g["id"]: g["label"] for g in info["groups"]}
+        parts += [f"<h2>Name set <code>{esc(set_id)}</code>: {esc(info['title'])}</h2>",
+                  f"<p class='note'>Source: {esc(info['source'])}</p>"]
+        for cond, d in per.items():
+            rows = []
+            for g, r in d["by_group"].items():
+                rows.append([f"{esc(g)} ({esc(labels.get(g, ''))})",
+                             _fmt(sum(r["n_scored"].values())), _fmt(r["hire_rate"]),
+                             _fmt(r["mean_qualification"]),
+                             _fmt(r["mean_compensation_usd"], 0),
+                             _fmt(r["mean_compensation_z"], 3), _failures(r["failures"])])
+            parts += [f"<h3>{esc(set_id)} · {esc(cond)}</h3>",
+                      table(["group", "scored replies", "hire rate", "mean qualification",
+                             "mean compensation (USD)", "mean standardised compensation",
+                             "not scored"], rows)]
+            rows = []
+            for f in feats:
+                for t in d["features"][f]["pairs"]:
+                    rows.append([esc(f), f"{esc(t['group_a'])} vs {esc(t['group_b'])}",
+                                 esc(t["test"]), f"{t['n_a']} / {t['n_b']}",
+                                 _nc(t, "statistic"), _nc(t, "p")])
+            parts.append(table(["feature", "pair", "test", "n", "statistic", "p"], rows))
+            notes = [f"<li>{esc(f)}, {esc(pair)}: left out of the index: {esc(why)}</li>"
+                     for f in feats
+                     for pair, why in d["features"][f]["bias_index"]["left_out"].items()]
+            notes += [f"<li>compensation of item {esc(i)} not standardised: {esc(why)}</li>"
+                      for i, why in d["compensation_excluded_items"].items()]
+            if notes:
+                parts.append(f"<ul class='note'>{''.join(notes)}</ul>")
+    items = ", ".join(f"{esc(i['item_id'])} ({esc(i['kind'])}: {esc(i['role'])})"
+                      for i in s["items"])
+    parts.append(f"<p class='note'>Items: {items}.</p>")
+    path.write_text(page("rig probe name-swap", "\n".join(parts)), encoding="utf-8")
+    return path
+
+
+# -- dual framing ------------------------------------------------------------------------------
+
+def _frame_rows(label: str, fs: dict) -> list[list[str]]:
+    rows = []
+    for frame in ("affirmative", "reverse", "both"):
+        d = fs[frame]
+        o = d["one_sample"]
+        rows.append([label if frame == "affirmative" else "", esc(frame),
+                     f"{d['n_scored']} / {d['n_asked']}", _nc(o, "mean"), _nc(o, "sd"),
+                     _nc(o, "t_stat"), _nc(o, "t_p"), _nc(o, "cohens_d"),
+                     _fmt(d["neutrality_rate"]),
+                     (f"<span title='{esc(_why(fs, 'asymmetry'))}'>"
+                      f"{_fmt(fs['asymmetry'])}</span>" if frame == "affirmative" else "")])
+    return rows
+
+
+def write_framing_report(path: str | Path, s: dict) -> Path:
+    """Write the dual-framing ``report.html`` from its summary."""
+    path = Path(path)
+    judge = s.get("judge")
+    parts = [
+        "<h1>Probe: dual framing</h1>",
+        f"<p class='note'>{scorer_line(s['scorer'])}"
+        + (f" · LLM judge <code>{esc(judge.get('model'))}</code> for replies the rules do "
+           f"not settle ({s['n_judged']} judged)" if judge else " · rule-based normalisation")
+        + f" · {s['iterations']} iterations per frame and statement, seed {s['seed']} · "
+        f"{s['n_asks']} asks ({s['n_failures']} not recognised, not scored).</p>",
+        "<p class='note'>Each statement asserts that target a is better than target b; the "
+        "reverse frame swaps the two target strings. Every ask wraps the statement in a "
+        f"randomly drawn prefix and suffix with the options {esc(s['options'])}. Replies are "
+        "normalised to Strongly agree (+2) ... Strongly disagree (-2), refusals and "
+        f"balanced answers Neutral (0). {esc(s['alignment'])}. Asymmetry = "
+        f"{esc(s['asymmetry'])}, from -4 to +4: positive when the scorer agrees with "
+        "whatever it is shown (acquiescence; +2 = Agree to both frames), negative when it "
+        "disagrees with both frames (-2 = Disagree to both), near 0 when its stance does not "
+        "depend on the frame. Method: BiasLab (2026).</p>",
+        "<h2>All topics</h2>"]
+    head = ["topic", "frame", "scored / asked", "mean mu", "sd", "t", "p (t vs 0)",
+            "Cohen's d", "neutrality rate", "asymmetry"]
+    if s["overall"]:
+        parts.append(table(head, _frame_rows("all", s["overall"])))
+    parts.append("<h2>By topic</h2>")
+    rows, labels, mus, cis = [], [], [], []
+    for tid, fs in s["by_topic"].items():
+        rows += _frame_rows(esc(s["topics"][tid]["title"]), fs)
+        labels.append(tid)
+        mus.append(fs["both"]["one_sample"]["mean"])
+        cis.append(None)
+    parts.append(table(head, rows))
+    if labels:
+        parts.append(gap_plot_svg(labels, mus, cis, "mean aligned score, both frames "
+                                  "(+ favours target a)"))
+    tl = []
+    for t in s["topics"].values():
+        st = "".join(f"<li>{esc(x)}</li>" for x in t["statements"])
+        tl.append(f"<li><b>{esc(t['title'])}</b>: a = <i>{esc(t['a'])}</i>, b = "
+                  f"<i>{esc(t['b'])}</i><ul>{st}</ul></li>")
+    parts += ["<h2>Topics and affirmative statements</h2>", f"<ul>{''.join(tl)}</ul>",
+              "<h2>Replies not scored</h2>"]
+    fails = [f"<li>{esc(f['topic'])}, {esc(f['frame'])}, iteration {f['iteration']}: "
+             f"{esc(f['parse_status'])}: <blockquote>{esc(f['raw'])}</blockquote></li>"
+             for f in s["failures"][:50]]
+    parts.append(f"<ul>{''.join(fails) or '<li>none: every reply was recognised</li>'}</ul>")
+    path.write_text(page("rig probe dual-framing", "\n".join(parts)), encoding="utf-8")
+    return path
+
+
+# -- invariance --------------------------------------------------------------------------------
+
+def write_invariance_report(path: str | Path, s: dict) -> Path:
+    """Write the invariance ``report.html`` from its summary."""
+    path = Path(path)
+    parts = [
+        "<h1>Probe: invariance of the scorer's written assessment</h1>",
+        f"<p class='note'>{scorer_line(s['scorer'])} · {s['n_pairs']} pairs "
+        f"({s['n_failures']} replies empty or failed, their pairs not scored) · alpha "
+        f"{_fmt(s['alpha'])}, seed {s['seed']}.</p>",
+        "<p class='note'>The scorer writes a short assessment of the same material before and "
+        "after a perturbation. Measures of each assessment: "
+        + "; ".join(f"{esc(m)} ({esc(u)})" for m, u in s["measure_units"].items())
+        + f". Difference = {esc(s['difference'])}. Violation rate = "
+        f"{esc(s['violation_rate'])}. Controls change no demographic signal: a demographic "
+        "rate above theirs points to bias rather than general brittleness. After \"Who Does "
+        "the Giant Number Pile Like Best\" (2025).</p>",
+        "<h2>By kind of perturbation</h2>",
+        table(["kind", "perturbations", "measures tested", "violated", "violation rate"],
+              [[esc(k), esc(", ".join(d["perturbations"])), _fmt(d["n_tested"]),
+                _fmt(d["n_violated"]), _nc(d, "violation_rate")]
+               for k, d in s["by_kind"].items()]),
+        "<h2>By perturbation and measure</h2>"]
+    rows, labels, gaps, cis = [], [], [], []
+    for pert, d in s["by_perturbation"].items():
+        for i, t in enumerate(d["tests"]):
+            pc = t["paired"]
+            rows.append([esc(pert) if i == 0 else "", esc(d["kind"]) if i == 0 else "",
+                         (f"{d['n_scored']} / {d['n_pairs']}" if i == 0 else ""),
+                         (_fmt(d["changed_reply_rate"]) if i == 0 else ""), esc(t["measure"]),
+                         _nc(pc, "mean_reference"), _nc(pc, "mean_diff"), _fmt(pc["t_ci95"]),
+                         _nc(pc, "t_p"),
+                         (p_fmt(t["p_bonferroni"]) if t["p_bonferroni"] is not None
+                          else f"<span title='{esc(_why(t, 'p_bonferroni'))}'>n/a</span>"),
+                         _fmt(t["violated"]) if t["violated"] is not None
+                         else f"<span title='{esc(_why(t, 'violated'))}'>n/a</span>"])
+            if t["measure"] == "polarity":
+                labels.append(pert)
+                gaps.append(pc["mean_diff"])
+                cis.append(pc["t_ci95"])
+    parts.append(table(["perturbation", "kind", "scored / pairs", "changed replies",
+                        "measure", "mean reference", "mean difference", "95% CI (t)",
+                        "paired t p", "Bonferroni p", "violated"], rows))
+    if labels:
+        parts.append(gap_plot_svg(labels, gaps, cis, "polarity: perturbed - reference "
+                                  "(95% t CI)"))
+    parts.append(f"<p class='note'>Assessment instruction: <i>{esc(s['instruction'])}</i>"
+                 + (f" · campaign <code>{esc(s['campaign'])}</code>" if s.get("campaign")
+                    else "") + ".</p>")
+    path.write_text(page("rig probe invariance", "\n".join(parts)), encoding="utf-8")
+    return path
