@@ -135,14 +135,24 @@ def accent_markers(
 
 @probe_app.command("summarize")
 def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folder")]) -> None:
-    """Rewrite summary.json and report.html from the folder's parquet files."""
+    """Rewrite summary.json and report.html from the folder's parquet files (written when a
+    run finishes; an interrupted run is completed by rerunning its command)."""
     import pandas as pd
 
     meta_path = out / "probe.json"
     if not meta_path.is_file():
         _fail(RigError(f"{meta_path}: not a probe folder (no probe.json)"))
-    meta = json.loads(meta_path.read_text())
+    try:
+        meta = json.loads(meta_path.read_text())
+    except json.JSONDecodeError as exc:
+        _fail(RigError(f"{meta_path}: not valid JSON ({exc.msg}, line {exc.lineno})"))
     kind = meta.get("probe")
+    needed = ["scores.parquet"] + (["decisions.parquet"] if kind not in _BIAS_PROBES else [])
+    missing = [n for n in needed if not (out / n).is_file()]
+    if missing:
+        _fail(RigError(f"{out}: no {', '.join(missing)}: the run did not finish. Rerun the same "
+                       "`rig probe ...` command: it resumes from the ask log (asks.jsonl) and "
+                       "writes every output"))
     if kind in _BIAS_PROBES:
         from rig.probes import framing, invariance, name_swap
 

@@ -399,6 +399,10 @@ def test_cli_runs_checks_and_summarizes(tmp_path, monkeypatch):
     assert "plain" in res.stdout and "anti_bias" in res.stdout
     res = runner.invoke(probe_app, ["summarize", str(out)])
     assert res.exit_code == 0 and json.loads((out / "summary.json").read_text()) == s
+    (out / "decisions.parquet").unlink()  # as after an interrupted run
+    res = runner.invoke(probe_app, ["summarize", str(out)])
+    assert res.exit_code == 2 and "did not finish" in res.output and res.exception is not None
+    assert not isinstance(res.exception, FileNotFoundError)
     res = runner.invoke(probe_app, ["accent-markers", "--out", str(tmp_path / "a"),
                                     "--mitigation", "nonsense", "--no-progress"])
     assert res.exit_code == 2 and "unknown" in res.output
