@@ -1,6 +1,7 @@
 """The ``rig`` command line: a thin layer over the library.
 
-Exit codes: 0 success or pass, 1 a threshold was breached (``rig gate``), 2 bad input.
+Exit codes: 0 success or pass, 1 a threshold was breached (``rig gate``), 2 bad input (or a
+campaign in which every call failed).
 """
 
 from __future__ import annotations
@@ -78,6 +79,10 @@ def _run(spec, progress: bool, interviewer_url: str | None = None, **calls) -> N
                            f"command to retry them); first error: {failed[0].get('error')}",
                            style="yellow"))
     _print_summary(res.summary, res.out_dir)
+    if res.rows and len(failed) == len(res.rows):
+        # nothing measured: almost always the set-up (credentials, an interviewer URL)
+        console.print(Text("error: every call failed; nothing was measured", style="red"))
+        raise typer.Exit(2)
 
 
 @app.command()

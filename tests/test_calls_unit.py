@@ -376,3 +376,17 @@ def test_a_campaign_folder_never_mixes_transports(tmp_path):
                         transport="webrtc")
     with pytest.raises(ConfigError, match="holds a 'sim' campaign"):
         run_campaign(spec, progress=False)
+
+
+def test_a_retried_call_waits_for_its_own_attempts_result(tmp_path) -> None:
+    from rig.calls.results import ResultStore
+
+    store = ResultStore(tmp_path / "results.jsonl")
+    store.put({"call_id": "c1", "attempt_id": "old", "status": "ok"})
+    assert store.wait("c1", 0.2, "new") is None  # an earlier attempt's result is not taken
+    store.put({"call_id": "c1", "attempt_id": "new", "status": "ok"})
+    assert store.wait("c1", 0.2, "new")["attempt_id"] == "new"
+    store.put({"call_id": "c2", "status": "ok"})  # an interviewer that does not echo it
+    assert store.wait("c2", 0.2, "x") is not None
+    reloaded = ResultStore(tmp_path / "results.jsonl")  # the last row per call id wins
+    assert reloaded.wait("c1", 0.1, "old") is None

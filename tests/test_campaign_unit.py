@@ -269,3 +269,20 @@ def test_editing_one_rubric_reruns_only_that_questions_calls(tmp_path):
     n_q2 = first.loc[first["question_id"] == "q02_upset_customer", "answer_id"].nunique()
     assert len(oracle) == first["answer_id"].nunique() + n_q2  # only q02 graded again
     assert regraded == set(first["answer_id"])
+
+
+def test_cli_exits_2_when_every_call_failed(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import rig.campaign.runner as runner
+    from rig.cli import app
+
+    real = runner.run_campaign
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True: real(
+        spec, stages=make_stages(fail_on="*"), progress=False))
+    args = ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"), "--profiles",
+            str(ROOT / "profiles" / "demo"), "--question", "q01_conflict", "--profile",
+            "short_pauses", "--repeats", "1", "--out", str(tmp_path / "c"), "--no-progress",
+            "--pipeline", str(ROOT / "pipelines" / "reference.yaml")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and "every call failed" in res.stderr

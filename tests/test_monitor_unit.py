@@ -391,6 +391,11 @@ def test_report_files_hold_aggregates_only(monitored, tmp_path):
     seg = summary["dimensions"]["snr_db"][0]
     assert seg["n_calls"] > 0 and seg["mean_score"] is None  # under min_cell: count only
     assert "suppressed" in seg["not_computable"]
+    for dim in summary["dimensions"].values():  # no statistic can reveal a lone call
+        for cell in dim:
+            assert all(cell[k] is None for k in ("scoring_z", "selection_z", "selection_p",
+                                                 "shift_t", "mean_score"))
+    assert summary["median_score"] is None  # the week itself is under min_cell
     assert "<script" not in texts["report"] and "http" not in texts["report"].split(
         "<body>")[1]
 

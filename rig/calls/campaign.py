@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,9 +199,13 @@ class TransportCaller:
             await server.close()
         return res, stats
 
-    def _wait_result(self, base: str, cid: str) -> dict | None:
+    def _wait_result(self, base: str, cid: str, attempt_id: str) -> dict | None:
+        """The interviewer's result of this attempt (a retried call's earlier result, stored
+        under the same call id, is skipped), or None after ``result_timeout_s``."""
+        from rig.calls.results import result_is_attempt
+
         if not self.interviewer_url:
-            return self.store.wait(cid, self.result_timeout_s)
+            return self.store.wait(cid, self.result_timeout_s, attempt_id)
         import json as _json
         import re
         import urllib.request
@@ -214,9 +219,12 @@ class TransportCaller:
         while time.monotonic() < t_end:
             try:
                 with opener.open(f"{base}/results/{cid}", timeout=10) as r:
-                    return _json.loads(r.read())
+                    row = _json.loads(r.read())
+                if result_is_attempt(row, attempt_id):
+                    return row
             except Exception:  # not there yet (404) or the service is busy
-                time.sleep(1.0)
+                pass
+            time.sleep(1.0)
         return None
 
     def __call__(self, *, question: Question, answer: Answer, profile: Profile, repeat: int,
@@ -233,9 +241,11 @@ class TransportCaller:
                                             caller_audio.sample_rate_hz),
                 profile.response_delay_s, profile.interruption.barge_in_offset_s,
                 expected_question_s(question.question))
-            params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed)}
+            attempt_id = uuid.uuid4().hex[:12]
+            params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed),
+                      "attempt_id": attempt_id}
             res, stats = asyncio.run(self._place(base, params, agent_answer))
-            result = self._wait_result(base, cid)
+            result = self._wait_result(base, cid, attempt_id)
             got.update(agent=res, stats=stats, result=result)
             if not res.plays:
                 raise RuntimeError("the caller agent never answered (heard: "

@@ -110,6 +110,9 @@ class InterviewResult(_Frozen):
     questions: tuple[QuestionResult, ...]
     status: str = "ok"
     error: str | None = None
+    #: the caller's id of this attempt at the call: a retried call has the same ``call_id``,
+    #: and the caller takes only the result of its own attempt
+    attempt_id: str | None = None
 
 
 @lru_cache(maxsize=64)
@@ -160,14 +163,17 @@ class InterviewSession:
         settings: repair loop and voice.
         seed: the scorer's seed.
         transport: recorded on the result.
+        attempt_id: the caller's id of this attempt, echoed on the result (None if not sent).
         transcribe: (audio, AsrOptions) -> Transcript; default faster-whisper.
     """
 
     def __init__(self, *, call_id: str, questions: Sequence[Question], pipeline: PipelineConfig,
                  pipeline_version: str, scorer: Scorer, settings: InterviewerSettings,
                  seed: int = 0, transport: str = "unknown",
-                 transcribe: Callable[[Audio, AsrOptions], Transcript] | None = None) -> None:
+                 transcribe: Callable[[Audio, AsrOptions], Transcript] | None = None,
+                 attempt_id: str | None = None) -> None:
         self.call_id, self.questions, self.pipeline = call_id, list(questions), pipeline
+        self.attempt_id = attempt_id
         self.pipeline_version, self.scorer, self.settings = pipeline_version, scorer, settings
         self.seed, self.transport = seed, transport
         self._transcribe = transcribe or _default_transcribe
@@ -299,7 +305,7 @@ class InterviewSession:
         return InterviewResult(call_id=self.call_id, transport=self.transport,
                                pipeline_version=self.pipeline_version, started_epoch_s=started,
                                ended_epoch_s=now_s(), questions=tuple(out), status=status,
-                               error=error)
+                               error=error, attempt_id=self.attempt_id)
 
     async def _score(self, q: Question, text: str):
         t0 = now_s()

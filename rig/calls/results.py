@@ -40,6 +40,12 @@ class ExternalScore(BaseModel):
     decision: str | None = None
 
 
+def result_is_attempt(row: dict, attempt_id: str | None) -> bool:
+    """Whether a stored result belongs to the caller's attempt ``attempt_id``. A result with
+    no ``attempt_id`` (an external interviewer that does not echo it) is accepted."""
+    return attempt_id is None or row.get("attempt_id") in (None, attempt_id)
+
+
 class ResultStore:
     """Results by call id, persisted as JSON lines in ``path``; thread-safe.
 
@@ -73,10 +79,16 @@ class ResultStore:
         with self._cv:
             return self._rows.get(call_id)
 
-    def wait(self, call_id: str, timeout_s: float) -> dict | None:
+    def wait(self, call_id: str, timeout_s: float, attempt_id: str | None = None
+             ) -> dict | None:
+        """The result for ``call_id`` (of attempt ``attempt_id`` when given: an earlier
+        attempt's result is not this call's), or None after ``timeout_s``."""
+        def ready() -> bool:
+            row = self._rows.get(call_id)
+            return row is not None and result_is_attempt(row, attempt_id)
+
         with self._cv:
-            self._cv.wait_for(lambda: call_id in self._rows, timeout=timeout_s)
-            return self._rows.get(call_id)
+            return self._rows[call_id] if self._cv.wait_for(ready, timeout=timeout_s) else None
 
     def __len__(self) -> int:
         return len(self._rows)

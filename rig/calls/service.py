@@ -155,7 +155,8 @@ class InterviewerService:
             call_id=str(params.get("call_id") or "unnamed"),
             questions=self.questions(params.get("question_ids")), pipeline=self.pipeline,
             pipeline_version=self.version, scorer=self.scorer, settings=self.settings,
-            seed=int(params.get("seed") or 0), transport=transport, transcribe=self.transcribe)
+            seed=int(params.get("seed") or 0), transport=transport, transcribe=self.transcribe,
+            attempt_id=str(params["attempt_id"]) if params.get("attempt_id") else None)
 
     async def run_pipeline(self, transport, session: InterviewSession) -> None:
         """Run ``transport.input() -> interviewer -> transport.output()`` until the script
@@ -259,7 +260,8 @@ class InterviewerService:
                 raise HTTPException(403, "invalid X-Twilio-Signature")
             base = self.public_url or f"{request.url.scheme}://{request.url.netloc}"
             ws_url = base.replace("https://", "wss://").replace("http://", "ws://")
-            params = {k: request.query_params[k] for k in ("call_id", "question_ids", "seed")
+            params = {k: request.query_params[k] for k in ("call_id", "question_ids", "seed",
+                                                           "attempt_id")
                       if k in request.query_params}
             return Response(twiml_connect_stream(ws_url.rstrip("/") + "/twilio/media", params),
                             media_type="application/xml")

@@ -66,7 +66,11 @@ AlertKind = Literal["scoring_impact_ratio", "selection_ratio", "mean_shift"]
 NoiseFloorSource = Literal["week_to_week", "scorer", "sampling"]
 #: Fields hidden for a segment under ``privacy.min_cell`` calls.
 _CELL_FIELDS = ("mean_score", "sd_score", "scoring_rate", "impact_ratio", "selection_rate",
-                "selection_ratio", "n_above_median", "n_advanced", "baseline_mean", "shift")
+                "selection_ratio", "n_above_median", "n_advanced", "baseline_mean", "shift",
+                # a test statistic's sign tells whether a lone call advanced: hidden too
+                "scoring_z", "scoring_p", "scoring_p_fisher", "scoring_p_adj", "selection_z",
+                "selection_p", "selection_p_fisher", "selection_p_adj", "shift_t", "shift_p",
+                "shift_p_adj", "sd_week_to_week")
 
 
 @dataclass(frozen=True)

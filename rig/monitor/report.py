@@ -35,13 +35,19 @@ class WeeklyReport:
     config: MonitorConfig
     notes: tuple[str, ...]
 
+    def shown_median(self) -> float | None:
+        """The week's median score, hidden (None) in a week under ``privacy.min_cell`` calls,
+        where it would be one candidate's score."""
+        n = int(self.facts.get("n_calls") or 0)
+        return self.median_score if n >= self.config.privacy.min_cell else None
+
     def summary_dict(self) -> dict:
         a, cfg = self.analysis, self.config
         by_dim: dict[str, list[dict]] = {}
         for s in a.segments:
             by_dim.setdefault(s.dimension, []).append(s.to_dict(cfg.privacy.min_cell))
         return {"week": self.week, "week_start": a.week_start.isoformat(),
-                **self.facts, "median_score": self.median_score,
+                **self.facts, "median_score": self.shown_median(),
                 "baseline_weeks": [week_label(w) for w in a.baseline_weeks],
                 "n_tests": a.n_tests, "n_alerts": len(a.alerts),
                 "alerts_config": cfg.alerts.model_dump(mode="json"),
@@ -186,7 +192,7 @@ def render_html(report: WeeklyReport) -> str:
 <title>rig monitor {html.escape(report.week)}</title><style>{_CSS}</style></head><body>
 <h1>Production monitoring, week {html.escape(report.week)}</h1>
 <p class="note">Week starting {a.week_start.isoformat()} (Monday, UTC) ·
-{report.facts.get('n_calls', 0)} calls · median score {_fmt(report.median_score)} · baseline:
+{report.facts.get('n_calls', 0)} calls · median score {_fmt(report.shown_median())} · baseline:
 {html.escape(', '.join(week_label(w) for w in a.baseline_weeks) or 'none')} ·
 {a.n_tests} tests ({html.escape(al.correction)}-adjusted) · generated
 {datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}.

@@ -336,7 +336,8 @@ class SipLink:
         extra = [("Content-Type", "application/sdp"),
                  ("X-Rig-Call-Id", self.params.get("call_id", "")),
                  ("X-Rig-Question-Ids", self.params.get("question_ids", "")),
-                 ("X-Rig-Seed", self.params.get("seed", "0"))]
+                 ("X-Rig-Seed", self.params.get("seed", "0")),
+                 ("X-Rig-Attempt-Id", self.params.get("attempt_id", ""))]
         invite = self._request("INVITE", 1, sdp_offer(self.local, rtp_port,
                                                       random.getrandbits(31)), extra)
         t_end = loop.time() + self._timeout
@@ -483,7 +484,8 @@ class SipInterviewerThread:
             return
         params = {"call_id": invite.header("x-rig-call-id") or cid,
                   "question_ids": invite.header("x-rig-question-ids") or None,
-                  "seed": invite.header("x-rig-seed") or "0"}
+                  "seed": invite.header("x-rig-seed") or "0",
+                  "attempt_id": invite.header("x-rig-attempt-id") or None}
         try:
             session = self.service.session(params, "sip")
         except KeyError as exc:
