@@ -521,3 +521,18 @@ def test_stereo_layout_and_repeat_requests_with_fakes(tmp_path):
     assert mono.codec == "mulaw" and mono.candidate.sample_rate_hz == 8000
     s = measure_call(mono, meta, MonitorConfig().signals, SignalStages(_fixed_turns, asr))
     assert s.repeat_requests is None and s.repeat_source == "none"
+
+
+def test_a_wav_cut_mid_data_is_refused_not_stored_short() -> None:
+    import io
+
+    import soundfile as sf
+
+    from rig.monitor.recording import RecordingError, read_call_audio
+
+    buf = io.BytesIO()
+    sf.write(buf, np.zeros(8000, np.float32), 8000, format="WAV", subtype="PCM_16")
+    whole = buf.getvalue()
+    assert read_call_audio(whole, "wav", None).candidate.duration_s == pytest.approx(1.0)
+    with pytest.raises(RecordingError, match="truncated: the data chunk declares 16000 bytes"):
+        read_call_audio(whole[: len(whole) // 2], "wav", None)

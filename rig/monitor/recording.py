@@ -41,6 +41,26 @@ def format_of(path: Path) -> AudioFormat:
     return "mulaw" if path.suffix.lower() in (".ulaw", ".mulaw") else "wav"
 
 
+def wav_truncation(data: bytes) -> str | None:
+    """Why a RIFF/WAVE file is cut short, or None: its ``data`` chunk declares more bytes than
+    the file holds (a partial upload or copy; libsndfile would read what is there without a
+    word). Sizes 0 and 0xFFFFFFFF (what streaming writers leave) are not checked. The chunk
+    layout is that of the RIFF WAVE format (Microsoft/IBM, 1991)."""
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return None
+    pos = 12
+    while pos + 8 <= len(data):
+        cid, size = data[pos:pos + 4], int.from_bytes(data[pos + 4:pos + 8], "little")
+        if cid == b"data":
+            have = len(data) - (pos + 8)
+            if size not in (0, 0xFFFFFFFF) and size > have:
+                return (f"truncated: the data chunk declares {size} bytes of audio, the file "
+                        f"holds {have}")
+            return None
+        pos += 8 + size + (size & 1)
+    return None
+
+
 def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
                     default_layout: str = "candidate_left") -> CallAudio:
     """Decode one recording.
@@ -63,6 +83,9 @@ def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
             raise RecordingError(f"raw mu-law is mono; layout {layout!r} needs a stereo WAV")
         audio = decode(np.frombuffer(data, dtype=np.uint8), "mulaw", LINE_RATE_HZ)
         return CallAudio(audio, None, 1, "mono", "mulaw", "file", "raw-mulaw-8k", sha)
+    cut = wav_truncation(data)
+    if cut:
+        raise RecordingError(cut)
     try:
         info = sf.info(io.BytesIO(data))
         if info.subtype == "PCM_16":
