@@ -26,12 +26,17 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture
-def server(tmp_path, caplog):
+def server(tmp_path, caplog, monkeypatch):
     import uvicorn
 
     from rig.monitor.serve import create_app
 
     caplog.set_level(logging.DEBUG)
+    # an earlier uvicorn in this process (default log_config) leaves uvicorn's loggers not
+    # propagating: let the access log reach caplog whatever ran before
+    for name in ("uvicorn", "uvicorn.access", "uvicorn.error"):
+        monkeypatch.setattr(logging.getLogger(name), "propagate", True)
+        monkeypatch.setattr(logging.getLogger(name), "disabled", False)
     token = secrets.token_hex(24)
     store = MonitorStore(tmp_path / "monitor.duckdb")
     app = create_app(store, MonitorConfig(), token, tmp_path / "recordings", max_body_mb=1.0)
@@ -39,7 +44,7 @@ def server(tmp_path, caplog):
                                        log_level="debug"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 180  # a loaded CI machine starts uvicorn slowly
     while not srv.started and time.monotonic() < deadline:
         time.sleep(0.05)
     assert srv.started, "uvicorn did not start"
@@ -69,7 +74,7 @@ def _oversized(url: str, token: str) -> int:
     """Announce a 2 MB body and send none: the server answers from the headers (sending the
     body would race the server's early close)."""
     host, port = url.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn = http.client.HTTPConnection(host, int(port), timeout=180)
     try:
         conn.putrequest("POST", "/v1/calls")
         conn.putheader("Authorization", f"Bearer {token}")
