@@ -167,7 +167,10 @@ def import_scores_command(
     except (RigError, ValueError) as exc:
         _fail(str(exc))
     calls = pd.read_parquet(calls_path)
-    got, missing, unknown = match_scores(calls["call_id"].tolist(), returned)
+    try:
+        got, missing, unknown = match_scores(calls["call_id"].tolist(), returned)
+    except RigError as exc:
+        _fail(f"{scores}: {exc}")
     keep = [c for c in ("call_id", "answer_id", "question_id", "tier", "profile_id", "repeat",
                         "score", "transport") if c in calls.columns]
     out = calls[keep].rename(columns={"score": "rig_score"}).copy()

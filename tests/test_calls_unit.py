@@ -310,8 +310,20 @@ def test_scores_import_from_csv_and_parquet_and_missing_calls_are_listed(tmp_pat
     for f in ("s.csv", "s.parquet"):
         scores = import_scores(tmp_path / f)
         got, missing, unknown = match_scores(["a", "b", "c"], scores)
-        assert got["a"].score == 80.0 and got["b"].score is None
-        assert missing == ["c"] and unknown == ["zz"]
+        assert got["a"].score == 80.0 and "b" not in got  # an empty score is not a return
+        assert missing == ["b", "c"] and unknown == ["zz"]
+
+
+def test_a_call_returned_twice_with_different_scores_is_an_error(tmp_path):
+    from rig.calls.results import ExternalScore
+
+    same = [ExternalScore(call_id="a", score=50), ExternalScore(call_id="a", score=50)]
+    assert match_scores(["a"], same)[0]["a"].score == 50
+    with pytest.raises(ConfigError, match="returned twice with different scores"):
+        match_scores(["a"], [ExternalScore(call_id="a", score=50),
+                             ExternalScore(call_id="a", score=90)])
+    with pytest.raises(ValueError):
+        ExternalScore(call_id="a", score=50, decision="maybe")
 
 
 def test_bad_score_files_name_file_row_and_field(tmp_path):

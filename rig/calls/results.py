@@ -25,6 +25,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,9 +36,9 @@ class ExternalScore(BaseModel):
     """One score returned by an external interviewer for one call."""
     model_config = ConfigDict(frozen=True, extra="allow")
     call_id: str = Field(min_length=1, max_length=200)
-    score: float | None = Field(None, ge=0, le=100)
+    score: float | None = Field(None, ge=0, le=100, allow_inf_nan=False)
     transcript: str | None = None
-    decision: str | None = None
+    decision: Literal["advance", "reject"] | None = None
 
 
 def result_is_attempt(row: dict, attempt_id: str | None) -> bool:
@@ -132,8 +133,21 @@ def import_scores(path: str | Path) -> list[ExternalScore]:
 def match_scores(call_ids: Sequence[str], scores: Sequence[ExternalScore]
                  ) -> tuple[dict[str, ExternalScore], list[str], list[str]]:
     """(scores by call id, call ids with no score returned, returned ids not in the campaign).
-    A call id returned twice keeps its last score."""
-    by_id = {s.call_id: s for s in scores}
+    A row with an empty score is not a returned score: its call is listed as missing.
+
+    Raises:
+        ConfigError: a call id is returned twice with different scores or decisions (which
+            one is right cannot be told; the message names the call id).
+    """
+    by_id: dict[str, ExternalScore] = {}
+    for s in scores:
+        if s.score is None:
+            continue
+        prev = by_id.get(s.call_id)
+        if prev is not None and (prev.score, prev.decision) != (s.score, s.decision):
+            raise ConfigError("scores", "call_id", "returned twice with different scores "
+                              f"({prev.score:g} and {s.score:g})", s.call_id)
+        by_id[s.call_id] = s
     wanted = list(dict.fromkeys(call_ids))
     missing = [c for c in wanted if c not in by_id]
     unknown = sorted(set(by_id) - set(wanted))
