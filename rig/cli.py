@@ -137,6 +137,9 @@ def campaign_run(
         help="wss:// URL at which Twilio reaches the agent's media-stream server")] = None,
     agent_port: Annotated[int, typer.Option(help="port of the agent's media-stream server")
                           ] = 8770,
+    results_token_env: Annotated[str | None, typer.Option(
+        help="NAME of the environment variable holding the bearer token of the interviewer's "
+             "GET /results (with --interviewer-url)")] = None,
 ) -> None:
     """Run (or resume) a matched-pair campaign: every answer under every profile."""
     from rig.campaign.runner import CampaignSpec
@@ -149,9 +152,18 @@ def campaign_run(
                         transport=transport)
     if transport not in ("sim", "webrtc", "twilio", "sip"):
         _fail(RigError(f"--transport: one of sim, webrtc, twilio, sip (got {transport!r})"))
-    _run(spec, progress, interviewer_url, **({"twilio_to": twilio_to, "twilio_from": twilio_from,
-                                              "stream_url": stream_url, "agent_port": agent_port,
-                                              "agent_host": "0.0.0.0"} if twilio_to else {}))
+    if transport == "sim" and (interviewer_url or twilio_to or results_token_env):
+        _fail(RigError("--interviewer-url, --twilio-to and --results-token-env need a real "
+                       "--transport (webrtc, twilio or sip)"))
+    if transport == "sip" and interviewer_url and not interviewer_url.startswith("sip:"):
+        _fail(RigError(f"--interviewer-url: a SIP interviewer is a sip:user@host:port URI (got "
+                       f"{interviewer_url!r})"))
+    if twilio_to and transport != "twilio":
+        _fail(RigError("--twilio-to needs --transport twilio"))
+    extra = {"results_token_env": results_token_env} if results_token_env else {}
+    _run(spec, progress, interviewer_url, **extra, **(
+        {"twilio_to": twilio_to, "twilio_from": twilio_from, "stream_url": stream_url,
+         "agent_port": agent_port, "agent_host": "0.0.0.0"} if twilio_to else {}))
 
 
 @campaign_app.command("summarize")

@@ -402,3 +402,52 @@ def test_a_retried_call_waits_for_its_own_attempts_result(tmp_path) -> None:
     assert store.wait("c2", 0.2, "x") is not None
     reloaded = ResultStore(tmp_path / "results.jsonl")  # the last row per call id wins
     assert reloaded.wait("c1", 0.1, "old") is None
+
+
+def test_campaign_options_that_need_a_real_transport_exit_2(tmp_path):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    base = ["campaign", "run", "--answers", "answer_bank/core", "--profiles", "profiles/demo",
+            "--pipeline", "pipelines/reference.yaml", "--out", str(tmp_path / "c")]
+    for extra, text in ((["--twilio-to", "+15550000000"], "need a real"),
+                        (["--transport", "sip", "--interviewer-url", "http://127.0.0.1:9"],
+                         "sip:user@host:port"),
+                        (["--transport", "webrtc", "--twilio-to", "+15550000000"],
+                         "--twilio-to needs --transport twilio")):
+        res = CliRunner().invoke(app, base + extra)
+        assert res.exit_code == 2 and text in res.stderr, res.stderr
+
+
+def test_results_are_fetched_with_the_bearer_token(tmp_path, monkeypatch):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from rig.calls.campaign import TransportCaller
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            ok = self.headers.get("Authorization") == "Bearer tok-123456789"
+            body = json.dumps({"call_id": "c1", "attempt_id": "a1", "status": "ok"}).encode()
+            self.send_response(200 if ok else 401)
+            self.send_header("Content-Length", str(len(body) if ok else 0))
+            self.end_headers()
+            if ok:
+                self.wfile.write(body)
+
+    monkeypatch.setenv("RIG_TEST_RESULTS_TOKEN", "tok-123456789")
+    with ThreadingHTTPServer(("127.0.0.1", 0), Handler) as srv:
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{srv.server_address[1]}"
+        with_token = TransportCaller("webrtc", Path("answer_bank/core"), tmp_path,
+                                     interviewer_url=url, result_timeout_s=5,
+                                     results_token_env="RIG_TEST_RESULTS_TOKEN")
+        assert with_token._wait_result(url, "c1", "a1")["status"] == "ok"
+        without = TransportCaller("webrtc", Path("answer_bank/core"), tmp_path,
+                                  interviewer_url=url, result_timeout_s=1.5)
+        assert without._wait_result(url, "c1", "a1") is None
+        srv.shutdown()

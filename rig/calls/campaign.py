@@ -108,6 +108,8 @@ class TransportCaller:
     twilio_to: str | None = None
     twilio_from: str | None = None
     stream_url: str | None = None
+    #: NAME of the env variable holding the bearer token of ``GET /results`` (read on use)
+    results_token_env: str | None = None
     agent_host: str = "127.0.0.1"
     agent_port: int = 0
     http_client: object | None = None
@@ -215,10 +217,16 @@ class TransportCaller:
             base = f"http://{sip.group(1)}:{sip.group(2)}"
 
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        headers = {}
+        if self.results_token_env:
+            import os
+
+            headers["Authorization"] = "Bearer " + os.environ.get(self.results_token_env, "")
         t_end = time.monotonic() + self.result_timeout_s
         while time.monotonic() < t_end:
             try:
-                with opener.open(f"{base}/results/{cid}", timeout=10) as r:
+                req = urllib.request.Request(f"{base}/results/{cid}", headers=headers)
+                with opener.open(req, timeout=10) as r:
                     row = _json.loads(r.read())
                 if result_is_attempt(row, attempt_id):
                     return row
