@@ -136,3 +136,12 @@ def test_serve_ingests_with_token_auth_on_loopback(server, caplog):
     assert not list((server["tmp"] / "recordings").glob("*.tmp"))
     assert "POST /v1/calls" in caplog.text  # the access log is there ...
     assert token not in caplog.text  # ... and the token is not
+
+
+def test_a_malformed_body_is_a_400_naming_the_field(server):
+    url, token = server["url"], server["token"]
+    code, err = _call(f"{url}/v1/calls", "POST", {"metadata": {}, "audio_base64": "",
+                                                  "audio_format": "mp3"}, token)
+    assert code == 400 and "audio_format" in err["detail"]
+    code, err = _call(f"{url}/v1/calls", "POST", b"not json", token)
+    assert code == 400

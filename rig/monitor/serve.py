@@ -71,8 +71,17 @@ def create_app(store: MonitorStore, config: MonitorConfig, token: str, recording
         audio_base64: str
         audio_format: Literal["wav", "mulaw"] = "wav"
 
+    from fastapi.exceptions import RequestValidationError
+
     app = FastAPI(title="rig monitor", docs_url=None, redoc_url=None, openapi_url=None)
     lock = threading.Lock()
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_request: Request, exc: RequestValidationError):
+        # the documented 400 for a malformed body (FastAPI's default is 422), naming the field
+        err = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(x) for x in err.get("loc", ()) if x != "body") or "body"
+        return JSONResponse({"detail": f"{where}: {err.get('msg')}"}, status_code=400)
     expected = token.encode()
     max_bytes = int(max_body_mb * 1024 * 1024)
 
