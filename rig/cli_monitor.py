@@ -251,6 +251,8 @@ def sql_command(
         a, b = parse_week(first_week), parse_week(last_week)
     except RigError as exc:
         _fail(exc)
+    if b < a:
+        _fail(RigError(f"--last-week {last_week} is before --first-week {first_week}"))
     typer.echo(weekly_aggregate_sql(
         cfg.segments, table, dialect=dialect,  # type: ignore[arg-type]
         week_sql="week_start" if from_export else WEEK_OF_TS,

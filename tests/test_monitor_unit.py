@@ -536,3 +536,17 @@ def test_a_wav_cut_mid_data_is_refused_not_stored_short() -> None:
     assert read_call_audio(whole, "wav", None).candidate.duration_s == pytest.approx(1.0)
     with pytest.raises(RecordingError, match="truncated: the data chunk declares 16000 bytes"):
         read_call_audio(whole[: len(whole) // 2], "wav", None)
+
+
+def test_undecodable_audio_reason_has_no_buffer_repr_and_sql_week_order() -> None:
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+    from rig.monitor.recording import RecordingError, read_call_audio
+
+    with pytest.raises(RecordingError) as e:
+        read_call_audio(b"garbage" * 10, "wav", None)
+    assert "BytesIO" not in str(e.value) and "cannot decode audio" in str(e.value)
+    res = CliRunner().invoke(app, ["monitor", "sql", "--first-week", "2026-W48",
+                                   "--last-week", "2026-W47"])
+    assert res.exit_code == 2 and "before --first-week" in res.output

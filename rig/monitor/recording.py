@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -95,7 +96,9 @@ def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
             x, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
             pcm = None
     except Exception as exc:  # libsndfile raises its own error types
-        raise RecordingError(f"cannot decode audio ({exc})") from exc
+        # its message names the in-memory buffer (<_io.BytesIO object at 0x...>): drop that
+        why = re.sub(r"\s*<_io\.BytesIO object at 0x[0-9a-f]+>", "", str(exc)).strip()
+        raise RecordingError(f"cannot decode audio ({why or type(exc).__name__})") from exc
     n_ch = x.shape[1]
     if x.shape[0] == 0:
         raise RecordingError("no samples")
