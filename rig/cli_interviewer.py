@@ -87,7 +87,9 @@ def serve(
             InterviewerSettings(voice=voice, repair_below_logprob=repair_below_logprob,
                                 max_repeat_requests=max_repeat_requests),
             public_url=public_url, results_token_env=results_token_env)
-        http = ServiceThread(service.app(), host=host, port=port)
+        media = {"webrtc": ("webrtc",), "twilio-ws": ("twilio",), "sip": ()}.get(
+            transport, ("twilio", "webrtc"))
+        http = ServiceThread(service.app(media), host=host, port=port)
         thread = http
         if transport == "sip":  # SIP on UDP; results and health on HTTP, same port number
             from rig.calls.transports.sip import SipInterviewerThread

@@ -105,3 +105,14 @@ def test_import_scores_keeps_calls_with_no_returned_score(tmp_path):
     bad = CliRunner().invoke(app, ["interviewer", "import-scores", str(camp),
                                    str(tmp_path / "missing.csv")])
     assert bad.exit_code == 2 and "scores file not found" in bad.output
+
+
+def test_each_serve_transport_answers_only_its_own_call_endpoints(tmp_path):
+    svc = InterviewerService(load_pipeline(ROOT / "pipelines" / "reference.yaml"),
+                             load_bank(ROOT / "tests" / "data" / "calls_bank"), FakeScorer(),
+                             ResultStore(tmp_path / "r.jsonl"))
+    paths = {m: {getattr(r, "path", None) for r in svc.app(m).router.routes}
+             for m in (("twilio",), ("webrtc",), ("twilio", "webrtc"))}
+    assert "/api/offer" not in paths[("twilio",)] and "/twilio/media" in paths[("twilio",)]
+    assert "/twilio/voice" not in paths[("webrtc",)] and "/api/offer" in paths[("webrtc",)]
+    assert {"/api/offer", "/twilio/media", "/health"} <= paths[("twilio", "webrtc")]

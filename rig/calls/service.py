@@ -192,8 +192,10 @@ class InterviewerService:
         await runner.add_workers(worker)
         await runner.run()
 
-    def app(self):
-        """The FastAPI application (see the module docstring for the endpoints)."""
+    def app(self, media: tuple[str, ...] = ("twilio", "webrtc")):
+        """The FastAPI application (see the module docstring for the endpoints); ``media``
+        names the call endpoints served: ``twilio`` (``/twilio/media``, ``/twilio/voice``)
+        and/or ``webrtc`` (``/api/offer``). Health and results are always served."""
         from rig.calls.transports.twilio import parse_message, twiml_connect_stream
 
         app = FastAPI(title="rig reference interviewer")
@@ -288,6 +290,10 @@ class InterviewerService:
 
         if self.results_token_env:
             app.include_router(results_router(self.store, self.results_token_env))
+        dropped = (({"/twilio/media", "/twilio/voice"} if "twilio" not in media else set())
+                   | ({"/api/offer"} if "webrtc" not in media else set()))
+        app.router.routes = [r for r in app.router.routes
+                             if getattr(r, "path", None) not in dropped]
         return app
 
 
