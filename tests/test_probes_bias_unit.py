@@ -628,3 +628,22 @@ def test_cli_runs_the_three_probes_and_rejects_bad_input(tmp_path, monkeypatch):
                                         "--no-progress"])
         assert res.exit_code == 2, (args, res.output)
         assert msg in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize(("reply", "stance"), [
+    ("I would not say I agree", "disagree"),
+    ("I would never agree", "disagree"),
+    ("I refuse to agree", "disagree"),
+    ("Hardly agree", "disagree"),
+    ("Strongly agree - no wait, disagree", "neutral"),
+    ("Options: Strongly agree, Agree, Disagree, Strongly disagree. My answer: Disagree",
+     "disagree"),
+    ("I disagree. Others may agree.", "disagree"),
+    ("Disagree. Some would agree.", "disagree"),
+    ("I strongly disagree", "strongly_disagree"),
+])
+def test_normaliser_on_negations_corrections_and_echoed_options(reply, stance):
+    from rig.probes.framing import normalise
+
+    parsed = normalise(reply)
+    assert parsed.status == "ok" and parsed.value.stance == stance

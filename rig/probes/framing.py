@@ -171,7 +171,7 @@ def draw_wrappers(w: Wrappers, topic_id: str, statement_index: int, iterations: 
 
 _INTENSIFIERS = r"(?:strongly|completely|totally|fully|absolutely|entirely|wholeheartedly)"
 _NEG = (r"(?:do not|don't|dont|does not|doesn't|cannot|can't|can not|could not|couldn't|"
-        r"would not|wouldn't|not)")
+        r"would not|wouldn't|never|refuse to|hardly|not)")
 _NEUTRAL_MARKERS = re.compile(
     r"\b(neutral|neither|no opinion|it depends|depends on|cannot (?:answer|choose|pick|take)|"
     r"can't (?:answer|choose|pick|take)|unable to|not able to|as an ai|i'm an ai|i am an ai|"
@@ -180,7 +180,7 @@ _NEUTRAL_MARKERS = re.compile(
     r"not possible to generali[sz]e)\b")
 _MENTION = re.compile(
     rf"\bneither agree nor disagree\b|\b(?P<int>{_INTENSIFIERS}\s+)?(?P<neg>{_NEG}\s+"
-    rf"(?:\w+\s+)?)?(?P<opt>disagree|agree)\b")
+    rf"(?:\w+\s+){{0,3}})?(?P<opt>disagree|agree)\b")
 
 
 BALANCED = "options of both polarities: balanced"
@@ -223,11 +223,14 @@ def _stance(pol: str, strong: bool) -> Stance:
 def normalise(reply: str) -> Parsed[Normalised]:
     """Rule-based normalisation of a free-text reply (lower case, markdown stripped):
 
-    1. the reply opens with an option standing alone ("Disagree. Some would ...") -> that
-       option;
+    0. an echoed options list is dropped (what follows "my answer:" is read); a reply that
+       corrects itself ("agree - no wait, disagree") with both polarities -> Neutral;
+    1. the reply opens with an option standing alone ("Disagree. Some would ...", "I
+       disagree. ...") -> that option;
     2. otherwise every option mentioned has the same polarity -> that polarity, "strongly"
        when an intensifier (strongly, completely, totally, ...) stands before one of them;
-       "do not agree" counts as Disagree, "neither agree nor disagree" as Neutral;
+       a negator up to three words before an option flips it ("do not agree", "would not say
+       I agree", "never agree", "refuse to agree"); "neither agree nor disagree" is Neutral;
     3. options of both polarities -> Neutral (balanced; an LLM judge, when given, decides);
     4. no option but a refusal or balance marker ("it depends", "as an AI", "neither",
        "both", "no opinion") -> Neutral;
@@ -237,8 +240,20 @@ def normalise(reply: str) -> Parsed[Normalised]:
     text = _clean(reply or "")
     if not text:
         return Parsed("missing_field", None, "empty reply")
+    # a reply that echoes the options list before answering: keep what follows the answer
+    # label ("options: strongly agree, agree, ... my answer: disagree")
+    said = list(re.finditer(r"\b(?:my answer|answer|my choice)\s*(?:is)?\s*[:\-]\s*", text))
+    if said:
+        text = text[said[-1].end():]
+    elif re.match(r"^options?\s*:", text):
+        text = re.sub(r"^options?\s*:[^.\n]*[.\n]\s*", "", text)
+    corrects_itself = re.search(r"\b(?:no wait|on second thought|actually,? i|i mean|"
+                                r"correction)\b", text)
+    if corrects_itself and len({p for p, _ in _mentions(text)}) > 1:
+        return Parsed("ok", Normalised("neutral", BALANCED))
+    head = re.sub(r"^i\s+(?=(?:\w+\s+)?(?:dis)?agree\b)", "", text)
     head = re.sub(r"^(?:answer|option|my answer|response|i choose|i pick|i select)"
-                  r"\s*(?:is)?\s*[:\-]?\s*", "", text)
+                  r"\s*(?:is)?\s*[:\-]?\s*", "", head)
     mentions = _mentions(text)
     first = _MENTION.match(head)
     if first and re.match(r"\s*(?:$|[.!;:,)(\-–—])", head[first.end():]):
