@@ -154,3 +154,16 @@ class AskLog:
         else:
             self._backend_errors_in_a_row = 0
         return res
+
+
+def write_probe_outputs(out: Path, rows: list[dict], summary: dict,
+                        write_report: Callable[[Path, dict], Path]) -> dict[str, Path]:
+    """Write a probe's ``scores.parquet`` (one row per ask or pair), ``summary.json`` and
+    ``report.html`` (by ``write_report(path, summary)``); returns their paths by name."""
+    from rig.campaign.store import write_parquet
+
+    scores = write_parquet(rows, out / "scores.parquet")
+    spath = out / "summary.json"
+    spath.write_text(json.dumps(summary, indent=2))
+    return {"scores": scores, "summary": spath,
+            "report": write_report(out / "report.html", summary)}

@@ -44,7 +44,6 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from rig.campaign.store import write_parquet
 from rig.config import load_model, read_yaml
 from rig.errors import ConfigError
 from rig.paths import DEFAULTS
@@ -412,14 +411,10 @@ def _ask(asks: AskLog, jasks: AskLog | None, t: Topic, si: int, statement: str, 
 
 def write_outputs(out: Path, rows: list[dict], meta: dict) -> dict[str, Path]:
     """Write scores.parquet, summary.json and report.html."""
+    from rig.probes.core import write_probe_outputs
     from rig.probes.report_bias import write_framing_report
 
-    scores = write_parquet(rows, out / "scores.parquet")
-    summary = summarize(pd.DataFrame(rows), meta)
-    spath = out / "summary.json"
-    spath.write_text(json.dumps(summary, indent=2))
-    return {"scores": scores, "summary": spath,
-            "report": write_framing_report(out / "report.html", summary)}
+    return write_probe_outputs(out, rows, summarize(pd.DataFrame(rows), meta), write_framing_report)
 
 
 def frame_stats(rows: pd.DataFrame) -> dict:

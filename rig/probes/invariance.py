@@ -43,7 +43,6 @@ import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rig.answers import load_bank
-from rig.campaign.store import write_parquet
 from rig.errors import ConfigError
 from rig.paths import DEFAULTS
 from rig.probes.core import AskLog, build_scorer, describe_scorer, sample_sessions
@@ -347,14 +346,11 @@ def _ask_pair(asks: AskLog, p: Pair, seed: int, who: dict) -> dict:
 
 def write_outputs(out: Path, rows: list[dict], meta: dict) -> dict[str, Path]:
     """Write scores.parquet, summary.json and report.html."""
+    from rig.probes.core import write_probe_outputs
     from rig.probes.report_bias import write_invariance_report
 
-    scores = write_parquet(rows, out / "scores.parquet")
-    summary = summarize(pd.DataFrame(rows), meta)
-    spath = out / "summary.json"
-    spath.write_text(json.dumps(summary, indent=2))
-    return {"scores": scores, "summary": spath,
-            "report": write_invariance_report(out / "report.html", summary)}
+    return write_probe_outputs(out, rows, summarize(pd.DataFrame(rows), meta),
+                               write_invariance_report)
 
 
 def _rate(tests: list[dict]) -> dict:

@@ -43,7 +43,6 @@ from typing import Literal
 import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from rig.campaign.store import write_parquet
 from rig.errors import ConfigError
 from rig.probes.core import AskLog, build_scorer, describe_scorer, sample_sessions
 from rig.probes.names import (
@@ -310,14 +309,11 @@ def _ask_name(asks: AskLog, s: NameSet, cond: Condition, m: Material, slot, grou
 
 def write_outputs(out: Path, rows: list[dict], meta: dict) -> dict[str, Path]:
     """Write scores.parquet, summary.json and report.html."""
+    from rig.probes.core import write_probe_outputs
     from rig.probes.report_bias import write_name_swap_report
 
-    scores = write_parquet(rows, out / "scores.parquet")
-    summary = summarize(pd.DataFrame(rows), meta)
-    spath = out / "summary.json"
-    spath.write_text(json.dumps(summary, indent=2))
-    report = write_name_swap_report(out / "report.html", summary)
-    return {"scores": scores, "summary": spath, "report": report}
+    return write_probe_outputs(out, rows, summarize(pd.DataFrame(rows), meta),
+                               write_name_swap_report)
 
 
 def _failures(df: pd.DataFrame) -> dict[str, int]:
