@@ -140,6 +140,16 @@ def parse_message(text: str | bytes) -> dict:
     return msg
 
 
+def _take_media(link, msg: dict) -> None:
+    """One ``media`` message into a link's playout buffer, its jitter meter (media time from
+    the audio carried, RFC 3550 6.4.1) and its count of media messages received."""
+    pcm = payload_to_pcm(msg["media"]["payload"])
+    link.jitter.add(link._media_s, now_s())
+    link._media_s += len(pcm) / 2 / CALL_RATE_HZ
+    link.received += 1
+    link.playout.push(pcm)
+
+
 class TwilioLoopbackLink:
     """The caller agent's side of a loopback Twilio call: plays Twilio's part of a media
     stream against a websocket server (the interviewer).
@@ -187,11 +197,7 @@ class TwilioLoopbackLink:
             async for raw in self._ws:
                 msg = parse_message(raw)
                 if msg["event"] == "media":
-                    pcm = payload_to_pcm(msg["media"]["payload"])
-                    self.jitter.add(self._media_s, now_s())
-                    self._media_s += len(pcm) / 2 / CALL_RATE_HZ
-                    self.received += 1
-                    self.playout.push(pcm)
+                    _take_media(self, msg)
                 elif msg["event"] == "mark":
                     self.marks.append(msg["mark"].get("name", ""))
                     await self._ws.send(json.dumps(self.writer.mark(msg["mark"].get("name", ""))))
@@ -265,11 +271,7 @@ class TwilioStreamLink:
             async for raw in self._ws:
                 msg = parse_message(raw)
                 if msg["event"] == "media":
-                    pcm = payload_to_pcm(msg["media"]["payload"])
-                    self.jitter.add(self._media_s, now_s())
-                    self._media_s += len(pcm) / 2 / CALL_RATE_HZ
-                    self.received += 1
-                    self.playout.push(pcm)
+                    _take_media(self, msg)
                 elif msg["event"] == "stop":
                     break
         except websockets.ConnectionClosed:
