@@ -56,6 +56,10 @@ _FIELDS_OF: dict[str, tuple[str, ...]] = {
 OFFLINE_RECORD_ONLY: tuple[str, ...] = ("interruption",)
 
 # Words that name a demographic category; an accent label describes audio, never a person.
+#: The rate multipliers hibari stays intelligible at (``rig.synth.hibari`` uses the same range
+#: for a wpm target): above about 1.33 its durations collapse and words slur.
+HIBARI_RATE_RANGE = (0.5, 1.3)
+
 _DEMOGRAPHIC_WORDS = frozenset({
     "male", "female", "man", "woman", "men", "women", "boy", "girl", "gender", "sex", "race",
     "racial", "ethnic", "ethnicity", "black", "white", "caucasian", "hispanic", "latino",
@@ -366,6 +370,12 @@ def _check_sources(f: Path, prof: Profile) -> None:
                               "profile file)", prof.noise.path)
     label = prof.accent_label.lower()
     if prof.voice.engine == "recorded":
+        for name, neutral in (("pace", Pace()), ("pauses", Pauses()),
+                              ("disfluency", Disfluency())):
+            if getattr(prof, name) != neutral:
+                raise ConfigError(f, name, "a recorded voice is used as spoken; pace, pauses "
+                                  "and disfluency cannot be applied to it",
+                                  getattr(prof, name).model_dump(exclude_none=True))
         p = Path(prof.voice.voice_id)
         if not (p if p.is_absolute() else folder / p).is_dir():
             raise ConfigError(f, "voice.voice_id", "recording folder not found (relative to "
@@ -373,7 +383,13 @@ def _check_sources(f: Path, prof: Profile) -> None:
         if "recorded" not in label:
             raise ConfigError(f, "accent_label", "a recorded voice's label must say 'recorded'",
                               prof.accent_label)
-    elif "synthetic" not in label:
+    else:
+        if prof.voice.engine == "hibari" and prof.pace.rate is not None \
+                and not HIBARI_RATE_RANGE[0] <= prof.pace.rate <= HIBARI_RATE_RANGE[1]:
+            raise ConfigError(f, "pace.rate", f"hibari stays intelligible at rates "
+                              f"{HIBARI_RATE_RANGE[0]}-{HIBARI_RATE_RANGE[1]} (its durations "
+                              "collapse above about 1.33)", prof.pace.rate)
+    if prof.voice.engine != "recorded" and "synthetic" not in label:
         raise ConfigError(f, "accent_label", "a TTS voice's label must say 'synthetic' (a TTS "
                           "accent is not the range of real speakers of that accent)",
                           prof.accent_label)

@@ -225,3 +225,18 @@ def test_profiles_check_notes_record_only_dimensions(tmp_path: Path) -> None:
     s = write_set(tmp_path, barge="profile_id: barge\ninterruption: {barge_in_offset_s: 0.4}\n")
     res = runner.invoke(app, ["profiles", "check", str(s)], env={"COLUMNS": "300"})
     assert res.exit_code == 0 and "changes nothing offline" in res.output
+
+
+def test_profiles_that_cannot_render_are_refused_at_load(tmp_path: Path) -> None:
+    s = write_set(tmp_path, fast="profile_id: fast\npace: {rate: 1.6}\n")
+    with pytest.raises(ConfigError) as e:
+        load_profiles(s)
+    assert "pace.rate" in str(e.value) and "1.6" in str(e.value) and "fast.yaml" in str(e.value)
+    (s / "fast.yaml").unlink()
+    (s / "speakers").mkdir()
+    (s / "rec.yaml").write_text("profile_id: rec\nvoice: {engine: recorded, voice_id: speakers}\n"
+                                "accent_label: recorded speaker A\npace: {rate: 0.8}\n"
+                                "changes: [voice, pace]\n")
+    with pytest.raises(ConfigError) as e:
+        load_profiles(s)
+    assert "rec.yaml" in str(e.value) and "pace" in str(e.value) and "as spoken" in str(e.value)

@@ -685,3 +685,10 @@ def test_mbrola_voice_without_mbrola_names_the_packages(monkeypatch) -> None:
             espeak.MbrolaEngine("us1")
     finally:
         espeak._binary.cache_clear()
+
+
+def test_a_noise_file_shorter_than_a_second_is_refused(tmp_path: Path) -> None:
+    short = tmp_path / "short.wav"
+    sf.write(str(short), np.random.default_rng(0).normal(0, 0.1, SR // 10).astype(np.float32), SR)
+    with pytest.raises(ValueError, match=r"short\.wav.*0\.10 s long"):
+        make_noise("file", 100, SR, 0, short)

@@ -13,6 +13,7 @@ import numpy as np
 
 from rig.audio import Audio
 from rig.errors import EngineUnavailable
+from rig.profiles import HIBARI_RATE_RANGE
 from rig.synth.base import join_trimmed
 
 #: hibari's own sentence splits inside one chunk are rejoined with this gap (s).
@@ -31,7 +32,8 @@ def _load(voice_id: str):  # -> hibari.Hibari
         raise EngineUnavailable("the hibari engine needs hibari-tts: pip install "
                                 "hibari-tts==0.2.1   (or: pip install 'rig[pipeline]')") from exc
     if voice_id not in VOICES:
-        raise EngineUnavailable(f"hibari has no voice {voice_id!r}; voices: {sorted(VOICES)}")
+        raise EngineUnavailable(f"hibari has no voice {voice_id!r}; the package ships 'heart' "
+                                "(rig does not download hibari's other voices)")
     try:
         voice_path(voice_id, download_missing=False)
     except FileNotFoundError as exc:
@@ -50,7 +52,7 @@ class HibariEngine:
     name = "hibari"
     #: Above about 1.33 hibari's durations collapse (a sentence suddenly takes a quarter less
     #: time) and words slur ("tested" transcribed as "tacit"); a wpm target stays below 1.3.
-    rate_range = (0.5, 1.3)
+    rate_range = HIBARI_RATE_RANGE
 
     def __init__(self, voice_id: str = "heart") -> None:
         self.voice_id = voice_id

@@ -61,6 +61,10 @@ def pink_noise(n: int, rng: np.random.Generator) -> np.ndarray:
     return _unit_power(np.fft.irfft(spectrum * scale, n))
 
 
+#: The shortest noise recording ``file_noise`` loops, in seconds.
+MIN_NOISE_FILE_S = 1.0
+
+
 def file_noise(path: str | Path, n: int, sample_rate_hz: int,
                rng: np.random.Generator) -> np.ndarray:
     """A noise recording, resampled to ``sample_rate_hz``, read from a seeded offset and looped
@@ -68,11 +72,16 @@ def file_noise(path: str | Path, n: int, sample_rate_hz: int,
 
     Raises:
         FileNotFoundError: the file does not exist.
-        ValueError: it cannot be decoded, or it is silent (the message names the file).
+        ValueError: it cannot be decoded, is silent, or is shorter than ``MIN_NOISE_FILE_S``
+            (the message names the file).
     """
     rec = read_wav(path, sample_rate_hz).samples
     if len(rec) == 0 or not np.any(rec):
         raise ValueError(f"{path}: the noise file is silent")
+    if len(rec) < MIN_NOISE_FILE_S * sample_rate_hz:
+        raise ValueError(f"{path}: the noise file is {len(rec) / sample_rate_hz:.2f} s long; "
+                         f"give at least {MIN_NOISE_FILE_S:g} s (looping a shorter one makes a "
+                         "periodic buzz, not background noise)")
     start = int(rng.integers(len(rec)))
     return _unit_power(np.take(rec, (start + np.arange(n)) % len(rec)))
 
