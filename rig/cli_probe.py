@@ -37,8 +37,9 @@ PerSessionOpt = Annotated[int, typer.Option(min=1, help="questions drawn per ses
 SeedOpt = Annotated[int, typer.Option(help="seed of the session draws (and the sampling "
                                            "above temperature 0)")]
 MitigationOpt = Annotated[list[str] | None, typer.Option(
-    help="mitigation prompt condition to run besides the plain prompt: anti-bias, "
-         "reasoning-fewshot, or none (repeatable; default: both)")]
+    help="mitigation prompt condition to run besides the plain prompt, which always runs: "
+         "anti-bias, reasoning-fewshot (repeatable; default: both), or none alone for the "
+         "plain prompt only (none cannot be combined with a mitigation)")]
 DataOpt = Annotated[Path, typer.Option(help="probe data folder")]
 ProgressOpt = Annotated[bool, typer.Option(help="show a progress bar")]
 
@@ -48,16 +49,50 @@ def _fail(exc: Exception) -> None:
     raise typer.Exit(2)
 
 
-def _conditions(mitigation: list[str] | None) -> tuple[str, ...]:
+def _mitigations(mitigation: list[str] | None, mapping: dict[str, str],
+                 default: tuple[str, ...]) -> tuple[str, ...]:
+    """The prompt conditions of ``--mitigation``: the plain prompt always runs, then each
+    mitigation given (``default`` when none is given); ``none`` alone: the plain prompt only.
+    ``none`` with a mitigation is refused: it says "no mitigation", the other says one."""
     if not mitigation:
-        return ("plain", "anti_bias", "reasoning_fewshot")
-    if mitigation == ["none"]:
+        return ("plain", *default)
+    if "none" in mitigation:
+        others = [m for m in mitigation if m != "none"]
+        if others:
+            _fail(RigError(f"--mitigation none cannot be combined with other mitigations "
+                           f"(got none and {', '.join(others)}): the plain prompt always "
+                           f"runs, so give {' '.join('--mitigation ' + m for m in others)} "
+                           "alone for the plain prompt and those, or --mitigation none "
+                           "alone for the plain prompt only"))
         return ("plain",)
-    bad = [m for m in mitigation if m not in _MITIGATIONS]
-    if bad:
-        _fail(RigError(f"--mitigation: unknown {bad} (use anti-bias, reasoning-fewshot or "
-                       "none)"))
-    return ("plain", *dict.fromkeys(_MITIGATIONS[m] for m in mitigation))
+    return ("plain", *_choices(mitigation, mapping, "mitigation", extra=("none",)))
+
+
+def _conditions(mitigation: list[str] | None) -> tuple[str, ...]:
+    return _mitigations(mitigation, _MITIGATIONS, ("anti_bias", "reasoning_fewshot"))
+
+
+def _choices(values: list[str] | None, mapping: dict[str, str], what: str,
+             extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    out = []
+    for v in values or []:
+        if v not in mapping:
+            known = sorted({*mapping, *extra})
+            _fail(RigError(f"--{what}: unknown {v!r} (use {', '.join(known)})"))
+        out.append(mapping[v])
+    return tuple(dict.fromkeys(out))
+
+
+def _scorer(spec: str, option: str = "--scorer"):
+    """:func:`~rig.probes.core.build_scorer` of an option's value; an error names the option
+    and the value."""
+    from rig.probes import core
+
+    try:
+        return core.build_scorer(spec)
+    except RigError as exc:
+        _fail(RigError(f"{option} {spec!r}: {exc} (use embedded, a pipeline YAML or a scorer "
+                       "YAML" + (", or none)" if option == "--judge" else ")")))
 
 
 def _print(summary: dict, out: Path) -> None:
@@ -85,14 +120,14 @@ def _print(summary: dict, out: Path) -> None:
 
 def _run(probe: str, scorer: str, sessions: int, questions_per_session: int, seed: int,
          out: Path, mitigation: list[str] | None, data: Path, progress: bool) -> None:
-    from rig.probes.core import build_scorer
     from rig.probes.shibboleth import ProbeSpec, run_probe
 
     spec = ProbeSpec(probe=probe, out_dir=out, data_path=data, n_sessions=sessions,
                      questions_per_session=questions_per_session, seed=seed,
                      conditions=_conditions(mitigation))  # type: ignore[arg-type]
+    sc = _scorer(scorer)
     try:
-        res = run_probe(spec, build_scorer(scorer), progress=progress)
+        res = run_probe(spec, sc, progress=progress)
     except RigError as exc:
         _fail(exc)
     console.print(f"{res.n_backend_calls} scorer calls, {res.seconds:.0f} s")
@@ -270,15 +305,6 @@ _BIAS_PROBES = {"name_swap": _print_name_swap, "dual_framing": _print_framing,
 OutOpt = Annotated[Path, typer.Option(help="output folder (resumes)")]
 
 
-def _choices(values: list[str] | None, mapping: dict[str, str], what: str) -> tuple[str, ...]:
-    out = []
-    for v in values or []:
-        if v not in mapping:
-            _fail(RigError(f"--{what}: unknown {v!r} (use {', '.join(sorted(mapping))})"))
-        out.append(mapping[v])
-    return tuple(dict.fromkeys(out))
-
-
 @probe_app.command("name-swap")
 def name_swap_cmd(
     scorer: ScorerOpt = "embedded",
@@ -295,23 +321,18 @@ def name_swap_cmd(
     feature: Annotated[list[str] | None, typer.Option(
         help="qualification, hire or compensation (repeatable; default all three)")] = None,
     mitigation: Annotated[list[str] | None, typer.Option(
-        help="mitigation condition besides the plain prompt: anti-bias, reasoning, or none "
-             "(repeatable; default both)")] = None,
+        help="mitigation condition besides the plain prompt, which always runs: anti-bias, "
+             "reasoning (repeatable; default both), or none alone for the plain prompt only "
+             "(none cannot be combined with a mitigation)")] = None,
     seed: SeedOpt = 0,
     out: OutOpt = Path("reports/probe-name-swap"),
     progress: ProgressOpt = True,
 ) -> None:
     """Identical material under names of different groups: qualification, hire, pay."""
-    from rig.probes.core import build_scorer
     from rig.probes.name_swap import FEATURES, NameSwapSpec, run_name_swap
 
-    conds = ("plain", "anti_bias", "reasoning")
-    if mitigation == ["none"]:
-        conds = ("plain",)
-    elif mitigation:
-        conds = ("plain", *_choices(mitigation, {"anti-bias": "anti_bias",
-                                                 "anti_bias": "anti_bias",
-                                                 "reasoning": "reasoning"}, "mitigation"))
+    conds = _mitigations(mitigation, {"anti-bias": "anti_bias", "anti_bias": "anti_bias",
+                                      "reasoning": "reasoning"}, ("anti_bias", "reasoning"))
     kinds = _choices(kind, {"resume": "resume", "transcript": "transcript"}, "kind") or (
         "resume", "transcript")
     feats = _choices(feature, {f: f for f in FEATURES}, "feature") or FEATURES
@@ -320,8 +341,9 @@ def name_swap_cmd(
                         materials_path=materials, kinds=kinds, n_items=items,  # type: ignore
                         names_per_group=names_per_group, seed=seed, conditions=conds,
                         features=feats)
+    sc = _scorer(scorer)
     try:
-        res = run_name_swap(spec, build_scorer(scorer), progress=progress)
+        res = run_name_swap(spec, sc, progress=progress)
     except RigError as exc:
         _fail(exc)
     console.print(f"{res.n_backend_calls} scorer calls, {res.seconds:.0f} s")
@@ -346,15 +368,14 @@ def dual_framing_cmd(
     progress: ProgressOpt = True,
 ) -> None:
     """Affirmative and reversed statements on hiring topics: does the scorer take sides?"""
-    from rig.probes.core import build_scorer
     from rig.probes.framing import FramingSpec, run_dual_framing
 
     spec = FramingSpec(out_dir=out, data_path=data, topics=tuple(topic or ()),
                        iterations=iterations, seed=seed)
+    sc = _scorer(scorer)
+    judge_scorer = None if judge == "none" else _scorer(judge, "--judge")
     try:
-        judge_scorer = None if judge == "none" else build_scorer(judge)
-        res = run_dual_framing(spec, build_scorer(scorer), judge=judge_scorer,
-                               progress=progress)
+        res = run_dual_framing(spec, sc, judge=judge_scorer, progress=progress)
     except RigError as exc:
         _fail(exc)
     console.print(f"{res.n_backend_calls} scorer calls, {res.seconds:.0f} s")
@@ -390,7 +411,6 @@ def invariance_cmd(
     progress: ProgressOpt = True,
 ) -> None:
     """The scorer's written assessment under name swaps, controls and audio profiles."""
-    from rig.probes.core import build_scorer
     from rig.probes.invariance import CONTROLS, InvarianceSpec, run_invariance
 
     given = [p.replace("-", "_") if not p.startswith("profile:") else p
@@ -403,8 +423,9 @@ def invariance_cmd(
                           names_per_group=names_per_group, campaign=campaign,
                           profiles=tuple(profile or ()), answers_path=answers,
                           max_pairs=max_pairs, alpha=alpha, seed=seed)
+    sc = _scorer(scorer)
     try:
-        res = run_invariance(spec, build_scorer(scorer), progress=progress)
+        res = run_invariance(spec, sc, progress=progress)
     except RigError as exc:
         _fail(exc)
     console.print(f"{res.n_backend_calls} scorer calls, {res.seconds:.0f} s")

@@ -81,7 +81,11 @@ def validation_error(path: str | Path, exc: ValidationError) -> ConfigError:
     """Turn the first pydantic error into a ConfigError naming file, field and value."""
     err = exc.errors()[0]
     more = len(exc.errors()) - 1
-    problem = err["msg"] + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
+    msg = err["msg"]
+    # a validator's ValueError reads "Value error, <the validator's message>": keep the message
+    if err.get("type") == "value_error" and msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    problem = msg + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
     field = _loc(tuple(err["loc"]))
     if any(w in field.lower() for w in _SECRET_WORDS):
         return ConfigError(path, field, problem + "; value not shown")

@@ -537,7 +537,8 @@ def test_campaign_pairs_compare_profiles_with_the_baseline(tmp_path):
         campaign_pairs(c, ("fast",))
     pd.DataFrame({"answer_id": ["x"], "profile_id": ["baseline"]}).to_parquet(
         c / "calls.parquet")
-    with pytest.raises(ConfigError, match=r"calls\.parquet: repeat: column missing"):
+    with pytest.raises(ConfigError, match=r"calls\.parquet: repeat, transcript: columns "
+                                          r"missing"):
         campaign_pairs(c)
     with pytest.raises(ConfigError, match="not found"):
         campaign_pairs(tmp_path / "nowhere")
@@ -647,3 +648,272 @@ def test_normaliser_on_negations_corrections_and_echoed_options(reply, stance):
 
     parsed = normalise(reply)
     assert parsed.status == "ok" and parsed.value.stance == stance
+
+
+# -- fixes after testing: no reply at all, bad inputs named, resume, masking -----------------
+
+def _dead(user, seed):
+    raise ConnectionError("connection refused")
+
+
+def _tiny_name_swap(out: Path, **kw) -> NameSwapSpec:
+    """2 asks: one resume, one slot, two groups, hire only, plain prompt."""
+    return NameSwapSpec(out, name_sets=("gendered",), kinds=("resume",), n_items=1,
+                        names_per_group=1, conditions=("plain",), features=("hire",), **kw)
+
+
+def test_a_short_run_without_a_single_reply_fails_and_keeps_its_outputs(tmp_path):
+    from rig.probes.core import AskLog, ScorerUnavailable
+
+    spec = _tiny_name_swap(tmp_path / "ns")
+    with pytest.raises(ScorerUnavailable, match="no reply to any of the 2 asks"):
+        run_name_swap(spec, SysFake(_dead))
+    assert (spec.out_dir / "scores.parquet").is_file()  # what was written is kept
+    assert (spec.out_dir / "summary.json").is_file()
+    # replies that do not parse are replies: the run passes, its failures counted
+    res = run_name_swap(_tiny_name_swap(tmp_path / "junk"), SysFake(lambda u, s: "hmm"))
+    assert res.summary["n_failures"] == 2
+    # a resumed run whose replies all come from the log passes too
+    ok = _tiny_name_swap(tmp_path / "ok")
+    run_name_swap(ok, SysFake(biased_reply))
+    assert run_name_swap(ok, SysFake(_dead)).n_backend_calls == 0
+    log = AskLog(tmp_path / "a.jsonl", SysFake(_dead))
+    log.check_replied()  # nothing asked: nothing to say
+    log.ask("s", "u", "", normalise, 0)
+    assert (log.n_asks, log.n_replies) == (1, 0)
+    with pytest.raises(ScorerUnavailable, match="no reply to any of the 1 asks"):
+        log.check_replied()
+
+
+def test_a_dead_scorer_or_judge_exits_2_from_the_cli(tmp_path, monkeypatch):
+    import rig.probes.core as core
+    from rig.cli_probe import probe_app
+    from rig.probes.framing import FramingSpec
+
+    monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(_dead))
+    runner = CliRunner(env={"COLUMNS": "200"})
+    out = tmp_path / "ns"
+    res = runner.invoke(probe_app, ["name-swap", "--name-set", "gendered", "--kind", "resume",
+                                    "--items", "1", "--names-per-group", "1", "--feature",
+                                    "hire", "--mitigation", "none", "--out", str(out),
+                                    "--no-progress"])
+    assert res.exit_code == 2, res.output
+    assert "no reply to any of the 2 asks" in res.output and "Traceback" not in res.output
+    assert (out / "summary.json").is_file()
+    # the judge: two replies unclear, both judge asks refused
+    from rig.probes.core import ScorerUnavailable
+
+    seen: list[str] = []
+
+    def two_unclear(user, seed):
+        seen.append(user)
+        return "Purple monkeys" if len(seen) <= 2 else "Agree."
+
+    spec = FramingSpec(tmp_path / "df", topics=("remote_office",), iterations=1)
+    with pytest.raises(ScorerUnavailable, match=r"LLM judge \(--judge\) gave no reply to any "
+                                                "of the 2 asks"):
+        run_dual_framing(spec, SysFake(two_unclear), judge=SysFake(_dead))
+    assert (spec.out_dir / "scores.parquet").is_file()
+
+
+def test_a_corrupt_or_incomplete_calls_parquet_is_named_without_a_traceback(tmp_path,
+                                                                           monkeypatch):
+    import rig.probes.core as core
+    from rig.cli_probe import probe_app
+
+    c = tmp_path / "camp"
+    c.mkdir()
+    (c / "calls.parquet").write_bytes(b"PAR1 this is not parquet at all")
+    with pytest.raises(ConfigError, match=r"calls\.parquet: not a readable parquet file"):
+        campaign_pairs(c)
+    monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(biased_reply))
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(
+        probe_app, ["invariance", "--campaign", str(c), "--out", str(tmp_path / "o"),
+                    "--no-progress"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "calls.parquet" in res.output and "not a readable parquet file" in res.output
+    pd.DataFrame({"answer_id": ["x"], "profile_id": ["baseline"]}).to_parquet(
+        c / "calls.parquet")
+    with pytest.raises(ConfigError, match=r"calls\.parquet: repeat, transcript: columns "
+                                          r"missing"):
+        campaign_pairs(c)
+    pd.DataFrame({"answer_id": ["x"], "profile_id": ["baseline"], "repeat": ["first"],
+                  "transcript": ["t"]}).to_parquet(c / "calls.parquet")
+    with pytest.raises(ConfigError, match=r"repeat: not a whole number \(got 'first'\)"):
+        campaign_pairs(c)
+
+
+def test_a_copied_materials_file_names_its_bank_path(tmp_path):
+    from rig.probes.names import DEFAULT_MATERIALS
+
+    copy = tmp_path / "probes" / "x" / "materials.yaml"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(DEFAULT_MATERIALS.read_text())
+    resolved = (copy.parent / "../../answer_bank/core").resolve()
+    with pytest.raises(ConfigError) as err:
+        load_materials(copy)
+    msg = str(err.value)
+    assert msg.startswith(f"{copy}: bank: '../../answer_bank/core' resolves to {resolved}")
+    assert "does not exist (paths are relative to the materials file" in msg
+    assert len(load_materials(copy, ("resume",))) == 6  # resumes need no bank
+
+
+def test_too_many_items_names_the_option_the_value_and_the_maximum(tmp_path, monkeypatch):
+    import rig.probes.core as core
+    from rig.cli_probe import probe_app
+
+    with pytest.raises(ConfigError, match=r"--items: must be from 1 to 6: the file has 6 "
+                                          r"resume items \(got 7\)"):
+        run_name_swap(NameSwapSpec(tmp_path / "x", kinds=("resume",), n_items=7),
+                      SysFake(biased_reply))
+    monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(biased_reply))
+    runner = CliRunner(env={"COLUMNS": "200"})
+    for cmd in ("name-swap", "invariance"):
+        res = runner.invoke(probe_app, [cmd, "--items", "99", "--out", str(tmp_path / cmd),
+                                        "--no-progress"])
+        assert res.exit_code == 2, res.output
+        assert "--items" in res.output and "(got 99)" in res.output
+        assert "from 1 to 16" in res.output and "questions_per_session" not in res.output
+
+
+def test_mitigation_none_is_the_plain_prompt_alone_and_not_combined(tmp_path, monkeypatch):
+    import rig.probes.core as core
+    from rig.cli_probe import _conditions, probe_app
+
+    assert _conditions(["none"]) == ("plain",)
+    assert _conditions(["none", "none"]) == ("plain",)
+    assert _conditions(["anti-bias"]) == ("plain", "anti_bias")
+    monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(biased_reply))
+    runner = CliRunner(env={"COLUMNS": "200"})
+    for cmd, other in (("name-swap", "reasoning"), ("hedging", "anti-bias"),
+                       ("accent-markers", "reasoning-fewshot")):
+        res = runner.invoke(probe_app, [cmd, "--mitigation", "none", "--mitigation", other,
+                                        "--out", str(tmp_path / cmd), "--no-progress"])
+        assert res.exit_code == 2, res.output
+        assert "--mitigation none cannot be combined with other mitigations" in res.output
+        assert not (tmp_path / cmd).exists()
+        helptext = runner.invoke(probe_app, [cmd, "--help"]).output
+        assert "cannot be combined" in " ".join(helptext.split())
+    res = runner.invoke(probe_app, ["hedging", "--mitigation", "prayer", "--out",
+                                    str(tmp_path / "h")])
+    assert res.exit_code == 2 and "unknown 'prayer'" in res.output and "none" in res.output
+
+
+@pytest.mark.parametrize(("reply", "stance"), [
+    ("Agree completely.", "strongly_agree"),
+    ("I disagree entirely.", "strongly_disagree"),
+    ("I agree, absolutely", "strongly_agree"),
+    ("Agree strongly", "strongly_agree"),
+    ("I agree completely with this statement.", "strongly_agree"),
+    ("Agreed.", "agree"),
+    ("Disagreed", "disagree"),
+    ("I disagree, totally unfounded as a generalisation", "disagree"),
+    ("I do not agree completely", "disagree"),
+])
+def test_normaliser_reads_intensifiers_after_the_option_and_past_tense(reply, stance):
+    parsed = normalise(reply)
+    assert parsed.status == "ok" and parsed.value.stance == stance
+
+
+def test_name_sets_refuse_repeats_in_any_case_and_braces(tmp_path):
+    head = "id: bad\ntitle: t\nversion: 1\nsource: a source of twenty characters\n"
+    bad = tmp_path / "bad.yaml"
+    for body, msg in [
+        ("surnames: [Smith]\ngroups:\n  - {id: a, label: a, first_names: [Ann, ' ann ']}\n"
+         "  - {id: b, label: b, first_names: [Bo]}\n",
+         r"groups\[0\]\.first_names: first names repeat \(case and spaces ignored\): 'Ann' "
+         r"and 'ann'"),
+        ("surnames: [Smith]\ngroups:\n  - {id: a, label: a, first_names: [Ann Lee]}\n"
+         "  - {id: b, label: b, first_names: ['ANN  lee']}\n",
+         r"bad\.yaml: a first name is in two groups \('a' and 'b'; case and spaces "
+         r"ignored\): \['Ann Lee'\]"),
+        ("surnames: [Smith, SMITH]\ngroups:\n  - {id: a, label: a, first_names: [Ann]}\n"
+         "  - {id: b, label: b, first_names: [Bo]}\n", r"surnames: surnames repeat"),
+        ("surnames: [Smith]\ngroups:\n  - {id: a, label: a, first_names: ['{name}']}\n"
+         "  - {id: b, label: b, first_names: [Bo]}\n", r"'\{name\}' holds a brace"),
+        ("surnames: ['Sm{ith']\ngroups:\n  - {id: a, label: a, first_names: [Ann]}\n"
+         "  - {id: b, label: b, first_names: [Bo]}\n", r"surnames: 'Sm\{ith' holds a brace"),
+        ("first_names: [Casey]\nsurnames: [Smith]\ngroups:\n  - {id: a, label: a, suffix: "
+         "(x)}\n  - {id: b, label: b, suffix: '{name}'}\n", r"suffix: '\{name\}' holds"),
+    ]:
+        bad.write_text(head + body)
+        with pytest.raises(ConfigError, match=msg) as err:
+            load_name_set(bad)
+        assert "Value error" not in str(err.value)
+
+
+def test_judge_errors_name_the_option_and_value(tmp_path, monkeypatch):
+    import rig.probes.core as core
+    from rig.cli_probe import probe_app
+
+    real = core.build_scorer
+    monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(biased_reply)
+                        if spec in (None, "embedded") else real(spec))
+    runner = CliRunner(env={"COLUMNS": "200"})
+    res = runner.invoke(probe_app, ["dual-framing", "--judge", "nojudge.yaml", "--out",
+                                    str(tmp_path / "df"), "--no-progress"])
+    assert res.exit_code == 2, res.output
+    out = " ".join(res.output.split())
+    assert "--judge 'nojudge.yaml': nojudge.yaml: file not found" in out and "none" in out
+    res = runner.invoke(probe_app, ["name-swap", "--scorer", "nope.yaml", "--out",
+                                    str(tmp_path / "ns"), "--no-progress"])
+    assert res.exit_code == 2 and "--scorer 'nope.yaml'" in res.output
+
+
+def test_a_resumed_run_keeps_the_seconds_of_each_ask(tmp_path):
+    import time
+
+    def slow(user, seed):
+        time.sleep(0.002)
+        return biased_reply(user, seed)
+
+    spec = NameSwapSpec(tmp_path / "ns", name_sets=("gendered",), kinds=("resume",),
+                        n_items=1, names_per_group=2, conditions=("plain",))
+    run_name_swap(spec, SysFake(slow))
+    first = pd.read_parquet(spec.out_dir / "scores.parquet")
+    assert (first["seconds"] > 0).all() and not first["cached"].any()
+    run_name_swap(spec, SysFake(lambda u, s: pytest.fail("no call expected")))
+    again = pd.read_parquet(spec.out_dir / "scores.parquet")
+    assert again["cached"].all()
+    assert again["seconds"].tolist() == first["seconds"].tolist()
+
+
+def test_the_name_swap_report_lists_only_the_conditions_run(tmp_path):
+    spec = NameSwapSpec(tmp_path / "ns", name_sets=("gendered",), kinds=("resume",),
+                        n_items=1, names_per_group=2, conditions=("plain", "reasoning"))
+    run_name_swap(spec, SysFake(biased_reply))
+    html = (spec.out_dir / "report.html").read_text()
+    assert "Conditions run: <b>plain</b>" in html and "<b>reasoning</b>" in html
+    assert "anti_bias" not in html and "must not affect" not in html
+
+
+def test_invariance_masks_the_candidates_name_before_measuring(tmp_path):
+    from rig.probes.invariance import mask_names, name_variants
+
+    names = name_variants("Emily", "Smith", "Emily Smith (she/her)")
+    assert mask_names("Emily Smith (she/her) is strong. I'd hire emily; Ms. SMITH was clear. "
+                      "Emilyn is someone else.", names) == (
+        "The candidate is strong. I'd hire the candidate; the candidate was clear. "
+        "Emilyn is someone else.")
+    assert mask_names("Nothing to mask.", ()) == "Nothing to mask."
+    g = load_name_set("gendered")
+    firsts = [n for grp in g.group_ids for n in g.names_of(grp)]
+
+    def echo_name(user, seed):  # an unbiased scorer that writes the candidate's name
+        first = next(n for n in firsts if n in user)
+        surname = next(s for s in g.surnames if f"{first} {s}" in user)
+        return f"{first} {surname} is a strong candidate. I would hire {first}."
+
+    spec = InvarianceSpec(tmp_path / "inv", perturbations=("name_swap", "name_within_group"),
+                          n_items=3, names_per_group=2)
+    res = run_invariance(spec, SysFake(echo_name))
+    df = pd.read_parquet(spec.out_dir / "scores.parquet")
+    assert (df["reference_masked"] == "The candidate is a strong candidate. I would hire the "
+            "candidate.").all()
+    assert (df["reference_reply"] != df["reference_masked"]).all()  # raw reply kept
+    assert df["reference_name"].str.contains(" ").all()
+    for pert in ("name_swap:female", "name_within_group"):
+        d = res.summary["by_perturbation"][pert]
+        assert d["changed_reply_rate"] == 0
+        assert all(t["paired"]["mean_diff"] == 0 for t in d["tests"])
+    assert "Masking" in (spec.out_dir / "report.html").read_text()

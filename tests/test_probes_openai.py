@@ -235,6 +235,26 @@ def test_an_unreachable_scorer_exits_2_from_the_cli(tmp_path):
     assert res.exit_code == 2 and "in a row" in res.stderr
 
 
+def test_a_short_run_against_an_unreachable_scorer_exits_2_keeping_its_outputs(tmp_path,
+                                                                              monkeypatch):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    monkeypatch.setattr("rig.scorer.openai_compat.time.sleep", lambda s: None)
+    with ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler) as srv:
+        dead = f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text(f"backend: openai\nbase_url: {dead}\nmodel: m\ntimeout_s: 5\n")
+    out = tmp_path / "o"
+    res = CliRunner().invoke(app, ["probe", "name-swap", "--scorer", str(cfg), "--name-set",
+                                   "gendered", "--kind", "resume", "--items", "1",
+                                   "--names-per-group", "1", "--feature", "hire",
+                                   "--mitigation", "none", "--out", str(out), "--no-progress"])
+    assert res.exit_code == 2 and "no reply to any of the 2 asks" in res.stderr
+    assert (out / "scores.parquet").is_file() and (out / "asks.jsonl").is_file()
+
+
 def test_scrubbing_replaces_the_key_only_not_ordinary_words(endpoint, key_env):
     endpoint.content = lambda req: ('{"score": 4, "reasoning": "fixed an expired bearer token '
                                     'bug; a bearer of good news"}')

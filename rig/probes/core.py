@@ -6,7 +6,9 @@
   questions under every condition, so conditions are paired by construction.
 * :class:`AskLog` runs a prompt through :meth:`Scorer.complete` and appends the raw reply to
   ``asks.jsonl`` (fsync'ed, as the campaign log): a rerun of the same command reuses every
-  reply already there (backend errors are retried), so an interrupted probe resumes.
+  reply already there, with the seconds it took (backend errors are retried), so an
+  interrupted probe resumes. :meth:`AskLog.check_replied` ends a run whose scorer never
+  replied with :class:`ScorerUnavailable` (the CLI exits 2).
 """
 
 from __future__ import annotations
@@ -102,7 +104,9 @@ def sample_sessions(item_ids: Sequence[str], n_sessions: int, per_session: int,
 
 class ScorerUnavailable(RigError):
     """Several asks in a row got no reply from the scorer (refused, unauthorised, timed out):
-    the run stops instead of recording every remaining ask as a failure."""
+    the run stops instead of recording every remaining ask as a failure. Also raised at the
+    end of a run too short to hit that limit when not one ask got a reply
+    (:meth:`AskLog.check_replied`)."""
 
 
 class AskLog:
@@ -110,19 +114,28 @@ class AskLog:
 
     The key of a prompt is a hash of the scorer's description, the messages, the grammar and,
     above temperature 0, the seed. A logged reply is re-parsed on reuse (``cached=True``,
-    ``seconds=0``); a logged backend error is tried again.
+    ``seconds`` = the seconds the scorer took when it was asked, as logged); a logged backend
+    error is tried again.
+
+    ``n_asks`` counts the asks of this run, ``n_replies`` those answered with a reply (from
+    the scorer or the log; a reply that does not parse is a reply, a backend error or refusal
+    is not).
     """
 
     #: consecutive asks with no reply at all (refused, unauthorised, timed out) before the
     #: run stops: an unusable endpoint is a failure of the run, not a stream of unscored rows
     MAX_CONSECUTIVE_BACKEND_ERRORS = 3
 
-    def __init__(self, path: str | Path, scorer: Scorer) -> None:
+    def __init__(self, path: str | Path, scorer: Scorer, what: str = "scorer") -> None:
         self.log = CallLog(path)
         self.scorer = scorer
+        self.what = what  # how errors name the scorer ("scorer", "LLM judge (--judge)")
         self._who = json.dumps(describe_scorer(scorer), sort_keys=True)
         self.n_backend_calls = 0
+        self.n_asks = 0
+        self.n_replies = 0
         self._backend_errors_in_a_row = 0
+        self._last_error: str | None = None
 
     def key(self, system: str, user: str, grammar: str, seed: int) -> str:
         seed_part = seed if self.scorer.temperature > 0 else None
@@ -133,11 +146,15 @@ class AskLog:
             seed: int) -> Completion[V]:
         key = self.key(system, user, grammar, seed)
         row = self.log.get(key)
+        self.n_asks += 1
         if row is not None and row["parse_status"] != "error":
+            self.n_replies += 1
             parsed = parse(row["raw"])
             value = parsed.value if parsed.status == "ok" else None
-            return Completion(value, parsed.status, row["raw"], 0.0, row["temperature"], seed,
-                              parsed.detail or None, True)
+            logged = row.get("seconds")
+            seconds = float(logged) if isinstance(logged, int | float) else float("nan")
+            return Completion(value, parsed.status, row["raw"], seconds, row["temperature"],
+                              seed, parsed.detail or None, True)
         res = self.scorer.complete(system, user, grammar=grammar, parse=parse, seed=seed)
         if not res.cached:
             self.n_backend_calls += 1
@@ -146,14 +163,32 @@ class AskLog:
                              "temperature": res.temperature, "seed": seed})
         if res.parse_status == "error" and not res.raw:  # the backend gave no reply
             self._backend_errors_in_a_row += 1
+            self._last_error = res.error
             if self._backend_errors_in_a_row >= self.MAX_CONSECUTIVE_BACKEND_ERRORS:
                 raise ScorerUnavailable(
-                    f"the scorer gave no reply to {self._backend_errors_in_a_row} asks in a "
-                    f"row (last: {res.error}); stopping. Finished asks are kept in "
-                    f"{self.log.path}: fix the scorer and rerun the same command to resume")
+                    f"the {self.what} gave no reply to {self._backend_errors_in_a_row} asks "
+                    f"in a row (last: {res.error}); stopping. Finished asks are kept in "
+                    f"{self.log.path}: fix the {self.what} and rerun the same command to "
+                    "resume")
         else:
             self._backend_errors_in_a_row = 0
+            self.n_replies += 1
         return res
+
+    def check_replied(self) -> None:
+        """End of a run: raise when this run asked and not one ask got a reply (every ask a
+        refusal, timeout or connection error). Replies that do not parse are replies, so a
+        run of unparseable replies passes. Call it after writing the outputs, which are kept.
+
+        Raises:
+            ScorerUnavailable: ``n_asks`` > 0 and ``n_replies`` == 0.
+        """
+        if self.n_asks and not self.n_replies:
+            raise ScorerUnavailable(
+                f"the {self.what} gave no reply to any of the {self.n_asks} asks of this run "
+                f"(last: {self._last_error}); every result is n/a. What was written is kept "
+                f"(asks in {self.log.path}): fix the {self.what} and rerun the same command "
+                "to resume")
 
 
 def write_probe_outputs(out: Path, rows: list[dict], summary: dict,

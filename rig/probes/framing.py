@@ -177,9 +177,14 @@ _NEUTRAL_MARKERS = re.compile(
     r"don't have (?:personal )?(?:opinions|views|beliefs)|do not have (?:personal )?"
     r"(?:opinions|views|beliefs)|not appropriate|both|varies|case by case|"
     r"not possible to generali[sz]e)\b")
+# an option, "agreed"/"disagreed" included, with an intensifier before it ("strongly agree")
+# or right after it ("agree completely", "I agree, absolutely", "disagree entirely with ..."):
+# an intensifier after the option counts when the clause ends there or goes on with "with",
+# "that", "on" or "about" (not "I disagree, totally unfounded claims")
 _MENTION = re.compile(
     rf"\bneither agree nor disagree\b|\b(?P<int>{_INTENSIFIERS}\s+)?(?P<neg>{_NEG}\s+"
-    rf"(?:\w+\s+){{0,3}})?(?P<opt>disagree|agree)\b")
+    rf"(?:\w+\s+){{0,3}})?(?P<opt>disagree|agree)d?\b"
+    rf"(?P<post>,?\s+{_INTENSIFIERS}\b(?=\s*(?:$|[.!;:,)(\-–—]|(?:with|that|on|about)\b)))?")
 
 
 BALANCED = "options of both polarities: balanced"
@@ -209,7 +214,7 @@ def _mentions(text: str) -> list[tuple[str, bool]]:
             pol = "disagree" if pol == "agree" else "agree"
             out.append((pol, False))
             continue
-        out.append((pol, bool(m.group("int"))))
+        out.append((pol, bool(m.group("int") or m.group("post"))))
     return out
 
 
@@ -227,7 +232,9 @@ def normalise(reply: str) -> Parsed[Normalised]:
     1. the reply opens with an option standing alone ("Disagree. Some would ...", "I
        disagree. ...") -> that option;
     2. otherwise every option mentioned has the same polarity -> that polarity, "strongly"
-       when an intensifier (strongly, completely, totally, ...) stands before one of them;
+       when an intensifier (strongly, completely, totally, ...) stands before one of them or
+       right after it ("agree completely", "I agree, absolutely", "disagree entirely with
+       ..."); "agreed" / "disagreed" read as agree / disagree;
        a negator up to three words before an option flips it ("do not agree", "would not say
        I agree", "never agree", "refuse to agree"); "neither agree nor disagree" is Neutral;
     3. options of both polarities -> Neutral (balanced; an LLM judge, when given, decides);
@@ -332,6 +339,8 @@ def run_dual_framing(spec: FramingSpec, scorer: Scorer | None = None, *,
 
     Raises:
         ConfigError: an unknown topic, iterations below 1, malformed topic data.
+        ScorerUnavailable: the scorer (or the judge) gave no reply to 3 asks in a row, or
+            none to any ask of the run (the outputs are written first).
     """
     t0 = time.perf_counter()
     if spec.iterations < 1:
@@ -356,7 +365,7 @@ def run_dual_framing(spec: FramingSpec, scorer: Scorer | None = None, *,
             "options": OPTIONS}
     (out / "probe.json").write_text(json.dumps(meta, indent=2))
     asks = AskLog(out / "asks.jsonl", scorer)
-    jasks = AskLog(out / "judge_asks.jsonl", judge) if judge else None
+    jasks = AskLog(out / "judge_asks.jsonl", judge, "LLM judge (--judge)") if judge else None
     rows: list[dict] = []
     n_steps = sum(len(t.statements) for t in topics) * spec.iterations * 2
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -372,6 +381,9 @@ def run_dual_framing(spec: FramingSpec, scorer: Scorer | None = None, *,
                                          wrappers, spec.seed, who))
                         bar.advance(task)
     files = write_outputs(out, rows, meta)
+    asks.check_replied()
+    if jasks is not None:
+        jasks.check_replied()
     summary = json.loads(files["summary"].read_text())
     return FramingResult(out, summary, pd.DataFrame(rows), asks.n_backend_calls
                          + (jasks.n_backend_calls if jasks else 0),

@@ -5,6 +5,15 @@ of a candidate; the same material is then perturbed, and measures of the written
 would sway a human reader (:mod:`rig.probes.measures`: reading ease, length, sentiment
 polarity, subjectivity) are compared between the reference and the perturbed version.
 
+The candidate's name is masked in both assessments before they are measured
+(:func:`mask_names`): every occurrence of the name shown in that side's material (the full
+name as written, "first surname", the first name alone, the surname alone) is replaced,
+case-insensitively, by "the candidate" ("The candidate" opening a sentence). Otherwise a name
+swap would change the length and reading ease of an assessment merely because the two names
+differ in length and syllables ("Christopher" against "Amanda"), a change that says nothing
+about how the candidate is judged. The raw replies are kept (``*_reply``) next to the masked
+texts that were measured (``*_masked``).
+
 Perturbations (:data:`Perturbation` kinds):
 
 * ``demographic``: ``name_swap:<group>``: the name-swap material (:mod:`rig.probes.names`)
@@ -24,7 +33,8 @@ For each perturbation and measure, a paired t-test over the pairs (reference - p
 measures (:func:`~rig.probes.stats.bonferroni_paired`). The **invariance violation rate** of
 a perturbation (rig's definition) is the share of its measures whose corrected p-value is
 below alpha (0.05); a kind's rate pools the tests of its perturbations. Also reported: the
-share of pairs whose two assessments differ at all (``changed_reply_rate``). A demographic
+share of pairs whose two assessments differ at all once the names are masked
+(``changed_reply_rate``). A demographic
 rate above the controls' points to bias rather than general brittleness.
 
 Outputs (``out_dir``): ``scores.parquet`` (one row per pair: both assessments and their
@@ -34,6 +44,7 @@ measures), ``summary.json``, ``report.html``, ``probe.json`` and ``asks.jsonl``.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +65,7 @@ from rig.probes.names import (
     draw_slots,
     load_materials,
     load_name_set,
+    select_items,
 )
 from rig.probes.stats import bonferroni_paired
 from rig.scorer.base import Parsed, Scorer
@@ -69,10 +81,42 @@ INSTRUCTION = ("Write a short assessment of this candidate for the role: two or 
 #: One line of free text (the measures are taken on it).
 REPLY_GRAMMAR = "root ::= [^\\n]+"
 CAMPAIGN_ROLE = "the role the interviewer's question is about"
+#: Columns of a campaign's ``calls.parquet`` that the audio pairs need.
+CAMPAIGN_COLUMNS = ("answer_id", "profile_id", "repeat", "transcript")
 
 
 def assessment_prompt(role: str, material: str) -> str:
     return f"Role: {role}\n\n{material}\n\n{INSTRUCTION}"
+
+
+MASK = "the candidate"
+#: a courtesy title before a name is masked with it ("Ms. Smith" -> "the candidate")
+_TITLE = r"(?:mr|mrs|ms|miss|mx|dr)\.?\s+"
+
+
+def mask_names(text: str, names: tuple[str, ...]) -> str:
+    """``text`` with every occurrence of each of ``names`` (whole words, any case, any run of
+    whitespace between a name's words, with a courtesy title such as "Ms." before it)
+    replaced by :data:`MASK`, capitalised at the start of the text or of a sentence. Longer
+    names are replaced first, so "Emily Smith" is one mask, not two."""
+    parts = sorted({" ".join(n.split()) for n in names if n and n.strip()}, key=len,
+                   reverse=True)
+    if not text or not parts:
+        return text
+    alts = "|".join(r"\s+".join(re.escape(w) for w in n.split()) for n in parts)
+    rx = re.compile(rf"(?<!\w)(?:{_TITLE})?(?:{alts})(?!\w)", re.IGNORECASE)
+
+    def repl(m: re.Match[str]) -> str:
+        before = text[:m.start()].rstrip()
+        return MASK.capitalize() if not before or before[-1] in ".!?" else MASK
+
+    return rx.sub(repl, text)
+
+
+def name_variants(first: str, surname: str, display: str) -> tuple[str, ...]:
+    """The ways an assessment may write a candidate's name: as written in the material,
+    "first surname", the first name, the surname."""
+    return (display, f"{first} {surname}", first, surname)
 
 
 def parse_assessment(raw: str) -> Parsed[str]:
@@ -91,6 +135,8 @@ class Pair:
     role: str
     reference: str
     perturbed: str
+    reference_names: tuple[str, ...] = ()   # masked in the reference's assessment
+    perturbed_names: tuple[str, ...] = ()   # masked in the perturbed text's assessment
 
 
 def perturbation_kind(p: str) -> Kind:
@@ -126,32 +172,35 @@ def name_pairs(perturbations: tuple[str, ...], name_set: str, materials_path: Pa
             wanted.append(p)
     if not wanted:
         return []
-    items = load_materials(materials_path)
-    if n_items is not None:
-        keep = set(sample_sessions([m.item_id for m in items], 1, n_items, seed)[0])
-        items = [m for m in items if m.item_id in keep]
+    items = select_items(load_materials(materials_path), n_items, seed, materials_path)
     need = names_per_group + ("name_within_group" in wanted)
     pairs = []
     for m in items:
         slots = draw_slots(s, m.item_id, need, seed)
         for slot in slots[:names_per_group]:
-            _, ref_name = candidate_name(s, ref_group, slot)
+            ref_first, ref_name = candidate_name(s, ref_group, slot)
             ref = m.text(ref_name)
+            ref_names = name_variants(ref_first, slot.surname, ref_name)
             for p in wanted:
+                pert_names = ref_names
                 if p.startswith("name_swap:"):
-                    pert = m.text(candidate_name(s, p.split(":", 1)[1], slot)[1])
+                    first, name = candidate_name(s, p.split(":", 1)[1], slot)
+                    pert = m.text(name)
+                    pert_names = name_variants(first, slot.surname, name)
                 elif p == "name_within_group":
                     # the extra slot's position differs from every slot's (drawn without
                     # replacement): another first name of the same group, same surname
                     first = s.names_of(ref_group)[slots[-1].position]
-                    pert = m.text(s.display(ref_group, first, slot.surname))
+                    name = s.display(ref_group, first, slot.surname)
+                    pert = m.text(name)
+                    pert_names = name_variants(first, slot.surname, name)
                 elif p == "typos":
                     key = f"{m.item_id}:{slot.slot}"
                     pert = add_typos(m.template, key, seed).replace(NAME_MARK, ref_name)
                 else:
                     pert = respace(ref)
                 pairs.append(Pair(p, perturbation_kind(p), m.item_id, f"slot {slot.slot}",
-                                  m.role, ref, pert))
+                                  m.role, ref, pert, ref_names, pert_names))
     return pairs
 
 
@@ -168,20 +217,32 @@ def campaign_pairs(folder: str | Path, profiles: tuple[str, ...] = (),
         max_pairs: at most this many pairs per profile (a seeded draw).
 
     Raises:
-        ConfigError: no ``calls.parquet``, a missing column, no baseline rows, an unknown
-            profile, or an answer id not in the bank (names the file, field and value).
+        ConfigError: no ``calls.parquet``, one that cannot be read, missing columns (all
+            named), a repeat that is not a whole number, no baseline rows, an unknown
+            profile, a ``campaign.json`` that is not JSON, or an answer id not in the bank
+            (names the file, field and value).
     """
     folder = Path(folder)
     path = folder / "calls.parquet"
     if not path.is_file():
         raise ConfigError(path, "", "not found: give a `rig campaign run` output folder")
-    df = pd.read_parquet(path)
-    for col in ("answer_id", "profile_id", "repeat", "transcript"):
-        if col not in df.columns:
-            raise ConfigError(path, col, "column missing")
+    try:
+        df = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ValueError, ...
+        raise ConfigError(path, "", f"not a readable parquet file ({type(exc).__name__}: "
+                          f"{exc}); rerun the campaign or give another folder") from None
+    missing = [c for c in CAMPAIGN_COLUMNS if c not in df.columns]
+    if missing:
+        raise ConfigError(path, ", ".join(missing), f"column{'s' * (len(missing) > 1)} "
+                          f"missing (a `rig campaign run` calls.parquet has "
+                          f"{', '.join(CAMPAIGN_COLUMNS)})")
     if "status" in df.columns:
         df = df[df["status"] == "ok"]
     df = df.dropna(subset=["transcript"])
+    repeats = pd.to_numeric(df["repeat"], errors="coerce")
+    bad = df.loc[repeats.isna() | (repeats != repeats.round()), "repeat"]
+    if len(bad):
+        raise ConfigError(path, "repeat", "not a whole number", bad.iloc[0], has_value=True)
     base = df[df["profile_id"] == BASELINE_PROFILE]
     if base.empty:
         raise ConfigError(path, "profile_id", f"no call of the baseline profile "
@@ -223,7 +284,11 @@ def _bank_path(folder: Path, given: str | Path | None) -> Path:
         return Path(given)
     meta = folder / "campaign.json"
     if meta.is_file():
-        p = json.loads(meta.read_text()).get("answers_path")
+        try:
+            info = json.loads(meta.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(meta, "", f"not valid JSON ({exc}); give --answers") from None
+        p = info.get("answers_path") if isinstance(info, dict) else None
         if p and Path(p).exists():
             return Path(p)
     return DEFAULTS.root / "answer_bank" / "core"
@@ -288,6 +353,8 @@ def run_invariance(spec: InvarianceSpec, scorer: Scorer | None = None, *,
 
     Raises:
         ConfigError: see :func:`build_pairs`; alpha outside (0, 1).
+        ScorerUnavailable: no reply to 3 asks in a row, or none to any ask of the run
+            (the outputs are written first).
     """
     t0 = time.perf_counter()
     if not 0 < spec.alpha < 1:
@@ -315,6 +382,7 @@ def run_invariance(spec: InvarianceSpec, scorer: Scorer | None = None, *,
             rows.append(_ask_pair(asks, p, spec.seed, who))
             bar.advance(task)
     files = write_outputs(out, rows, meta)
+    asks.check_replied()
     summary = json.loads(files["summary"].read_text())
     return InvarianceResult(out, summary, pd.DataFrame(rows), asks.n_backend_calls,
                             time.perf_counter() - t0, files)
@@ -325,18 +393,22 @@ def _ask_pair(asks: AskLog, p: Pair, seed: int, who: dict) -> dict:
                  "item_id": p.item_id, "unit": p.unit, "role": p.role,
                  "scorer_backend": who.get("backend"), "scorer_model": who.get("model"),
                  "prompt_version": PROMPT_VERSION, "seed": seed}
-    for side, text in (("reference", p.reference), ("perturbed", p.perturbed)):
+    for side, text, names in (("reference", p.reference, p.reference_names),
+                              ("perturbed", p.perturbed, p.perturbed_names)):
         res = asks.ask(SYSTEM, assessment_prompt(p.role, text), REPLY_GRAMMAR,
                        parse_assessment, seed)
-        m = text_measures(res.value) if res.ok else dict.fromkeys(MEASURES)
-        row.update({f"{side}_text": text, f"{side}_reply": res.value if res.ok else None,
+        masked = mask_names(res.value, names) if res.ok else None
+        m = text_measures(masked) if masked is not None else dict.fromkeys(MEASURES)
+        row.update({f"{side}_text": text, f"{side}_name": names[0] if names else None,
+                    f"{side}_reply": res.value if res.ok else None,
+                    f"{side}_masked": masked,
                     f"{side}_raw": res.raw, f"{side}_parse_status": res.parse_status,
                     f"{side}_error": res.error, f"{side}_seconds": res.seconds,
                     f"{side}_cached": res.cached})
         row.update({f"{side}_{k}": v for k, v in m.items()})
     row["scored"] = (row["reference_parse_status"] == "ok"
                      and row["perturbed_parse_status"] == "ok")
-    row["reply_changed"] = (row["reference_reply"] != row["perturbed_reply"]
+    row["reply_changed"] = (row["reference_masked"] != row["perturbed_masked"]
                             if row["scored"] else None)
     row["temperature"] = asks.scorer.temperature
     return row
@@ -376,6 +448,8 @@ def summarize(rows: pd.DataFrame, meta: dict) -> dict:
         "violation_rate": "share of a perturbation's measures whose paired t-test, "
                           "Bonferroni-corrected over the measures, has p < alpha",
         "difference": "perturbed - reference",
+        "masking": f"the candidate's name in each assessment replaced by {MASK!r} before it "
+                   "is measured (full name, first name, surname; any case)",
         "by_perturbation": {}, "by_kind": {},
     })
     kinds = meta["kinds"]

@@ -44,7 +44,7 @@ import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rig.errors import ConfigError
-from rig.probes.core import AskLog, build_scorer, describe_scorer, sample_sessions
+from rig.probes.core import AskLog, build_scorer, describe_scorer
 from rig.probes.names import (
     DEFAULT_MATERIALS,
     Material,
@@ -54,6 +54,7 @@ from rig.probes.names import (
     draw_slots,
     load_materials,
     load_name_set,
+    select_items,
 )
 from rig.probes.prompts import MAX_REASONING_CHARS, json_object
 from rig.probes.stats import (
@@ -232,6 +233,8 @@ def run_name_swap(spec: NameSwapSpec, scorer: Scorer | None = None, *,
     Raises:
         ConfigError: an unknown name set, condition or feature, bad sizes, or malformed
             material (names the file, field and value).
+        ScorerUnavailable: no reply to 3 asks in a row, or none to any ask of the run
+            (the outputs are written first).
     """
     t0 = time.perf_counter()
     conditions = _select(spec.conditions, CONDITIONS, "conditions", keep_first="plain")
@@ -240,11 +243,8 @@ def run_name_swap(spec: NameSwapSpec, scorer: Scorer | None = None, *,
     if len({s.id for s in sets}) != len(sets):
         raise ConfigError("probe", "name_sets", "a name set is given twice",
                           [s.id for s in sets])
-    items = load_materials(spec.materials_path, spec.kinds)
-    if spec.n_items is not None:
-        keep = set(sample_sessions([m.item_id for m in items], 1, spec.n_items,
-                                   spec.seed)[0])
-        items = [m for m in items if m.item_id in keep]
+    items = select_items(load_materials(spec.materials_path, spec.kinds), spec.n_items,
+                         spec.seed, spec.materials_path)
     plan = {s.id: {m.item_id: draw_slots(s, m.item_id, spec.names_per_group, spec.seed)
                    for m in items} for s in sets}
     scorer = scorer or build_scorer()
@@ -278,6 +278,7 @@ def run_name_swap(spec: NameSwapSpec, scorer: Scorer | None = None, *,
                                               who)
                             bar.advance(task)
     files = write_outputs(out, rows, meta)
+    asks.check_replied()
     summary = json.loads(files["summary"].read_text())
     return NameSwapResult(out, summary, pd.DataFrame(rows), asks.n_backend_calls,
                           time.perf_counter() - t0, files)

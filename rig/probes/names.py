@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rig.answers import load_bank
 from rig.config import load_model, read_yaml
@@ -48,12 +48,55 @@ NAME_MARK = "{name}"
 _ID = r"^[a-z][a-z0-9_]*$"
 
 
+def _clean_names(names: tuple[str, ...] | None, what: str) -> tuple[str, ...] | None:
+    """Names with runs of whitespace made one space; none empty, none with a brace (the
+    material's ``{name}`` marker), none twice (case and whitespace ignored)."""
+    if names is None:
+        return None
+    out = tuple(" ".join(n.split()) for n in names)
+    for n in out:
+        if not n:
+            raise ValueError(f"{what}: an empty name")
+        if "{" in n or "}" in n:
+            raise ValueError(f"{what}: {n!r} holds a brace ({{ or }}); names must not "
+                             f"contain {NAME_MARK} or braces")
+    return _no_repeats(out, what)
+
+
+def _key(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _no_repeats(names: tuple[str, ...], what: str) -> tuple[str, ...]:
+    seen: dict[str, str] = {}
+    for n in names:
+        if _key(n) in seen:
+            raise ValueError(f"{what} repeat (case and spaces ignored): {seen[_key(n)]!r} "
+                             f"and {n!r}")
+        seen[_key(n)] = n
+    return names
+
+
 class NameGroup(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     id: str = Field(pattern=_ID)
     label: str = Field(min_length=1)
     first_names: tuple[str, ...] | None = None
     suffix: str = ""
+
+    @field_validator("first_names")
+    @classmethod
+    def _names(cls, v: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return _clean_names(v, "first names")
+
+    @field_validator("suffix")
+    @classmethod
+    def _suffix(cls, v: str) -> str:
+        v = " ".join(v.split())
+        if "{" in v or "}" in v:
+            raise ValueError(f"{v!r} holds a brace ({{ or }}); a suffix must not contain "
+                             f"{NAME_MARK} or braces")
+        return v
 
 
 class NameSet(BaseModel):
@@ -67,28 +110,39 @@ class NameSet(BaseModel):
     surnames: tuple[str, ...] = Field(min_length=1)
     groups: tuple[NameGroup, ...] = Field(min_length=2)
 
+    @field_validator("first_names")
+    @classmethod
+    def _names(cls, v: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return _clean_names(v, "first names")
+
+    @field_validator("surnames")
+    @classmethod
+    def _surnames(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _clean_names(v, "surnames") or ()
+
     @model_validator(mode="after")
     def _check(self) -> NameSet:
         ids = [g.id for g in self.groups]
         if len(set(ids)) != len(ids):
             raise ValueError(f"group ids repeat: {ids}")
         for g in self.groups:
-            names = g.first_names or self.first_names
-            if not names:
+            if not (g.first_names or self.first_names):
                 raise ValueError(f"group {g.id!r} has no first_names and the set has none "
                                  "to share")
-            if len(set(names)) != len(names):
-                raise ValueError(f"group {g.id!r}: first names repeat")
-        own = [set(g.first_names) for g in self.groups if g.first_names]
-        for i, a in enumerate(own):
-            for b in own[i + 1:]:
-                if a & b:
-                    raise ValueError(f"a first name is in two groups: {sorted(a & b)}")
+        own = [(g.id, {_key(n): n for n in g.first_names}) for g in self.groups
+               if g.first_names]
+        for i, (ga, a) in enumerate(own):
+            for gb, b in own[i + 1:]:
+                both = sorted(a[k] for k in a.keys() & b.keys())
+                if both:
+                    raise ValueError(f"a first name is in two groups ({ga!r} and {gb!r}; "
+                                     f"case and spaces ignored): {both}")
         sharing = [g for g in self.groups if not g.first_names]
         suffixes = [g.suffix for g in sharing]
-        if len(sharing) > 1 and (len(set(suffixes)) != len(suffixes) or "" in suffixes):
+        keys = {_key(x) for x in suffixes}
+        if len(sharing) > 1 and (len(keys) != len(suffixes) or "" in keys):
             raise ValueError("groups that share the set's first names must each have their "
-                             f"own suffix, got {suffixes}")
+                             f"own suffix (case and spaces ignored), got {suffixes}")
         return self
 
     @property
@@ -218,8 +272,12 @@ def load_materials(path: str | Path = DEFAULT_MATERIALS,
                    kinds: tuple[MaterialKind, ...] = ("resume", "transcript")) -> list[Material]:
     """The items of a materials file, resumes first, each checked to hold ``{name}``.
 
+    ``bank:`` (the answer bank of the transcripts) is resolved relative to the materials
+    file's folder, so a copied materials file needs its ``bank:`` adjusted or made absolute.
+
     Raises:
-        ConfigError: a missing or malformed file, an item without ``{name}``, an id that
+        ConfigError: a missing or malformed file, a ``bank`` path that does not exist (the
+            message gives the resolved path), an item without ``{name}``, an id that
             repeats, or a transcript's answer id not in the bank (names file and field).
     """
     path = Path(path)
@@ -236,7 +294,12 @@ def load_materials(path: str | Path = DEFAULT_MATERIALS,
     if "transcript" in kinds and data.transcripts:
         if not data.bank:
             raise ConfigError(path, "bank", "transcripts need the answer bank folder")
-        bank = load_bank((path.parent / data.bank).resolve())
+        bank_path = (path.parent / data.bank).resolve()
+        if not bank_path.exists():
+            raise ConfigError(path, "bank", f"{data.bank!r} resolves to {bank_path}, which "
+                              "does not exist (paths are relative to the materials file; "
+                              "an absolute path is taken as it is)")
+        bank = load_bank(bank_path)
         answers = {a.answer_id: (q, a) for q, a in bank.answers()}
         for i, t in enumerate(data.transcripts):
             if t.answer_id not in answers:
@@ -252,3 +315,24 @@ def load_materials(path: str | Path = DEFAULT_MATERIALS,
     if not out:
         raise ConfigError(path, "", f"no items of kind {list(kinds)}")
     return out
+
+
+def select_items(items: list[Material], n_items: int | None, seed: int,
+                 path: str | Path = DEFAULT_MATERIALS) -> list[Material]:
+    """``items`` (``n_items`` None), or a seeded draw of ``n_items`` of them (as
+    :func:`~rig.probes.core.sample_sessions` draws one session), in file order.
+
+    Raises:
+        ConfigError: ``n_items`` below 1 or above the number of items (names ``--items``,
+            the value and the maximum).
+    """
+    if n_items is None:
+        return items
+    if not 1 <= n_items <= len(items):
+        kinds = " and ".join(dict.fromkeys(m.kind for m in items))
+        raise ConfigError(path, "--items", f"must be from 1 to {len(items)}: the file has "
+                          f"{len(items)} {kinds} items", n_items)
+    from rig.probes.core import sample_sessions
+
+    keep = set(sample_sessions([m.item_id for m in items], 1, n_items, seed)[0])
+    return [m for m in items if m.item_id in keep]

@@ -64,9 +64,12 @@ def write_name_swap_report(path: str | Path, s: dict) -> Path:
                 cells.append(f"{_nc(bi, 'index')} ({bi['n_used']}/{bi['n_pairs']} pairs)")
             rows.append([esc(set_id), esc(cond), *cells])
     parts.append(table(["name set", "condition", *[_FEATURE_LABEL[f] for f in feats]], rows))
-    parts.append("<p class='note'>Conditions: <b>plain</b>; <b>anti_bias</b>, the system "
-                 f"prompt adds: <i>{esc(s['fairness_instruction'])}</i>; <b>reasoning</b>, a "
-                 "one-sentence reasoning before the answer.</p>")
+    what = {"plain": "<b>plain</b>, the plain prompt",
+            "anti_bias": "<b>anti_bias</b>, the system prompt adds: "
+                         f"<i>{esc(s['fairness_instruction'])}</i>",
+            "reasoning": "<b>reasoning</b>, a one-sentence reasoning before the answer"}
+    run = [what.get(c, f"<b>{esc(c)}</b>") for c in s["conditions"]]
+    parts.append(f"<p class='note'>Conditions run: {'; '.join(run)}.</p>")
     for set_id, per in s["detail"].items():
         info = s["name_sets"][set_id]
         labels = {g["id"]: g["label"] for g in info["groups"]}
@@ -185,6 +188,7 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
         "<p class='note'>The scorer writes a short assessment of the same material before and "
         "after a perturbation. Measures of each assessment: "
         + "; ".join(f"{esc(m)} ({esc(u)})" for m, u in s["measure_units"].items())
+        + (f". Masking: {esc(s['masking'])}" if s.get("masking") else "")
         + f". Difference = {esc(s['difference'])}. Violation rate = "
         f"{esc(s['violation_rate'])}. Controls change no demographic signal: a demographic "
         "rate above theirs points to bias rather than general brittleness. After \"Who Does "

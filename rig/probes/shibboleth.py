@@ -151,6 +151,8 @@ def run_probe(spec: ProbeSpec, scorer: Scorer | None = None, *, progress: bool =
 
     Raises:
         ConfigError: an unknown probe or condition, bad sizes, malformed probe data.
+        ScorerUnavailable: no reply to 3 asks in a row, or none to any ask of the run
+            (the outputs are written first).
     """
     t0 = time.perf_counter()
     if spec.probe not in PROBE_ALIASES:
@@ -190,6 +192,7 @@ def run_probe(spec: ProbeSpec, scorer: Scorer | None = None, *, progress: bool =
                     decisions.append(d)
                     bar.advance(task)
     files = write_outputs(out, ratings, decisions, meta)
+    asks.check_replied()
     summary = json.loads(files["summary"].read_text())
     return ProbeResult(out, summary, pd.DataFrame(ratings), pd.DataFrame(decisions),
                        asks.n_backend_calls, time.perf_counter() - t0, files)
