@@ -160,6 +160,19 @@ def campaign_run(
                        f"{interviewer_url!r})"))
     if twilio_to and transport != "twilio":
         _fail(RigError("--twilio-to needs --transport twilio"))
+    if twilio_to:  # checked before any model loads or call is placed
+        from rig.calls.transports.twilio import missing_credentials
+
+        missing = missing_credentials()
+        if missing:
+            _fail(RigError(
+                f"--twilio-to places each call through a Twilio account: {', '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} not set in the environment (set "
+                "TWILIO_ACCOUNT_SID with TWILIO_AUTH_TOKEN, or with TWILIO_API_KEY_SID and "
+                "TWILIO_API_KEY_SECRET)"))
+        if not twilio_from:
+            _fail(RigError("--twilio-to needs --twilio-from (the account's number to call "
+                           "from)"))
     extra = {"results_token_env": results_token_env} if results_token_env else {}
     _run(spec, progress, interviewer_url, **extra, **(
         {"twilio_to": twilio_to, "twilio_from": twilio_from, "stream_url": stream_url,

@@ -169,6 +169,8 @@ def import_scores_command(
     except (RigError, ValueError) as exc:
         _fail(str(exc))
     calls = pd.read_parquet(calls_path)
+    if "transport" not in calls.columns:  # written by an older rig: simulated calls
+        calls["transport"] = "sim"
     try:
         got, missing, unknown = match_scores(calls["call_id"].tolist(), returned)
     except RigError as exc:

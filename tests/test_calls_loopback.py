@@ -80,14 +80,18 @@ def test_far_side_transcript_wer_is_within_005_of_the_simulated_path(real, sim):
     assert r["parse_status"] == "ok" and r["score"] is not None
 
 
-def test_rows_have_the_simulated_schema_plus_transport_facts(real, sim):
+def test_rows_have_the_simulated_row_schema_with_transport_facts(real, sim):
     transport, df, out = real
-    assert set(sim.columns) <= set(df.columns)
-    assert set(df.columns) - set(sim.columns) == set(TRANSPORT_COLUMNS)
+    # one row schema for every transport: the sim row has the transport columns too
+    assert set(df.columns) == set(sim.columns)
+    assert set(TRANSPORT_COLUMNS) <= set(sim.columns)
+    assert sim.iloc[0]["transport"] == "sim"
+    assert sim[[c for c in TRANSPORT_COLUMNS if c != "transport"]].isna().all().all()
     r = df.iloc[0]
     assert r["transport"] == transport
     assert r["transport_codec"] == {"twilio": "PCMU/8000", "webrtc": "opus/48000",
                                     "sip": "PCMU/8000"}[transport]
+    assert r["transport_packet_unit"] == ("media_message" if transport == "twilio" else "rtp")
     assert r["transport_packets_lost"] == 0
     assert r["transport_jitter_ms"] is not None and 0 <= r["transport_jitter_ms"] < 20
     assert r["transport_packets_sent"] > 300  # 20 ms frames for the whole call

@@ -451,3 +451,103 @@ def test_results_are_fetched_with_the_bearer_token(tmp_path, monkeypatch):
                                   interviewer_url=url, result_timeout_s=1.5)
         assert without._wait_result(url, "c1", "a1") is None
         srv.shutdown()
+
+
+def test_missing_twilio_credentials_exit_2_before_anything_runs(tmp_path, monkeypatch):
+    """`--transport twilio --twilio-to` checks the account's environment variables first:
+    exit 2 naming every missing one (never a value), before any model loads or call."""
+    from typer.testing import CliRunner
+
+    import rig.campaign.runner
+    from rig.calls.transports.twilio import missing_credentials
+    from rig.cli import app
+
+    def must_not_run(*a, **k):
+        raise AssertionError("the campaign started")
+
+    monkeypatch.setattr(rig.campaign.runner, "run_campaign", must_not_run)
+    for name in ("TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN", "TWILIO_API_KEY_SID",
+                 "TWILIO_API_KEY_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    out = tmp_path / "c"
+    base = ["campaign", "run", "--answers", "answer_bank/core", "--profiles", "profiles/demo",
+            "--pipeline", "pipelines/reference.yaml", "--out", str(out), "--transport",
+            "twilio", "--twilio-to", "+15550100000", "--twilio-from", "+15550199999"]
+
+    def run() -> tuple[int, str]:
+        res = CliRunner().invoke(app, base)
+        return res.exit_code, " ".join(res.stderr.split())
+
+    code, err = run()
+    assert code == 2 and "TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN are not set" in err, err
+    monkeypatch.setenv("TWILIO_ACCOUNT_SID", "AC-secret-sid-value")
+    code, err = run()
+    assert code == 2 and "TWILIO_AUTH_TOKEN is not set" in err and "secret-sid" not in err
+    monkeypatch.setenv("TWILIO_API_KEY_SECRET", "key-secret-value")
+    code, err = run()
+    assert code == 2 and "TWILIO_API_KEY_SID is not set" in err and "key-secret" not in err
+    assert not out.exists()  # nothing was started
+    assert missing_credentials({"TWILIO_ACCOUNT_SID": "AC1", "TWILIO_AUTH_TOKEN": "t"}) == []
+    assert missing_credentials({"TWILIO_ACCOUNT_SID": "AC1", "TWILIO_API_KEY_SID": "SK1",
+                                "TWILIO_API_KEY_SECRET": "s"}) == []
+    # with credentials the check passes and the next one (no --twilio-from) speaks
+    monkeypatch.setenv("TWILIO_API_KEY_SID", "SK1")
+    res = CliRunner().invoke(app, base[:-2])
+    assert res.exit_code == 2 and "--twilio-from" in res.stderr, res.stderr
+    # the loopback Twilio path (no --twilio-to) needs no account
+    import rig.calls.service
+    from rig.errors import RigError
+
+    def reached(*a, **k):
+        raise RigError("reached the campaign")
+
+    monkeypatch.delenv("TWILIO_ACCOUNT_SID")
+    monkeypatch.setattr(rig.campaign.runner, "run_campaign", reached)
+    monkeypatch.setattr(rig.calls.service, "quiet_logs", lambda *a: None)
+    res = CliRunner().invoke(app, base[:-4])
+    assert res.exit_code == 2 and "reached the campaign" in res.stderr, res.stderr
+
+
+def test_packet_counts_name_their_unit():
+    f = TransportFacts("twilio", "PCMU/8000", 10, 9, 0, 1.5, 3.0, 2, "caller",
+                       "media_message")
+    assert f.to_row()["transport_packet_unit"] == "media_message"
+
+
+def _sim_row(**extra) -> dict:
+    return {"campaign_id": "c", "call_id": "x", "answer_id": "a", "question_id": "q",
+            "tier": "strong", "profile_id": "baseline", "repeat": 0, "seed": 0,
+            "status": "ok", "parse_status": "ok", "score": 70.0, "truncated": False,
+            "wer": 0.0, "pipeline_version": "v", **extra}
+
+
+def test_simulated_rows_have_the_transport_columns_and_old_rows_read_as_sim(tmp_path):
+    """Sim rows carry every transport column (transport 'sim', the facts null), so a sim and a
+    real-transport campaign write the same columns; a row logged before the columns existed
+    (resuming an older run, `rig campaign summarize`) is given them as a sim row."""
+    from rig.campaign.call import with_transport_columns
+    from rig.campaign.runner import write_outputs
+
+    row = with_transport_columns(_sim_row())
+    assert set(TRANSPORT_COLUMNS) <= set(row) and row["transport"] == "sim"
+    assert all(row[c] is None for c in TRANSPORT_COLUMNS if c != "transport")
+    assert with_transport_columns(_sim_row(transport="webrtc"))["transport"] == "webrtc"
+    old = [_sim_row(), _sim_row(call_id="y", profile_id="p1", score=60.0)]
+    write_outputs(tmp_path, old, campaign_id="c", version="v", baseline="baseline", n_boot=100)
+    df = pd.read_parquet(tmp_path / "calls.parquet")
+    assert set(TRANSPORT_COLUMNS) <= set(df.columns) and set(df["transport"]) == {"sim"}
+    assert df["transport_packets_received"].isna().all()
+    from rig.stats.rows import read_rows
+
+    assert len(read_rows(tmp_path / "calls.parquet")) == 2
+    # an older calls.parquet without the column: import-scores treats its calls as sim
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    df.drop(columns=list(TRANSPORT_COLUMNS)).to_parquet(tmp_path / "calls.parquet")
+    pd.DataFrame({"call_id": ["x"], "score": [65.0]}).to_csv(tmp_path / "ext.csv", index=False)
+    res = CliRunner().invoke(app, ["interviewer", "import-scores", str(tmp_path),
+                                   str(tmp_path / "ext.csv")])
+    assert res.exit_code == 0, res.output
+    assert set(pd.read_parquet(tmp_path / "external_scores.parquet")["transport"]) == {"sim"}

@@ -6,7 +6,13 @@ profile's ``response_delay_s``, then plays the answer; it recognises repeat requ
 you repeat that", "sorry, I didn't catch that") and answers again, counting them; with a
 profile's ``interruption.barge_in_offset_s`` it starts that long before the question's expected
 end; it records both sides with timestamps and hangs up after the last answer's closing remark
-or at the time limit.
+or at the time limit. When the far end hangs up first, as the reference interviewer does the
+moment its goodbye ends, the utterance it was cut short in is still transcribed and logged.
+
+The first answer is scheduled when the question's speech ends, before its words are
+transcribed, so its delay is the profile's. After an answer, the agent waits for the words of
+what it hears next (the next question, a repeat request or a goodbye) before it acts, so a
+later answer's delay is at least the ASR's latency.
 
 The agent is transport-neutral: it drives a :class:`CallerLink` (one per transport in
 :mod:`rig.calls.transports`) with 20 ms frames of 8 kHz int16 PCM, on an absolute 20 ms clock.
@@ -216,8 +222,8 @@ class CallerLink(Protocol):
         """End the call from the caller's side."""
 
     async def stats(self) -> dict:
-        """``codec``, ``packets_sent``, ``packets_received``, ``packets_lost``,
-        ``jitter_ms``."""
+        """``codec``, ``packet_unit`` (``rtp`` or ``media_message``: what the packet counts
+        count), ``packets_sent``, ``packets_received``, ``packets_lost``, ``jitter_ms``."""
 
 
 @dataclass(frozen=True)
@@ -295,6 +301,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
     playing: list[bytes] = []
     prev = VADState.QUIET
     seg_start_k = 0
+    far_end_gone = False  # the far end hung up and everything it sent has been heard
     hung_up_by = "caller_time_limit"
     k = 0
     try:
@@ -304,7 +311,8 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
             if delay > 0:
                 await asyncio.sleep(delay)
             act = brain.scheduled
-            if act is not None and act.kind == "answer" and t >= act.at_s and not playing:
+            if (act is not None and act.kind == "answer" and t >= act.at_s and not playing
+                    and not far_end_gone):
                 a = answers[act.index]
                 playing = list(frames[act.index])
                 start = t0_epoch + t
@@ -321,11 +329,22 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
             sent.append(out)
             inp = link.playout.read_frame()
             received.append(inp)
-            state = await vad.analyze_audio(inp)
+            if not far_end_gone and link.closed.is_set() and link.playout.buffered_s == 0:
+                far_end_gone = True
+                if prev in (VADState.SPEAKING, VADState.STOPPING):
+                    # the far end hung up as its last utterance ended (the reference
+                    # interviewer closes the call right after its goodbye), before the
+                    # end-of-speech timer ran out: that utterance is still transcribed and
+                    # heard (the log shows the closing remark), though nothing more is played
+                    utt = frames_to_audio(received[seg_start_k:k + 1])
+                    pending.append((loop.run_in_executor(None, transcribe, utt), t,
+                                    seg_start_k * dt))
+            state = VADState.QUIET if far_end_gone else await vad.analyze_audio(inp)
             if state == VADState.SPEAKING and prev in (VADState.QUIET, VADState.STARTING):
                 seg_start_k = max(0, k - settings.start_ms // FRAME_MS - 5)
                 brain.on_speech_start(seg_start_k * dt)
-            if state == VADState.QUIET and prev in (VADState.STOPPING, VADState.SPEAKING):
+            if (state == VADState.QUIET and prev in (VADState.STOPPING, VADState.SPEAKING)
+                    and not far_end_gone):
                 end_s = t - settings.stop_ms / 1000
                 utt = frames_to_audio(received[seg_start_k:k + 1])
                 brain.on_utterance_end(end_s)
@@ -338,7 +357,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                 text = fut.result()
                 heard.append((end_s, text))
                 brain.on_utterance(text, end_s, start_s)
-            if link.closed.is_set() and link.playout.buffered_s == 0 and not pending:
+            if far_end_gone and not pending:
                 hung_up_by = "interviewer"
                 break
             if t >= settings.time_limit_s:

@@ -8,7 +8,8 @@ caller channel, over the transport to the interviewer), and the turn detection, 
 scorer stages return what the interviewer reported for that call id (its VAD's turn close,
 its transcript, its score). Every column of the simulated row is therefore computed the same
 way (WER against the script, truncation from the render's word timings, decision, score
-minus oracle), and the row gains the transport columns :data:`TRANSPORT_COLUMNS`.
+minus oracle), and the transport columns (:data:`rig.campaign.call.TRANSPORT_COLUMNS`, on a
+simulated row too: ``transport`` ``sim``, the rest null) hold what this call measured.
 
 Times: the interviewer stamps its turn close in wall-clock epoch seconds; the agent knows when
 its answer's first frame went out. ``turn_close_s`` is the close minus the answer's *origin*
@@ -40,21 +41,13 @@ from rig.calls.agent import AgentAnswer, AgentResult, AgentSettings, expected_qu
 from rig.calls.interviewer import InterviewerSettings
 from rig.calls.media import TransportFacts
 from rig.calls.results import ResultStore
-from rig.campaign.call import Stages, call_id, run_call
+from rig.campaign.call import TRANSPORT_COLUMNS, Stages, call_id, run_call
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
 from rig.vad import TurnResult
 
 Transport = Literal["sim", "webrtc", "twilio", "sip"]
 TRANSPORTS: tuple[str, ...] = ("sim", "webrtc", "twilio", "sip")
-
-#: Columns a real-transport row has beyond the simulated row's.
-TRANSPORT_COLUMNS: tuple[str, ...] = (
-    "transport", "transport_codec", "transport_packets_sent", "transport_packets_received",
-    "transport_packets_lost", "transport_jitter_ms", "transport_call_duration_s",
-    "transport_underruns", "transport_hung_up_by", "repeat_requests",
-    "repeat_requests_heard", "time_to_first_answer_s", "response_delay_measured_s",
-    "interviewer_status", "recording_path")
 
 
 class _Reported(Scorer):
@@ -307,6 +300,7 @@ class TransportCaller:
         stats = got.get("stats") or {}
         facts = TransportFacts(
             transport=self.transport, codec=stats.get("codec", "unknown"),
+            packet_unit=stats.get("packet_unit"),
             packets_sent=int(stats.get("packets_sent") or 0),
             packets_received=int(stats.get("packets_received") or 0),
             packets_lost=stats.get("packets_lost"), jitter_ms=stats.get("jitter_ms"),

@@ -141,7 +141,8 @@ class TransportFacts:
     Attributes:
         transport: ``sim``, ``twilio``, ``webrtc`` or ``sip``.
         codec: the codec negotiated on the wire (``PCMU/8000``, ``opus/48000``, ...).
-        packets_sent, packets_received: media packets the caller sent and received.
+        packets_sent, packets_received: media packets the caller sent and received, in the
+            unit ``packet_unit`` names.
         packets_lost: packets the caller's receiver found missing (RTP sequence gaps, or the
             WebRTC stack's ``packetsLost``); 0 on a websocket (TCP delivers everything or
             fails).
@@ -152,6 +153,10 @@ class TransportFacts:
             at every silent tick; on RTP and WebRTC it counts sender stalls.
         hung_up_by: ``caller`` (end of the question set), ``caller_time_limit`` or
             ``interviewer``.
+        packet_unit: what the packet counts count: ``rtp`` (RTP packets, WebRTC and SIP: 20 ms
+            each on SIP, the codec's frame on WebRTC) or ``media_message`` (Twilio Media
+            Streams ``media`` messages: the caller sends one per 20 ms frame, the interviewer's
+            side sends chunks of any length, so received messages are not 20 ms packets).
     """
     transport: str
     codec: str
@@ -162,6 +167,7 @@ class TransportFacts:
     call_duration_s: float
     underruns: int
     hung_up_by: str
+    packet_unit: str | None = None
 
     def to_row(self) -> dict:
         d = asdict(self)

@@ -14,7 +14,8 @@ the default caller-channel stage, and is left empty when a test replaces that st
 ``wer`` uses the clean reference (``wer_reference_policy``); ``wer_verbatim`` is the same
 transcript against every word as spoken, fillers and repetitions included (fillers are kept
 as words on both sides: Whisper's normaliser would otherwise drop "um" and "uh", and the two
-policies would never differ on them).
+policies would never differ on them). The transport columns (:data:`TRANSPORT_COLUMNS`) are
+on every row: ``transport`` is ``sim`` here, and what a real transport measures is null.
 """
 
 from __future__ import annotations
@@ -77,6 +78,32 @@ def _wer_verbatim(reference: str, hypothesis: str):
         return _FILLER_WORD.sub(lambda m: "filler" + m.group(1).lower()[:2], text)
 
     return wer(keep(reference), keep(hypothesis))
+
+
+#: The transport columns of every row. ``transport`` is ``sim`` on a simulated call (this
+#: module) and ``webrtc``, ``twilio`` or ``sip`` on a real one (:mod:`rig.calls.campaign`);
+#: the others are what the real transport measured, and null on a simulated call, so both
+#: kinds of campaign write the same columns. ``transport_packets_sent``/``_received``/``_lost``
+#: count what ``transport_packet_unit`` names: ``rtp`` (RTP packets: WebRTC, SIP) or
+#: ``media_message`` (Twilio Media Streams ``media`` messages; those from the interviewer's
+#: side carry chunks of any length, not one 20 ms packet each).
+TRANSPORT_COLUMNS: tuple[str, ...] = (
+    "transport", "transport_codec", "transport_packet_unit", "transport_packets_sent",
+    "transport_packets_received", "transport_packets_lost", "transport_jitter_ms",
+    "transport_call_duration_s", "transport_underruns", "transport_hung_up_by",
+    "repeat_requests", "repeat_requests_heard", "time_to_first_answer_s",
+    "response_delay_measured_s", "interviewer_status", "recording_path")
+
+
+def with_transport_columns(row: dict) -> dict:
+    """``row`` with every transport column (a row logged before they existed, on resume or
+    ``rig campaign summarize``, was a simulated call: ``transport`` ``sim``, facts null)."""
+    out = dict(row)
+    for c in TRANSPORT_COLUMNS:
+        out.setdefault(c, None)
+    if out["transport"] is None:
+        out["transport"] = "sim"
+    return out
 
 
 #: The columns of a caller-channel report (None when the stage gives no report).
@@ -146,6 +173,7 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
         "status": "ok", "error": None, "parse_status": "not_scored", "score": None,
         "decision": None, **profile.record(), "channel_chain": profile.channel.describe(),
         "wer_reference_policy": "clean",
+        **with_transport_columns({"transport": "sim"}),
     }
     t: dict[str, float] = {}
     stage = "render"

@@ -24,7 +24,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rig.answers import Answer, AnswerBank, Question, load_bank
-from rig.campaign.call import Stages, call_id, run_call
+from rig.campaign.call import Stages, call_id, run_call, with_transport_columns
 from rig.campaign.store import CallLog, write_parquet
 from rig.errors import ConfigError
 from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
@@ -224,7 +224,8 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                 on_call(row)
             bar.advance(task)
     planned = {c.call_id for c in plan}
-    rows = [r for r in log.rows() if r["call_id"] in planned]
+    # a row logged before the transport columns existed (resuming an older run) is a sim row
+    rows = [with_transport_columns(r) for r in log.rows() if r["call_id"] in planned]
     files = write_outputs(out, rows, campaign_id=campaign_id, version=version,
                           baseline=profiles.baseline.profile_id, n_boot=spec.n_boot,
                           n_excluded=len(log.rows()) - len(rows),
@@ -236,13 +237,15 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
 def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version: str,
                   baseline: str, n_boot: int, n_excluded: int = 0,
                   pipeline: dict | None = None) -> dict[str, Path]:
-    """Write calls.parquet, summary.json and report.html from the call rows."""
+    """Write calls.parquet, summary.json and report.html from the call rows (rows without the
+    transport columns, logged by an older rig, get them: ``transport`` ``sim``, facts null)."""
     import pandas as pd
 
     from rig.campaign.summary import build_summary
     from rig.report import write_campaign_report
 
-    calls = write_parquet(list(rows), out / "calls.parquet")
+    rows = [with_transport_columns(r) for r in rows]
+    calls = write_parquet(rows, out / "calls.parquet")
     summary = build_summary(pd.DataFrame(list(rows)), campaign_id=campaign_id,
                             pipeline_version=version, baseline=baseline, n_boot=n_boot)
     summary["n_log_rows_not_in_plan"] = n_excluded

@@ -382,7 +382,8 @@ class SipLink:
             self._sip.transport.close()
 
     async def stats(self) -> dict:
-        return {"codec": self.codec, "packets_sent": self._rtp.sent,
+        return {"codec": self.codec, "packet_unit": "rtp",
+                "packets_sent": self._rtp.sent,
                 "packets_received": self._rtp.rx.received, "packets_lost": self._rtp.rx.lost,
                 "jitter_ms": self._rtp.rx.jitter.jitter_ms}
 

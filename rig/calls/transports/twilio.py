@@ -234,7 +234,8 @@ class TwilioLoopbackLink:
         self.closed.set()
 
     async def stats(self) -> dict:
-        return {"codec": "PCMU/8000", "packets_sent": self.sent,
+        return {"codec": "PCMU/8000", "packet_unit": "media_message",
+                "packets_sent": self.sent,
                 "packets_received": self.received, "packets_lost": 0,
                 "jitter_ms": self.jitter.jitter_ms}
 
@@ -301,7 +302,8 @@ class TwilioStreamLink:
         self.done.set()
 
     async def stats(self) -> dict:
-        return {"codec": "PCMU/8000", "packets_sent": self.sent,
+        return {"codec": "PCMU/8000", "packet_unit": "media_message",
+                "packets_sent": self.sent,
                 "packets_received": self.received, "packets_lost": 0,
                 "jitter_ms": self.jitter.jitter_ms}
 
@@ -402,6 +404,21 @@ def validate_signature(url: str, params: Mapping[str, str], signature: str,
     if not signature:
         return False
     return hmac.compare_digest(compute_signature(url, params, auth_token), signature)
+
+
+def missing_credentials(env: Mapping[str, str] | None = None) -> list[str]:
+    """The names of the environment variables a Twilio REST call still needs (empty when
+    :meth:`TwilioCredentials.from_env` would succeed): ``TWILIO_ACCOUNT_SID``, and
+    ``TWILIO_AUTH_TOKEN`` unless an API key is being used, in which case both
+    ``TWILIO_API_KEY_SID`` and ``TWILIO_API_KEY_SECRET``. Never reads out a value."""
+    env = os.environ if env is None else env
+    missing = [] if env.get("TWILIO_ACCOUNT_SID") else ["TWILIO_ACCOUNT_SID"]
+    if env.get("TWILIO_API_KEY_SID") or env.get("TWILIO_API_KEY_SECRET"):
+        missing += [n for n in ("TWILIO_API_KEY_SID", "TWILIO_API_KEY_SECRET")
+                    if not env.get(n)]
+    elif not env.get("TWILIO_AUTH_TOKEN"):
+        missing.append("TWILIO_AUTH_TOKEN")
+    return missing
 
 
 @dataclass(frozen=True)

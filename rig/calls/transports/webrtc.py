@@ -167,8 +167,8 @@ class WebRTCLink:
                 jitter = s.jitter / clock * 1000.0
             elif s.type == "outbound-rtp":
                 sent = s.packetsSent
-        self._stats = {"codec": self.codec, "packets_sent": sent, "packets_received": received,
-                       "packets_lost": lost, "jitter_ms": jitter}
+        self._stats = {"codec": self.codec, "packet_unit": "rtp", "packets_sent": sent,
+                       "packets_received": received, "packets_lost": lost, "jitter_ms": jitter}
 
     async def hangup(self) -> None:
         if self._pc is None:
