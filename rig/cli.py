@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from rig.console import print_table, stdout_console
 from rig.errors import RigError
 from rig.paths import DEFAULTS
 
@@ -51,8 +52,8 @@ def _print_summary(summary: dict, out: Path) -> None:
                   f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a",
                   f"[{f(tci[0])}, {f(tci[1])}]" if tci else "n/a", f(d.get("flip_rate"), 3),
                   f(d.get("wer_mean"), 3), f(d.get("truncation_rate"), 3))
-    Console(width=max(Console().width, 140)).print(t)
-    Console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
+    print_table(t, min_width=140)
+    stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
 def _run(spec, progress: bool, interviewer_url: str | None = None, **calls) -> None:
@@ -64,7 +65,9 @@ def _run(spec, progress: bool, interviewer_url: str | None = None, **calls) -> N
         else:  # a real call per campaign call (rig.calls)
             from rig.calls.campaign import TransportCaller
             from rig.calls.service import quiet_logs
+            from rig.paths import make_out_dir
 
+            make_out_dir(spec.out_dir)  # the caller writes there before the campaign starts
             quiet_logs()
             with TransportCaller(spec.transport, spec.answers_path, spec.out_dir,
                                  interviewer_url=interviewer_url, **calls) as caller:
@@ -192,8 +195,11 @@ def campaign_summarize(
     if not meta_path.is_file():
         _fail(RigError(f"{meta_path}: not a campaign folder (no campaign.json)"))
     meta = json.loads(meta_path.read_text())
-    rows = [r for r in CallLog(out / "calls.jsonl").rows()
-            if r.get("pipeline_version") == meta["pipeline_version"]]
+    try:
+        log = CallLog(out / "calls.jsonl")
+    except RigError as exc:
+        _fail(exc)
+    rows = [r for r in log.rows() if r.get("pipeline_version") == meta["pipeline_version"]]
     write_outputs(out, rows, campaign_id=meta["campaign_id"], version=meta["pipeline_version"],
                   baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"))
     _print_summary(json.loads((out / "summary.json").read_text()), out)
@@ -217,7 +223,7 @@ def models(
         t.add_column(col, no_wrap=col in ("model", "installed"))
     for s in status:
         t.add_row(s.name, "yes" if s.installed else "no", s.path or "-", s.licence)
-    Console(width=max(Console().width, 120)).print(t)
+    print_table(t, min_width=120)
     missing = [s for s in status if not s.installed]
     for s in missing:
         console.print(Text(f"{s.name}: missing packages; install with: pip install "
@@ -250,7 +256,7 @@ def profiles_list(
                    f"{p.setting('channel')}")
         row = [p.profile_id, ", ".join(changed) or "(baseline)", setting, p.accent_label]
         t.add_row(*row, *([" ".join(p.description.split())] * long))
-    Console().print(t)
+    print_table(t)
 
 
 @profiles_app.command("check")
@@ -270,7 +276,7 @@ def profiles_check(
         s = load_profiles(folder)
     except RigError as exc:
         _fail(exc)
-    out = Console()
+    out = stdout_console()
     missing: list[str] = []
     tried: dict[str, str | None] = {}
 
@@ -353,7 +359,7 @@ def profiles_render(
                      f"({report.missing_pct:.1f}%; set to {report.expected_missing_pct:.1f}%)")
     if report.clipped_samples:
         facts.append(f"{report.clipped_pct:.2f}% of samples clipped")
-    Console().print(f"wrote {out}: " + ", ".join(facts), highlight=False)
+    stdout_console().print(f"wrote {out}: " + ", ".join(facts), highlight=False)
 
 
 def _mount_stats() -> None:

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from rig.console import print_table, stdout_console
 from rig.errors import RigError
 from rig.probes.data import DEFAULT_SHIBBOLETH
 from rig.probes.framing import DEFAULT_FRAMING
@@ -111,10 +112,10 @@ def _print(summary: dict, out: Path) -> None:
         t.add_row(cond, f(p["n_pairs"]), f(p["mean_reference"]), f(p["mean_treatment"]),
                   f(p["mean_diff"]), f(p["gap_pct"], 1), f(p["t_p"], 3), f(p["wilcoxon_p"], 3),
                   f(p["cohens_dz"]), f(d["decisions"]["p"], 3))
-    Console().print(t)
-    Console().print(f"replies not scored: {summary['n_rating_failures']} ratings, "
+    print_table(t)
+    stdout_console().print(f"replies not scored: {summary['n_rating_failures']} ratings, "
                     f"{summary['n_decision_failures']} decisions")
-    Console().print(f"wrote {out}/scores.parquet, {out}/decisions.parquet, "
+    stdout_console().print(f"wrote {out}/scores.parquet, {out}/decisions.parquet, "
                     f"{out}/summary.json, {out}/report.html")
 
 
@@ -181,6 +182,8 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
         meta = json.loads(meta_path.read_text())
     except json.JSONDecodeError as exc:
         _fail(RigError(f"{meta_path}: not valid JSON ({exc.msg}, line {exc.lineno})"))
+    if not isinstance(meta, dict):
+        _fail(RigError(f"{meta_path}: not a probe's probe.json (expected a JSON object)"))
     kind = meta.get("probe")
     needed = ["scores.parquet"] + (["decisions.parquet"] if kind not in _BIAS_PROBES else [])
     missing = [n for n in needed if not (out / n).is_file()]
@@ -188,19 +191,40 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
         _fail(RigError(f"{out}: no {', '.join(missing)}: the run did not finish. Rerun the same "
                        "`rig probe ...` command: it resumes from the ask log (asks.jsonl) and "
                        "writes every output"))
+    rerun = ("rerun the `rig probe ...` command that wrote it: it resumes from the ask log "
+             "(asks.jsonl) and rewrites every output")
+
+    def read(name: str) -> pd.DataFrame:
+        try:
+            return pd.read_parquet(out / name)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            _fail(RigError(f"{out / name}: not a readable parquet file "
+                           f"({type(exc).__name__}: {exc}); {rerun}"))
+            raise  # unreachable: _fail exits
+
+    def damaged(exc: Exception) -> None:
+        _fail(RigError(f"{out}: scores.parquet or probe.json does not hold what a {kind} "
+                       f"run writes ({type(exc).__name__}: {exc}); {rerun}"))
+
     if kind in _BIAS_PROBES:
         from rig.probes import framing, invariance, name_swap
 
         mod = {"name_swap": name_swap, "dual_framing": framing, "invariance": invariance}[kind]
-        rows = pd.read_parquet(out / "scores.parquet").to_dict("records")
-        mod.write_outputs(out, rows, meta)
+        rows = read("scores.parquet").to_dict("records")
+        try:
+            mod.write_outputs(out, rows, meta)
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            damaged(exc)
         _BIAS_PROBES[kind](json.loads((out / "summary.json").read_text()), out)
         return
     from rig.probes.report import write_shibboleth_report
     from rig.probes.shibboleth import summarize
 
-    summary = summarize(pd.read_parquet(out / "scores.parquet"),
-                        pd.read_parquet(out / "decisions.parquet"), meta)
+    scores, decisions = read("scores.parquet"), read("decisions.parquet")
+    try:
+        summary = summarize(scores, decisions, meta)
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        damaged(exc)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     write_shibboleth_report(out / "report.html", summary)
     _print(summary, out)
@@ -222,8 +246,8 @@ def check(data: Annotated[Path, typer.Argument(help="probe data folder")] = DEFA
     for cat, n in s.counts().items():
         t.add_row(CATEGORIES[cat][0], str(n))
     t.add_row("total", str(len(s.items)))
-    Console().print(t)
-    Console().print(f"{len(s.fewshot)} few-shot examples; every item passed the checks")
+    print_table(t)
+    stdout_console().print(f"{len(s.fewshot)} few-shot examples; every item passed the checks")
 
 
 # -- name swap, dual framing, invariance (rig.probes.name_swap, .framing, .invariance) ---------
@@ -233,7 +257,7 @@ def _f(v, d=2) -> str:
 
 
 def _wrote(out: Path) -> None:
-    Console().print(f"wrote {out}/scores.parquet, {out}/summary.json, {out}/report.html")
+    stdout_console().print(f"wrote {out}/scores.parquet, {out}/summary.json, {out}/report.html")
 
 
 def _print_name_swap(s: dict, out: Path) -> None:
@@ -255,9 +279,9 @@ def _print_name_swap(s: dict, out: Path) -> None:
                           _f(r["mean_compensation_usd"], 0), _f(r["mean_compensation_z"]))
             bi.add_row(cond, *[_f(d["features"][f]["bias_index"]["index"])
                                for f in s["features"]])
-        Console().print(t)
-        Console().print(bi)
-    Console().print(f"replies not scored: {s['n_failures']} of {s['n_asks']}")
+        print_table(t)
+        print_table(bi)
+    stdout_console().print(f"replies not scored: {s['n_failures']} of {s['n_asks']}")
     _wrote(out)
 
 
@@ -276,27 +300,30 @@ def _print_framing(s: dict, out: Path) -> None:
                   _f(fs["reverse"]["one_sample"]["mean"]), _f(o["mean"]), _f(o["sd"]),
                   _f(o["t_p"], 3), _f(o["cohens_d"]), _f(fs["both"]["neutrality_rate"]),
                   _f(fs["asymmetry"]))
-    Console().print(t)
-    Console().print(f"replies not recognised (not scored): {s['n_failures']} of {s['n_asks']}")
+    print_table(t)
+    stdout_console().print(f"replies not recognised (not scored): {s['n_failures']} of "
+                           f"{s['n_asks']}")
     _wrote(out)
 
 
 def _print_invariance(s: dict, out: Path) -> None:
+    from rig.probes.invariance import violation_text
+
     t = Table(title="invariance of the written assessment", box=None,
               caption="violated: Bonferroni-corrected paired t p < alpha; diff = perturbed - "
-                      "reference")
+                      "reference; violation rate: violated of the measures tested (untestable: "
+                      "no paired t-test, e.g. under 2 pairs or equal non-zero differences)")
     for col in ("perturbation", "kind", "pairs", "changed", *s["measures"], "violation rate"):
         t.add_column(col, justify="left" if col in ("perturbation", "kind") else "right")
     for pert, d in s["by_perturbation"].items():
         diffs = [_f(x["paired"]["mean_diff"]) + ("*" if x["violated"] else "")
                  for x in d["tests"]]
         t.add_row(pert, d["kind"], f"{d['n_scored']}/{d['n_pairs']}",
-                  _f(d["changed_reply_rate"]), *diffs, _f(d["violation_rate"]))
+                  _f(d["changed_reply_rate"]), *diffs, violation_text(d))
     for kind, d in s["by_kind"].items():
-        t.add_row(f"all {kind}", "", "", "", *[""] * len(s["measures"]),
-                  _f(d["violation_rate"]))
-    Console().print(t)
-    Console().print("* violated")
+        t.add_row(f"all {kind}", "", "", "", *[""] * len(s["measures"]), violation_text(d))
+    print_table(t)
+    stdout_console().print("* violated")
     _wrote(out)
 
 

@@ -31,3 +31,24 @@ DEFAULTS = Defaults(
     # once the models are assembled
     demo_answer_ids=("q01_strong", "q01_border_lo", "q01_weak", "q02_strong", "q02_weak"),
 )
+
+
+def make_out_dir(path: str | Path, option: str = "--out") -> Path:
+    """Create the output folder ``path`` and its parents (an existing folder is kept).
+
+    Raises:
+        RigError: ``path`` is an existing file, or cannot be created (names ``option`` and
+            the path).
+    """
+    from rig.errors import RigError
+
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise RigError(f"{option} {str(path)!r}: is an existing file, not a folder; give an "
+                       "output folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RigError(f"{option} {str(path)!r}: cannot create the output folder "
+                       f"({exc.strerror or exc})") from exc
+    return path

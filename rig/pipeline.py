@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from rig.config import content_hash, load_model
 
@@ -49,7 +50,8 @@ class AsrSettings(_Frozen):
 
 class ScorerSettings(_Frozen):
     """``llamacpp``: the embedded GGUF (``model`` is a verified name from :mod:`rig.models`).
-    ``openai``: any OpenAI-compatible endpoint at ``base_url`` serving ``model``; the API key
+    ``openai``: any OpenAI-compatible endpoint at ``base_url`` serving ``model`` (both
+    required: the embedded model's default name is never sent to an endpoint); the API key
     is read from the environment variable named by ``api_key_env`` (the key itself is never
     written in a configuration). The openai fields are left out of ``pipeline_version`` when
     unset, so existing pipelines keep their version."""
@@ -72,6 +74,12 @@ class ScorerSettings(_Frozen):
                 raise ValueError(f"the llamacpp backend runs a verified GGUF: one of {ggufs}")
         elif not self.base_url:
             raise ValueError("the openai backend needs base_url")
+        elif "model" not in self.model_fields_set:
+            # an error on the field itself, so the message names it (``scorer.model``)
+            raise ValidationError.from_exception_data(type(self).__name__, [InitErrorDetails(
+                type=PydanticCustomError("missing", "required by the openai backend (the "
+                                         "model name the endpoint serves)"),
+                loc=("model",), input=self.model_dump(exclude_unset=True))])
         return self
 
 

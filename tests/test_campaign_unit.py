@@ -286,3 +286,108 @@ def test_cli_exits_2_when_every_call_failed(tmp_path, monkeypatch):
             "--pipeline", str(ROOT / "pipelines" / "reference.yaml")]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 2 and "every call failed" in res.stderr
+
+
+def test_a_damaged_log_is_an_error_naming_file_and_line_a_torn_tail_is_not(tmp_path):
+    from rig.errors import RigError
+
+    log = tmp_path / "asks.jsonl"
+    good = '{"call_id": "a", "raw": "x"}\n{"call_id": "b", "raw": "y"}\n'
+    # a torn last line (crash mid-write) is skipped, and moved aside by the next append
+    log.write_text(good + '{"call_id": "c", "ra')
+    c = CallLog(log)
+    assert set(r["call_id"] for r in c.rows()) == {"a", "b"} and c.torn_lines == 1
+    c.append({"call_id": "d", "raw": "z"})
+    assert log.read_text() == good + '{"call_id":"d","raw":"z"}\n'
+    assert (tmp_path / "asks.jsonl.torn").read_text() == '{"call_id": "c", "ra\n'
+    assert {r["call_id"] for r in CallLog(log).rows()} == {"a", "b", "d"}
+    # a torn multi-byte character at the very end is a torn line too
+    log.write_bytes(good.encode() + '{"call_id": "é'.encode()[:-1])
+    assert CallLog(log).torn_lines == 1
+    # a whole last row without its line break is kept, and the next row goes on a new line
+    log.write_text(good + '{"call_id": "c", "raw": "w"}')
+    c = CallLog(log)
+    c.append({"call_id": "d", "raw": "z"})
+    assert {r["call_id"] for r in CallLog(log).rows()} == {"a", "b", "c", "d"}
+    # damage anywhere else is an error naming the file and the line, never skipped
+    for body, msg in [
+        ('{"call_id": "a"}\n{"foo": 1}\n{"call_id": "b"}\n', "line 2: a row without a call_id"),
+        ('{"foo": 1}', "line 1: a row without a call_id"),
+        ('{"call_id": "a"}\n{"call_id": "b", "ra\n{"call_id": "c"}\n', "line 2: not a JSON row"),
+        ('[1, 2]\n', "line 1: a row without a call_id"),
+    ]:
+        log.write_text(body)
+        with pytest.raises(RigError, match=rf"asks\.jsonl: {msg}"):
+            CallLog(log)
+    log.write_bytes(b'{"call_id": "a"}\n{"call_id": "\xff\xfe"}\n{"call_id": "b"}\n')
+    with pytest.raises(RigError, match=r"asks\.jsonl: line 2: not UTF-8 text \(byte 30 of "
+                                       r"the file\)"):
+        CallLog(log)
+
+
+def test_resume_on_a_damaged_log_exits_2_naming_the_file(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import rig.campaign.runner as runner
+    import rig.probes.core as core
+    from rig.cli import app
+
+    out = tmp_path / "c"
+    out.mkdir()
+    (out / "calls.jsonl").write_bytes(b'{"call_id": "x"}\n\xff\xff\n{"call_id": "y"}\n')
+    real = runner.run_campaign
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True: real(
+        spec, stages=make_stages(), progress=False))
+    args = ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"), "--profiles",
+            str(ROOT / "profiles" / "demo"), "--question", "q01_conflict", "--profile",
+            "short_pauses", "--repeats", "1", "--out", str(out), "--no-progress",
+            "--pipeline", str(ROOT / "pipelines" / "reference.yaml")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "calls.jsonl: line 2: not UTF-8 text" in " ".join(res.stderr.split())
+    # the probes' ask log is the same store
+    monkeypatch.setattr(core, "build_scorer", lambda spec=None: FakeScorer())
+    ns = tmp_path / "ns"
+    ns.mkdir()
+    (ns / "asks.jsonl").write_text('{"call_id": "x"}\n{"foo": 1}\n')
+    res = CliRunner().invoke(app, ["probe", "dual-framing", "--topic", "age_hiring",
+                                   "--iterations", "1", "--out", str(ns), "--no-progress"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "asks.jsonl: line 2: a row without a call_id" in " ".join(res.output.split())
+
+
+def test_campaign_out_naming_a_file_or_an_uncreatable_path_exits_2(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import rig.campaign.runner as runner
+    from rig.cli import app
+
+    real = runner.run_campaign
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True: real(
+        spec, stages=make_stages(), progress=False))
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out, msg in ((afile, "is an existing file, not a folder"),
+                     (afile / "sub", "cannot create the output folder")):
+        args = ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"),
+                "--profiles", str(ROOT / "profiles" / "demo"), "--question", "q01_conflict",
+                "--profile", "short_pauses", "--repeats", "1", "--out", str(out),
+                "--no-progress", "--pipeline", str(ROOT / "pipelines" / "reference.yaml")]
+        res = CliRunner().invoke(app, args)
+        text = " ".join(res.stderr.split())
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        assert f"--out '{out}'" in text and msg in text
+
+
+def test_campaign_summary_table_is_not_cut_when_stdout_is_not_a_terminal(tmp_path,
+                                                                         monkeypatch):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    run_campaign(spec(tmp_path), stages=make_stages(), progress=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    res = CliRunner().invoke(app, ["campaign", "summarize", str(tmp_path / "c"),
+                                   "--n-boot", "100"])
+    assert res.exit_code == 0, res.output
+    assert "…" not in res.stdout and "95% CI (bootstrap)" in res.stdout

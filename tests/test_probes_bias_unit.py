@@ -917,3 +917,203 @@ def test_invariance_masks_the_candidates_name_before_measuring(tmp_path):
         assert d["changed_reply_rate"] == 0
         assert all(t["paired"]["mean_diff"] == 0 for t in d["tests"])
     assert "Masking" in (spec.out_dir / "report.html").read_text()
+
+
+# -- fixes after fresh-clone testing (issue 5) ------------------------------------------------
+
+@pytest.mark.parametrize("reply", [
+    "I'm sorry, but I can't help with that.", "I refuse to take a side.",
+    "As an AI, I don't have personal opinions.", "I cannot provide an opinion on this.",
+    "I won't answer that.", "I'd prefer not to share a view on this.",
+])
+def test_normaliser_reads_standard_refusals_as_neutral(reply):
+    parsed = normalise(reply)
+    assert parsed.status == "ok" and parsed.value.stance == "neutral"
+    assert parsed.value.rule == "refusal or balanced answer"
+
+
+@pytest.mark.parametrize(("reply", "stance"), [
+    ("I couldn't agree more.", "strongly_agree"), ("I can't agree more.", "strongly_agree"),
+    ("Couldn't agree more!", "strongly_agree"),
+    ("I could not agree with this statement more.", "strongly_agree"),
+    ("I couldn't disagree more.", "strongly_disagree"),
+    ("I can't agree with that.", "disagree"),  # a plain negation still flips
+    ("Not strongly agree, but agree.", "agree"),
+    ("I don't strongly disagree, but I do disagree.", "disagree"),
+    ("Agree - strongly", "strongly_agree"), ("Agree — strongly.", "strongly_agree"),
+    ("Disagree: completely", "strongly_disagree"),
+    # an echoed options list followed by the answer is still read
+    ("Strongly agree, Agree, Disagree, Strongly disagree. Disagree.", "disagree"),
+    ("Strongly agree\nAgree\nDisagree\nStrongly disagree\n\nAgree", "agree"),
+    ("Strongly agree, Agree, Disagree, Strongly disagree\nStrongly disagree",
+     "strongly_disagree"),
+    ("Strongly agree / Agree / Disagree / Strongly disagree: I would say agree", "agree"),
+    ("Options: Strongly agree, Agree, Disagree, Strongly disagree. My answer: Disagree",
+     "disagree"),
+    ("Agree or disagree, both views are valid", "neutral"),  # two options: not an echo
+])
+def test_normaliser_reads_idioms_dashes_and_echoes_followed_by_an_answer(reply, stance):
+    parsed = normalise(reply)
+    assert parsed.status == "ok" and parsed.value.stance == stance, parsed
+
+
+@pytest.mark.parametrize("reply", [
+    "Strongly agree, Agree, Disagree, Strongly disagree",
+    "Strongly agree / Agree / Disagree / Strongly disagree",
+    "Strongly agree\nAgree\nDisagree\nStrongly disagree",
+    "Strongly agree, agree, disagree or strongly disagree",
+    "**Strongly agree** | **Agree** | **Disagree** | **Strongly disagree**",
+    "Options: Strongly agree, Agree, Disagree, Strongly disagree",
+])
+def test_a_reply_that_only_echoes_the_options_is_not_a_stance(reply):
+    from rig.probes.framing import ECHOED
+
+    parsed = normalise(reply)
+    assert parsed.status == "out_of_range" and parsed.value is None
+    assert parsed.detail == ECHOED
+
+
+@pytest.mark.parametrize("reply", ["I do not strongly disagree", "I don't strongly agree.",
+                                   "Not strongly agree", "I don't completely agree"])
+def test_a_negated_intensifier_is_unsettled_never_scored(reply):
+    parsed = normalise(reply)
+    assert parsed.status == "out_of_range" and parsed.value is None
+    assert parsed.detail.startswith("negated intensifier ")
+    assert "strongly" in parsed.detail or "completely" in parsed.detail
+
+
+def test_echoes_and_negated_intensifiers_are_counted_or_go_to_the_judge(tmp_path):
+    replies = ["Strongly agree, Agree, Disagree, Strongly disagree", "I do not strongly agree"]
+
+    def unsettled(user, seed):
+        return replies[len(user) % 2]
+
+    spec = FramingSpec(tmp_path / "df", topics=("remote_office",), iterations=2)
+    res = run_dual_framing(spec, SysFake(unsettled))
+    assert res.summary["n_failures"] == res.summary["n_asks"] > 0  # counted, never scored
+    assert res.rows["score"].isna().all()
+    assert set(res.rows["error"]) <= {
+        "the reply only echoes the options list; no option chosen",
+        "negated intensifier 'do not strongly agree': neither side settled"}
+    judged = run_dual_framing(FramingSpec(tmp_path / "dj", topics=("remote_office",),
+                                          iterations=2), SysFake(unsettled),
+                              judge=SysFake(lambda u, s: '{"stance": "agree"}'))
+    assert (judged.rows["normalised_by"] == "judge").all()
+    assert (judged.rows["stance"] == "agree").all()
+
+
+def test_summarize_names_a_corrupt_parquet_file_without_a_traceback(tmp_path, monkeypatch):
+    from rig.cli_probe import probe_app
+
+    out = tmp_path / "ns"
+    run_name_swap(_tiny_name_swap(out), SysFake(biased_reply))
+    runner = CliRunner(env={"COLUMNS": "200"})
+    (out / "scores.parquet").write_bytes(b"PAR1 torn")
+    res = runner.invoke(probe_app, ["summarize", str(out)])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "scores.parquet: not a readable parquet file" in " ".join(res.output.split())
+    pd.DataFrame({"x": [1]}).to_parquet(out / "scores.parquet")  # readable, wrong columns
+    res = runner.invoke(probe_app, ["summarize", str(out)])
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert "does not hold what a name_swap run writes" in " ".join(res.output.split())
+
+
+def test_out_naming_a_file_or_an_uncreatable_path_is_a_clean_error(tmp_path, monkeypatch):
+    import rig.probes.core as core
+    from rig.cli_probe import probe_app
+
+    monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(biased_reply))
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    blocked = afile / "sub"  # below a file: cannot be created
+    runner = CliRunner(env={"COLUMNS": "300"})
+    for out, msg in ((afile, "is an existing file, not a folder"),
+                     (blocked, "cannot create the output folder")):
+        for cmd in (["name-swap", "--items", "1", "--names-per-group", "1", "--feature",
+                     "hire", "--mitigation", "none", "--kind", "resume"],
+                    ["dual-framing", "--topic", "age_hiring", "--iterations", "1"],
+                    ["invariance", "--perturbation", "spacing", "--items", "1"],
+                    ["hedging", "--sessions", "1", "--questions-per-session", "1"]):
+            res = runner.invoke(probe_app, [*cmd, "--out", str(out), "--no-progress"])
+            assert res.exit_code == 2, (cmd, res.output)
+            text = " ".join(res.output.split())
+            assert "Traceback" not in text and f"--out '{out}'" in text and msg in text
+    assert afile.read_text() == "x"
+
+
+def test_errors_name_the_cli_option_not_the_internal_field(tmp_path, monkeypatch):
+    import rig.probes.core as core
+    from rig.cli_probe import probe_app
+
+    monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(biased_reply))
+    runner = CliRunner(env={"COLUMNS": "300"})
+    for args, msg in [
+        (["name-swap", "--names-per-group", "99"],
+         "probe: --names-per-group: name set 'gendered' has only 9 names per group (got 99)"),
+        (["name-swap", "--name-set", "gendered", "--name-set", "gendered"],
+         "probe: --name-set: a name set is given twice"),
+        (["invariance", "--perturbation", "shouting"], "probe: --perturbation: unknown"),
+        (["invariance", "--perturbation", "profile:slow"],
+         "probe: --campaign: profile perturbations need a campaign folder"),
+        (["invariance", "--alpha", "2"], "probe: --alpha: must be between 0 and 1"),
+        (["dual-framing", "--topic", "weather"], "probe: --topic: unknown topic"),
+    ]:
+        res = runner.invoke(probe_app, [*args, "--out", str(tmp_path / "bad"),
+                                        "--no-progress"])
+        text = " ".join(res.output.split())
+        assert res.exit_code == 2 and msg in text, (args, text)
+        for internal in ("names_per_group", "name_sets", "probe: perturbations",
+                         "probe: alpha", "probe: campaign", "topics.yaml: topics:"):
+            assert internal not in text, (args, text)
+
+
+def test_invariance_violation_rate_shows_its_denominator(inv_run, tmp_path, capsys,
+                                                         monkeypatch):
+    import copy
+
+    from rig.cli_probe import _print_invariance
+    from rig.probes.invariance import _rate, violation_text
+    from rig.probes.report_bias import write_invariance_report
+
+    assert violation_text({"violation_rate": 0.0, "n_tests": 4, "n_tested": 2,
+                           "n_violated": 0}) == "0.00 (0 of 2 tested; 2 untestable)"
+    assert violation_text({"violation_rate": 0.5, "n_tests": 4, "n_tested": 4,
+                           "n_violated": 2}) == "0.50 (2 of 4 tested)"
+    assert violation_text({"violation_rate": None, "n_tests": 4, "n_tested": 0,
+                           "n_violated": 0}) == "n/a (0 of 0 tested; 4 untestable)"
+    _spec, res = inv_run
+    s = copy.deepcopy(res.summary)
+    d = s["by_perturbation"]["typos"]
+    for t in d["tests"][:2]:
+        t["violated"] = None
+        t["not_computable"] = {"violated": "every difference is 3: no spread to test"}
+    d.update(_rate(d["tests"]))
+    assert (d["n_tests"], d["n_tested"], d["violation_rate"]) == (4, 2, 0.0)
+    html = write_invariance_report(tmp_path / "report.html", s).read_text()
+    assert "0.00 (0 of 2 tested; 2 untestable)" in html and "By perturbation</h2>" in html
+    assert "every difference is 3: no spread to test" in html  # the reason, as a tooltip
+    monkeypatch.delenv("COLUMNS", raising=False)
+    _print_invariance(s, tmp_path)
+    printed = capsys.readouterr().out
+    assert "0.00 (0 of 2 tested; 2 untestable)" in printed
+
+
+def test_result_tables_are_not_cut_when_stdout_is_not_a_terminal(inv_run, tmp_path,
+                                                                 monkeypatch):
+    from rig.cli_probe import probe_app
+    from rig.console import WIDE, stdout_console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert stdout_console().width >= WIDE  # pytest captures stdout: not a terminal
+    spec, _res = inv_run
+    res = CliRunner().invoke(probe_app, ["summarize", str(spec.out_dir)])
+    assert res.exit_code == 0, res.output
+    assert "…" not in res.stdout
+    assert "violation rate" in res.stdout and "tested)" in res.stdout
+    df = tmp_path / "df"
+    monkeypatch.setattr("rig.probes.core.build_scorer", lambda spec=None: SysFake(biased_reply))
+    res = CliRunner().invoke(probe_app, ["dual-framing", "--topic", "accent_customer_facing",
+                                         "--iterations", "1", "--out", str(df),
+                                         "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "…" not in res.stdout and "accent_customer_facing" in res.stdout

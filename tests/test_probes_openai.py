@@ -9,6 +9,7 @@ import logging
 import pickle
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -277,3 +278,26 @@ def test_a_key_shaped_variable_name_is_not_echoed(monkeypatch, endpoint):
     with pytest.raises(ConfigError, match="not shown") as err:
         OpenAICompatScorer(endpoint.base_url, "m", secret)
     assert secret not in str(err.value)
+
+
+def test_the_openai_backend_needs_a_model_name(tmp_path):
+    """Without ``model:`` the embedded model's default name would be sent to the endpoint."""
+    from rig.pipeline import load_pipeline
+
+    cfg = tmp_path / "scorer.yaml"
+    cfg.write_text("backend: openai\nbase_url: http://127.0.0.1:1/v1\n")
+    with pytest.raises(ConfigError, match=r"scorer\.yaml: model: required by the openai "
+                                          r"backend"):
+        scorer_settings(cfg)
+    pipe = tmp_path / "pipe.yaml"
+    pipe.write_text("name: hosted\nscorer:\n  backend: openai\n  base_url: "
+                    "http://127.0.0.1:1/v1\n")
+    with pytest.raises(ConfigError, match=r"pipe\.yaml: scorer\.model: required by the "
+                                          r"openai backend"):
+        scorer_settings(pipe)
+    with pytest.raises(ValueError, match="required by the openai backend"):
+        ScorerSettings(backend="openai", base_url="http://127.0.0.1:1/v1")
+    # the embedded default and every shipped pipeline still load
+    assert ScorerSettings().model == "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    for p in sorted((Path(__file__).resolve().parents[1] / "pipelines").glob("*.yaml")):
+        load_pipeline(p)

@@ -27,6 +27,7 @@ from rig.answers import Answer, AnswerBank, Question, load_bank
 from rig.campaign.call import Stages, call_id, run_call, with_transport_columns
 from rig.campaign.store import CallLog, write_parquet
 from rig.errors import ConfigError
+from rig.paths import make_out_dir
 from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
 from rig.profiles import Profile, ProfileSet, load_profiles
 from rig.scorer.base import Scorer, ScoreResult
@@ -179,7 +180,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     version = pipeline_version(pipeline)
     campaign_id = spec.campaign_id or spec.out_dir.name
     out = spec.out_dir
-    out.mkdir(parents=True, exist_ok=True)
+    make_out_dir(out)
     if (out / "campaign.json").is_file():  # call ids do not name the transport: never mix
         was = json.loads((out / "campaign.json").read_text()).get("transport", "sim")
         if was != spec.transport:

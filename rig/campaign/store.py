@@ -1,8 +1,12 @@
 """Durable call storage: an append-only JSON-lines log, one line per finished call.
 
 Each line is written, flushed and fsync'ed as its call finishes, so a crash loses at most the
-call in flight. On load, a torn last line is ignored and a call id seen twice keeps its last
-row (a retried failure supersedes the failure), so ``rows()`` never holds duplicate ids.
+call in flight. On load, a torn last line (a crash mid-write: no line break after it, and not
+a whole row) is ignored; the next append moves its bytes to ``<log>.torn`` before writing, so
+the log never holds a torn line before a whole one. Any other damage is an error naming the
+file and line (:class:`~rig.errors.RigError`): a line in the middle that is not JSON, a row
+without a ``call_id``, bytes that are not UTF-8. A call id seen twice keeps its last row (a
+retried failure supersedes the failure), so ``rows()`` never holds duplicate ids.
 ``calls.parquet`` is written from these rows.
 """
 
@@ -14,6 +18,8 @@ import os
 from pathlib import Path
 
 import pandas as pd
+
+from rig.errors import RigError
 
 
 def _clean(v: object) -> object:
@@ -31,17 +37,69 @@ class CallLog:
         self._rows: dict[str, dict] = {}
         self.torn_lines = 0
         if self.path.exists():
-            with self.path.open("r", encoding="utf-8") as f:
-                for line in f:
-                    line = line.strip()
-                    if not line:
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError:
-                        self.torn_lines += 1
-                        continue
-                    self._rows[row["call_id"]] = row
+            self._load()
+
+    def _damaged(self, lineno: int, problem: str) -> RigError:
+        return RigError(f"{self.path}: line {lineno}: {problem}. The log is damaged (rows are "
+                        "never dropped silently): restore it, or remove that line to ask or "
+                        "run its call again")
+
+    def _load(self) -> None:
+        data = self.path.read_bytes()
+        lines = data.split(b"\n")
+        offset = 0
+        for i, raw in enumerate(lines):
+            lineno, start = i + 1, offset
+            offset += len(raw) + 1
+            last = i == len(lines) - 1  # no line break after it: a torn write, or complete
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                if last:
+                    self.torn_lines += 1
+                    continue
+                raise self._damaged(lineno, f"not UTF-8 text (byte {start + exc.start} of the "
+                                            "file)") from exc
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                if last:
+                    self.torn_lines += 1
+                    continue
+                raise self._damaged(lineno, f"not a JSON row ({exc.msg})") from exc
+            if not isinstance(row, dict) or not isinstance(row.get("call_id"), str):
+                raise self._damaged(lineno, "a row without a call_id")
+            self._rows[row["call_id"]] = row
+
+    def _repair_tail(self) -> bool:
+        """Before an append: move a torn last line (no line break after it, not a JSON row)
+        to ``<log>.torn``; return whether a line break must precede the next row (the last
+        line is a whole row without one)."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return False
+        with self.path.open("rb") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) == b"\n":
+                return False
+        data = self.path.read_bytes()
+        cut = data.rfind(b"\n") + 1
+        tail = data[cut:]
+        try:
+            row = json.loads(tail.decode("utf-8"))
+            if isinstance(row, dict) and isinstance(row.get("call_id"), str):
+                return True
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            pass
+        if not tail.strip():
+            return True
+        with self.path.with_name(self.path.name + ".torn").open("ab") as f:
+            f.write(tail + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.truncate(self.path, cut)
+        return False
 
     def __contains__(self, call_id: str) -> bool:
         return call_id in self._rows
@@ -53,11 +111,7 @@ class CallLog:
         row = {k: _clean(v) for k, v in row.items()}
         line = json.dumps(row, default=str, separators=(",", ":"))
         # a torn previous line (crash mid-write) must not swallow this one
-        needs_nl = False
-        if self.path.exists() and self.path.stat().st_size > 0:
-            with self.path.open("rb") as f:
-                f.seek(-1, os.SEEK_END)
-                needs_nl = f.read(1) != b"\n"
+        needs_nl = self._repair_tail()
         with self.path.open("a", encoding="utf-8") as f:
             if needs_nl:
                 f.write("\n")

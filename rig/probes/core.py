@@ -92,10 +92,10 @@ def sample_sessions(item_ids: Sequence[str], n_sessions: int, per_session: int,
     """
     ids = sorted(item_ids)
     if n_sessions < 1 or per_session < 1:
-        raise ConfigError("probe", "sessions", "sessions and questions per session must be "
-                          "at least 1", (n_sessions, per_session))
+        raise ConfigError("probe", "--sessions", "--sessions and --questions-per-session "
+                          "must be at least 1", (n_sessions, per_session))
     if per_session > len(ids):
-        raise ConfigError("probe", "questions_per_session", f"only {len(ids)} questions in "
+        raise ConfigError("probe", "--questions-per-session", f"only {len(ids)} questions in "
                           "the probe set", per_session)
     rng = np.random.default_rng(seed)
     return [tuple(ids[i] for i in rng.choice(len(ids), per_session, replace=False))

@@ -55,7 +55,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rig.answers import load_bank
 from rig.errors import ConfigError
-from rig.paths import DEFAULTS
+from rig.paths import DEFAULTS, make_out_dir
 from rig.probes.core import AskLog, build_scorer, describe_scorer, sample_sessions
 from rig.probes.measures import MEASURE_UNITS, MEASURES, add_typos, respace, text_measures
 from rig.probes.names import (
@@ -146,7 +146,7 @@ def perturbation_kind(p: str) -> Kind:
         return "audio"
     if p in CONTROLS:
         return "control"
-    raise ConfigError("probe", "perturbations", "unknown perturbation; use name_swap, "
+    raise ConfigError("probe", "--perturbation", "unknown perturbation; use name_swap, "
                       f"{', '.join(CONTROLS)} or profile:<id>", p)
 
 
@@ -165,7 +165,7 @@ def name_pairs(perturbations: tuple[str, ...], name_set: str, materials_path: Pa
         if p == "name_swap":
             wanted += [f"name_swap:{g}" for g in s.group_ids[1:]]
         elif p.startswith("name_swap:") and p.split(":", 1)[1] not in s.group_ids[1:]:
-            raise ConfigError("probe", "perturbations", f"name set {s.id!r} has groups "
+            raise ConfigError("probe", "--perturbation", f"name set {s.id!r} has groups "
                               f"{list(s.group_ids)}; the first is the reference", p)
         elif not p.startswith("profile:"):
             perturbation_kind(p)
@@ -339,10 +339,10 @@ def build_pairs(spec: InvarianceSpec) -> list[Pair]:
         pairs += campaign_pairs(spec.campaign, tuple(dict.fromkeys(profiles)),
                                 spec.answers_path, spec.max_pairs, spec.seed)
     elif profiles:
-        raise ConfigError("probe", "campaign", "profile perturbations need a campaign folder",
+        raise ConfigError("probe", "--campaign", "profile perturbations need a campaign folder",
                           list(profiles))
     if not pairs:
-        raise ConfigError("probe", "perturbations", "nothing to compare: no perturbation "
+        raise ConfigError("probe", "--perturbation", "nothing to compare: no perturbation "
                           "selected", list(spec.perturbations))
     return pairs
 
@@ -358,12 +358,12 @@ def run_invariance(spec: InvarianceSpec, scorer: Scorer | None = None, *,
     """
     t0 = time.perf_counter()
     if not 0 < spec.alpha < 1:
-        raise ConfigError("probe", "alpha", "must be between 0 and 1", spec.alpha)
+        raise ConfigError("probe", "--alpha", "must be between 0 and 1", spec.alpha)
     pairs = build_pairs(spec)
     scorer = scorer or build_scorer()
     who = describe_scorer(scorer)
     out = spec.out_dir
-    out.mkdir(parents=True, exist_ok=True)
+    make_out_dir(out)
     meta = {"probe": "invariance", "scorer": who, "prompt_version": PROMPT_VERSION,
             "perturbations": sorted({p.perturbation for p in pairs}),
             "kinds": {p.perturbation: p.kind for p in pairs}, "name_set": spec.name_set,
@@ -433,6 +433,19 @@ def _rate(tests: list[dict]) -> dict:
     if not tested:
         out["not_computable"] = {"violation_rate": "no measure could be tested"}
     return out
+
+
+def violation_text(d: dict) -> str:
+    """A violation rate with its denominator, as the console and the report show it:
+    ``"0.00 (0 of 2 tested; 2 untestable)"``, ``"n/a (0 of 0 tested; 4 untestable)"``."""
+    rate, n_tested, n_tests = d.get("violation_rate"), d.get("n_tested"), d.get("n_tests")
+    head = "n/a" if rate is None else f"{rate:.2f}"
+    if n_tested is None:
+        return head
+    detail = f"{d.get('n_violated', 0)} of {n_tested} tested"
+    if n_tests is not None and n_tests > n_tested:
+        detail += f"; {n_tests - n_tested} untestable"
+    return f"{head} ({detail})"
 
 
 def summarize(rows: pd.DataFrame, meta: dict) -> dict:

@@ -44,6 +44,7 @@ import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rig.errors import ConfigError
+from rig.paths import make_out_dir
 from rig.probes.core import AskLog, build_scorer, describe_scorer
 from rig.probes.names import (
     DEFAULT_MATERIALS,
@@ -237,11 +238,11 @@ def run_name_swap(spec: NameSwapSpec, scorer: Scorer | None = None, *,
             (the outputs are written first).
     """
     t0 = time.perf_counter()
-    conditions = _select(spec.conditions, CONDITIONS, "conditions", keep_first="plain")
-    features = _select(spec.features, FEATURES, "features")
+    conditions = _select(spec.conditions, CONDITIONS, "--mitigation", keep_first="plain")
+    features = _select(spec.features, FEATURES, "--feature")
     sets = [load_name_set(s) for s in spec.name_sets]
     if len({s.id for s in sets}) != len(sets):
-        raise ConfigError("probe", "name_sets", "a name set is given twice",
+        raise ConfigError("probe", "--name-set", "a name set is given twice",
                           [s.id for s in sets])
     items = select_items(load_materials(spec.materials_path, spec.kinds), spec.n_items,
                          spec.seed, spec.materials_path)
@@ -250,7 +251,7 @@ def run_name_swap(spec: NameSwapSpec, scorer: Scorer | None = None, *,
     scorer = scorer or build_scorer()
     who = describe_scorer(scorer)
     out = spec.out_dir
-    out.mkdir(parents=True, exist_ok=True)
+    make_out_dir(out)
     meta = {"probe": "name_swap", "scorer": who, "prompt_version": PROMPT_VERSION,
             "materials_path": str(spec.materials_path), "kinds": list(spec.kinds),
             "items": [{"item_id": m.item_id, "kind": m.kind, "role": m.role} for m in items],

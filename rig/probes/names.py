@@ -188,9 +188,9 @@ def draw_slots(name_set: NameSet, item_id: str, n_slots: int, seed: int) -> list
         ConfigError: more slots than first-name positions in the set, or fewer than 1.
     """
     if n_slots < 1:
-        raise ConfigError("probe", "names_per_group", "must be at least 1", n_slots)
+        raise ConfigError("probe", "--names-per-group", "must be at least 1", n_slots)
     if n_slots > name_set.n_positions:
-        raise ConfigError("probe", "names_per_group", f"name set {name_set.id!r} has only "
+        raise ConfigError("probe", "--names-per-group", f"name set {name_set.id!r} has only "
                           f"{name_set.n_positions} names per group", n_slots)
     rng = np.random.default_rng([seed, zlib.crc32(item_id.encode("utf-8"))])
     pos = rng.choice(name_set.n_positions, n_slots, replace=False)

@@ -177,6 +177,19 @@ def write_framing_report(path: str | Path, s: dict) -> Path:
 
 # -- invariance --------------------------------------------------------------------------------
 
+def _violation(d: dict) -> str:
+    """The violation rate with its denominator; an untestable measure's reason as a tooltip
+    (each test's ``not_computable``)."""
+    from rig.probes.invariance import violation_text
+
+    why = "; ".join(dict.fromkeys(
+        f"{t['measure']}: {_why(t, 'violated')}" for t in d.get("tests", [])
+        if t.get("violated") is None and _why(t, "violated")))
+    why = why or _why(d, "violation_rate")
+    text = esc(violation_text(d))
+    return f"<span title='{esc(why)}'>{text}</span>" if why else text
+
+
 def write_invariance_report(path: str | Path, s: dict) -> Path:
     """Write the invariance ``report.html`` from its summary."""
     path = Path(path)
@@ -196,8 +209,14 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
         "<h2>By kind of perturbation</h2>",
         table(["kind", "perturbations", "measures tested", "violated", "violation rate"],
               [[esc(k), esc(", ".join(d["perturbations"])), _fmt(d["n_tested"]),
-                _fmt(d["n_violated"]), _nc(d, "violation_rate")]
+                _fmt(d["n_violated"]), _violation(d)]
                for k, d in s["by_kind"].items()]),
+        "<h2>By perturbation</h2>",
+        table(["perturbation", "kind", "scored / pairs", "measures tested", "violated",
+               "violation rate"],
+              [[esc(p), esc(d["kind"]), f"{d['n_scored']} / {d['n_pairs']}",
+                _fmt(d["n_tested"]), _fmt(d["n_violated"]), _violation(d)]
+               for p, d in s["by_perturbation"].items()]),
         "<h2>By perturbation and measure</h2>"]
     rows, labels, gaps, cis = [], [], [], []
     for pert, d in s["by_perturbation"].items():

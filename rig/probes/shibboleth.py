@@ -49,6 +49,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rig.campaign.store import write_parquet
 from rig.errors import ConfigError
+from rig.paths import make_out_dir
 from rig.probes.core import AskLog, build_scorer, describe_scorer, sample_sessions
 from rig.probes.data import (
     CATEGORIES,
@@ -135,7 +136,7 @@ class ProbeResult:
 def _conditions(selected: tuple[str, ...]) -> tuple[PromptCondition, ...]:
     unknown = [c for c in selected if c not in PROMPT_CONDITIONS]
     if unknown:
-        raise ConfigError("probe", "conditions", f"unknown prompt condition(s); known: "
+        raise ConfigError("probe", "--mitigation", f"unknown prompt condition(s); known: "
                           f"{list(PROMPT_CONDITIONS)}", unknown)
     return tuple(c for c in PROMPT_CONDITIONS if c == "plain" or c in selected)
 
@@ -166,7 +167,7 @@ def run_probe(spec: ProbeSpec, scorer: Scorer | None = None, *, progress: bool =
     scorer = scorer or build_scorer()
     who = describe_scorer(scorer)
     out = spec.out_dir
-    out.mkdir(parents=True, exist_ok=True)
+    make_out_dir(out)
     meta = {"probe": probe.probe_id, "reference": probe.reference,
             "treatment": probe.treatment, "feature": probe.feature,
             "anti_bias_instruction": probe.anti_bias, "scorer": who,

@@ -1,0 +1,34 @@
+"""The console that command-line results (tables, "wrote ..." lines) are printed on.
+
+On a terminal, rich fits a table to the terminal's width. Piped or captured output (a log, a
+CI job) has no width to fit: rich would assume 80 columns and cut cells to ``1.…``, so there
+the console is :data:`WIDE` columns wide and a table's cells fold onto a second line instead
+of being cut.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+#: the width of results printed where stdout is not a terminal
+WIDE = 200
+
+
+def stdout_console(min_width: int = 0) -> Console:
+    """A console on stdout: the terminal's width (at least ``min_width``) on a terminal,
+    :data:`WIDE` columns (or ``min_width``, or ``COLUMNS`` if larger) otherwise."""
+    out = Console()
+    if out.is_terminal:
+        return out if out.width >= min_width else Console(width=min_width)
+    return Console(width=max(out.width, min_width, WIDE))
+
+
+def print_table(table: Table, min_width: int = 0) -> None:
+    """Print ``table`` on :func:`stdout_console`; where stdout is not a terminal, no cell is
+    cut: a cell too wide for its column folds onto the next line."""
+    out = stdout_console(min_width)
+    if not out.is_terminal:
+        for col in table.columns:
+            col.no_wrap, col.overflow = False, "fold"
+    out.print(table)
