@@ -60,13 +60,23 @@ def serve(
     and writes results keyed by the call id."""
     if transport not in SERVE_TRANSPORTS:
         _fail(f"--transport: one of {', '.join(SERVE_TRANSPORTS)} (got {transport!r})")
+    try:  # the settings that can be checked cheaply, before any model loads
+        from rig.calls.service import check_public_url
+
+        if public_url is not None:
+            check_public_url(public_url)
+        if ice_host:
+            _check_address("--ice-host", ice_host)
+        if results.exists() and not results.is_dir():
+            raise RigError(f"--results: {results} is a file, not a folder")
+    except RigError as exc:
+        _fail(str(exc))
     try:
         from rig.answers import load_bank
-        from rig.calls.interviewer import InterviewerSettings
+        from rig.calls.interviewer import InterviewerSettings, check_voice
         from rig.calls.results import ResultStore
         from rig.calls.service import (
             InterviewerService,
-            ServiceThread,
             quiet_logs,
             restrict_ice_to,
         )
@@ -77,6 +87,7 @@ def serve(
         quiet_logs()
         pipe = load_pipeline(pipeline)
         bank = load_bank(answers)
+        check_voice(voice)
         ensure_model(pipe.asr.model)
         if pipe.scorer.backend == "llamacpp":
             ensure_model(pipe.scorer.model)
@@ -89,25 +100,67 @@ def serve(
             public_url=public_url, results_token_env=results_token_env)
         media = {"webrtc": ("webrtc",), "twilio-ws": ("twilio",), "sip": ()}.get(
             transport, ("twilio", "webrtc"))
-        http = ServiceThread(service.app(media), host=host, port=port)
-        thread = http
-        if transport == "sip":  # SIP on UDP; results and health on HTTP, same port number
-            from rig.calls.transports.sip import SipInterviewerThread
-
-            thread = SipInterviewerThread(service, host=host, port=http.port)
+        app = service.app(media)
     except (RigError, ImportError, OSError) as exc:
         _fail(str(exc))
+    http = _listen(app, host, port)
+    thread = http
+    if transport == "sip":  # SIP on UDP; results and health on HTTP, same port number
+        from rig.calls.transports.sip import SipInterviewerThread
+
+        _check_udp_port(host, http.port, port)
+        thread = SipInterviewerThread(service, host=host, port=http.port)
     if thread is not http:
         http.start()
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError as exc:
+        if thread is not http:
+            http.stop()
+        _fail(f"--port {port}: {exc}")
     console.print(f"interviewer ({service.version}) serving {transport} at {thread.url}; "
-                  f"results in {results / 'results.jsonl'}; Ctrl-C to stop", markup=False)
+                  f"results in {results / 'results.jsonl'}"
+                  + (f", webhook results in {results / 'webhook.jsonl'}"
+                     if results_token_env else "") + "; Ctrl-C to stop", markup=False)
     try:
         thread.join()
     except KeyboardInterrupt:
         thread.stop()
         if thread is not http:
             http.stop()
+
+
+def _check_address(option: str, value: str) -> None:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        raise RigError(f"{option}: an IP address, e.g. 127.0.0.1 (got {value!r})") from None
+
+
+def _listen(app, host: str, port: int):
+    """A :class:`~rig.calls.service.ServiceThread` bound to ``host:port`` (TCP); exit 2
+    naming the option and the port when it cannot be bound (in use, no such address)."""
+    from rig.calls.service import ServiceThread
+
+    try:
+        return ServiceThread(app, host=host, port=port)
+    except OSError as exc:
+        _fail(f"--port {port}: cannot listen on {host}:{port} (TCP, HTTP): "
+              f"{exc.strerror or exc}")
+
+
+def _check_udp_port(host: str, port: int, asked: int) -> None:
+    """Exit 2 naming ``--port`` when the SIP user agent's UDP port cannot be bound."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            _fail(f"--port {asked}: cannot listen on {host}:{port} (UDP, SIP): "
+                  f"{exc.strerror or exc}")
 
 
 @interviewer_app.command("results")
@@ -125,14 +178,16 @@ def results_serve(
         from fastapi import FastAPI
 
         from rig.calls.results import ResultStore
-        from rig.calls.service import ServiceThread, quiet_logs, results_router
+        from rig.calls.service import quiet_logs, results_router
 
+        if out.exists() and not out.is_dir():
+            raise RigError(f"--out: {out} is a file, not a folder")
         quiet_logs()
         app = FastAPI(title="rig results webhook")
         app.include_router(results_router(ResultStore(out / "results.jsonl"), token_env))
-        thread = ServiceThread(app, host=host, port=port)
     except (RigError, ImportError, OSError) as exc:
         _fail(str(exc))
+    thread = _listen(app, host, port)
     thread.start()
     console.print(f"results webhook at {thread.url}/results; writing {out / 'results.jsonl'}",
                   markup=False)
@@ -146,35 +201,36 @@ def results_serve(
 def import_scores_command(
     campaign: Annotated[Path, typer.Argument(help="a campaign folder (calls.parquet)")],
     scores: Annotated[Path, typer.Argument(
-        help="CSV or Parquet with call_id and score columns, or a results.jsonl")],
+        help="CSV or Parquet with call_id and score columns, a JSONL of such records, or a "
+             "results.jsonl written by the webhook or the reference interviewer")],
 ) -> None:
     """Join an external interviewer's scores onto a campaign's calls by call id and write
     external_scores.parquet (every call, external_score null where none came back); the calls
-    with no returned score are listed, never dropped."""
-    import json
-
+    with no returned score are listed, never dropped. A results.jsonl written by rig is a
+    time-ordered log (the last record per call id wins); in any other file a call id
+    returned twice with different scores or decisions is an error, and an empty score next
+    to a real one for the same call is ignored (the real one is taken)."""
     import pandas as pd
 
-    from rig.calls.results import ExternalScore, import_scores, match_scores
+    from rig.calls.results import import_scores, match_scores
 
     calls_path = campaign / "calls.parquet"
     try:
         if not calls_path.is_file():
             raise RigError(f"{calls_path}: not found (run the campaign first)")
-        if scores.suffix == ".jsonl":
-            returned = [ExternalScore.model_validate(json.loads(line))
-                        for line in scores.read_text().splitlines() if line.strip()]
-        else:
-            returned = import_scores(scores)
-    except (RigError, ValueError) as exc:
+        returned = import_scores(scores)
+        calls = pd.read_parquet(calls_path)
+    except RigError as exc:
         _fail(str(exc))
-    calls = pd.read_parquet(calls_path)
+    except (ValueError, OSError) as exc:
+        _fail(f"{calls_path}: cannot read: {exc}")
     if "transport" not in calls.columns:  # written by an older rig: simulated calls
         calls["transport"] = "sim"
     try:
-        got, missing, unknown = match_scores(calls["call_id"].tolist(), returned)
+        got, missing, unknown = match_scores(calls["call_id"].tolist(), returned,
+                                             source=scores)
     except RigError as exc:
-        _fail(f"{scores}: {exc}")
+        _fail(str(exc))
     keep = [c for c in ("call_id", "answer_id", "question_id", "tier", "profile_id", "repeat",
                         "score", "transport") if c in calls.columns]
     out = calls[keep].rename(columns={"score": "rig_score"}).copy()
@@ -190,3 +246,7 @@ def import_scores_command(
                   markup=False)
     for c in missing:
         console.print(f"  no score: {c}", markup=False)
+    for c in unknown[:10]:
+        console.print(f"  unknown call id: {c}", markup=False)
+    if len(unknown) > 10:
+        console.print(f"  ... and {len(unknown) - 10} more unknown call ids", markup=False)

@@ -59,14 +59,79 @@ def test_results_webhook_needs_the_token_and_stores_by_call_id(service):
                 {**json_h, "Authorization": "Bearer wrong"})[0] == 401
     ok = {**json_h, "Authorization": "Bearer tok-123"}
     assert http("POST", url + "/results", body, ok) == (200, '{"accepted":2}')
-    assert store.get("c1")["score"] == 72.5 and store.get("c2")["score"] is None
+    # webhook records go to webhook.jsonl, apart from the interviewer's own results
+    ext = ResultStore(store.path.with_name("webhook.jsonl"))
+    assert ext.get("c1")["score"] == 72.5 and ext.get("c2")["score"] is None
+    assert store.get("c1") is None
     bad = json.dumps({"call_id": "c3", "score": 140}).encode()
-    assert http("POST", url + "/results", bad, ok)[0] == 422
-    status, text = http("GET", url + "/results/c1", headers={"Authorization": "Bearer tok-123"})
+    status, text = http("POST", url + "/results", bad, ok)
+    assert status == 422 and "score" in text
+    auth = {"Authorization": "Bearer tok-123"}
+    status, text = http("GET", url + "/results/c1/external", headers=auth)
     assert status == 200 and json.loads(text)["transcript"] == "hello"
-    assert http("GET", url + "/results/c1")[0] == 401
-    assert http("GET", url + "/results/nope", headers={"Authorization": "Bearer tok-123"}
-                )[0] == 404
+    assert http("GET", url + "/results/c1/external")[0] == 401
+    status, text = http("GET", url + "/results/c1", headers=auth)  # no interviewer result
+    assert status == 404 and "/results/c1/external" in text
+    assert http("GET", url + "/results/nope", headers=auth)[0] == 404
+
+
+def test_a_webhook_result_never_replaces_the_interviewers_own(service):
+    """POST /results on the reference interviewer's server for a call id the interviewer
+    scored: GET returns the interviewer's result (questions, status) with the external
+    record under `external`, in either order of writing."""
+    url, store = service
+    ok = {"Content-Type": "application/json", "Authorization": "Bearer tok-123"}
+    own = {"call_id": "X", "status": "ok", "questions": [{"score": 80.0}]}
+    store.put(own)
+    assert http("POST", url + "/results", json.dumps({"call_id": "X", "score": 10}).encode(),
+                ok)[0] == 200
+    status, text = http("GET", url + "/results/X", headers=ok)
+    got = json.loads(text)
+    assert status == 200 and got["status"] == "ok" and got["questions"] == own["questions"]
+    assert got["external"]["score"] == 10 and got["external"]["source"] == "webhook"
+    assert store.get("X")["status"] == "ok"
+    # the interviewer writing after the webhook keeps both
+    assert http("POST", url + "/results", json.dumps({"call_id": "Y", "score": 5}).encode(),
+                ok)[0] == 200
+    store.put({"call_id": "Y", "status": "ok", "questions": []})
+    got = json.loads(http("GET", url + "/results/Y", headers=ok)[1])
+    assert got["status"] == "ok" and got["external"]["score"] == 5
+    store.put({"call_id": "Z", "status": "ok", "questions": []})  # nothing posted for Z
+    assert json.loads(http("GET", url + "/results/Z", headers=ok)[1])["external"] is None
+
+
+def test_webhook_corrections_win_and_bad_bodies_are_refused(service, tmp_path):
+    """The webhook log is time-ordered: a later POST for a call id corrects an earlier one,
+    on GET and in import-scores of the webhook's own log; one body listing a call id twice
+    with different contents is refused naming the call id; a non-JSON body is a 400."""
+    from rig.cli import app
+
+    url, store = service
+    ok = {"Content-Type": "application/json", "Authorization": "Bearer tok-123"}
+    for score in (42, 50):
+        assert http("POST", url + "/results",
+                    json.dumps({"call_id": "a", "score": score}).encode(), ok)[0] == 200
+    got = json.loads(http("GET", url + "/results/a/external", headers=ok)[1])
+    assert got["score"] == 50 and got["received_seq"] == 2 and got["received_at"] > 0
+    status, text = http("POST", url + "/results", json.dumps(
+        [{"call_id": "b", "score": 42}, {"call_id": "b", "score": 50}]).encode(), ok)
+    assert status == 422 and "'b'" in text and "42" in text and "50" in text
+    assert ResultStore(store.path.with_name("webhook.jsonl")).get("b") is None
+    same = json.dumps([{"call_id": "c", "score": 7}, {"call_id": "c", "score": 7}]).encode()
+    assert http("POST", url + "/results", same, ok) == (200, '{"accepted":1}')
+    status, text = http("POST", url + "/results", b"not json{", ok)
+    assert status == 400 and "not JSON" in text
+    status, text = http("POST", url + "/results", b"[1]", ok)
+    assert status == 422 and "item 0" in text
+    camp = tmp_path / "camp"
+    camp.mkdir()
+    pd.DataFrame({"call_id": ["a", "c"], "score": [1.0, 2.0]}).to_parquet(
+        camp / "calls.parquet")
+    res = CliRunner().invoke(app, ["interviewer", "import-scores", str(camp),
+                                   str(store.path.with_name("webhook.jsonl"))])
+    assert res.exit_code == 0, res.output
+    out = pd.read_parquet(camp / "external_scores.parquet").set_index("call_id")
+    assert out.loc["a", "external_score"] == 50 and out.loc["c", "external_score"] == 7
 
 
 def test_twilio_voice_webhook_checks_the_signature_and_answers_twiml(service):
@@ -105,6 +170,40 @@ def test_import_scores_keeps_calls_with_no_returned_score(tmp_path):
     bad = CliRunner().invoke(app, ["interviewer", "import-scores", str(camp),
                                    str(tmp_path / "missing.csv")])
     assert bad.exit_code == 2 and "scores file not found" in bad.output
+    many = pd.DataFrame({"call_id": ["a"] + [f"u{i:02d}" for i in range(12)],
+                         "score": [1.0] * 13})
+    many.to_csv(tmp_path / "many.csv", index=False)
+    res = CliRunner().invoke(app, ["interviewer", "import-scores", str(camp),
+                                   str(tmp_path / "many.csv")])
+    assert res.exit_code == 0 and "12 unknown call ids" in res.output
+    assert "unknown call id: u00" in res.output and "unknown call id: u09" in res.output
+    assert "u10" not in res.output and "... and 2 more unknown call ids" in res.output
+
+
+def test_import_scores_reads_the_reference_interviewers_own_log(tmp_path):
+    """The interviewer's results.jsonl holds the scores inside `questions`: the last
+    question's score and transcript of a result with status ok (as a real-transport campaign
+    maps it), no score for a failed call; the last record per call id wins."""
+    from rig.cli import app
+
+    camp = tmp_path / "camp"
+    camp.mkdir()
+    pd.DataFrame({"call_id": ["a", "b", "c"], "score": [70.0, 50.0, 20.0]}).to_parquet(
+        camp / "calls.parquet")
+    store = ResultStore(tmp_path / "interviewer" / "results.jsonl")
+
+    def q(score, text):
+        return {"question_id": "q1", "score": score, "transcript": text}
+
+    store.put({"call_id": "a", "status": "ok", "attempt_id": "1", "questions": [q(10, "x")]})
+    store.put({"call_id": "a", "status": "ok", "attempt_id": "2", "questions": [q(61, "hi")]})
+    store.put({"call_id": "b", "status": "error", "error": "boom", "questions": []})
+    res = CliRunner().invoke(app, ["interviewer", "import-scores", str(camp),
+                                   str(store.path)])
+    assert res.exit_code == 0, res.output
+    assert "1 of 3 calls scored" in res.output and "no score: b" in res.output
+    out = pd.read_parquet(camp / "external_scores.parquet").set_index("call_id")
+    assert out.loc["a", "external_score"] == 61 and out.loc["a", "external_transcript"] == "hi"
 
 
 def test_each_serve_transport_answers_only_its_own_call_endpoints(tmp_path):

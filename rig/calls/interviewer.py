@@ -138,6 +138,25 @@ def tts(voice: str, text: str) -> bytes:
     return _tts_pcm(voice, " ".join(text.split()))
 
 
+def check_voice(voice: str) -> None:
+    """Speak one word with ``voice`` (``engine:voice_id``), so a voice that does not exist or
+    is not installed fails when the service starts, not on every call (the word is cached).
+
+    Raises:
+        ConfigError: names ``--voice``, the value and why (the engine's own message).
+    """
+    from rig.errors import ConfigError
+
+    engine, sep, voice_id = voice.partition(":")
+    if not sep or not engine or not voice_id:
+        raise ConfigError("--voice", "", "engine:voice_id, e.g. hibari:heart or "
+                          "espeak-ng:en-us", voice)
+    try:
+        tts(voice, "Hello.")
+    except Exception as exc:  # EngineUnavailable, an unknown engine, a failing synthesis
+        raise ConfigError("--voice", "", str(exc), voice) from exc
+
+
 def _default_transcribe(audio: Audio, options: AsrOptions) -> Transcript:
     from rig.asr import transcribe
 

@@ -2,17 +2,25 @@
 
 An interviewer (the reference one in :mod:`rig.calls.interviewer`, or an external one under
 test) returns what it decided for each call, keyed by the ``call_id`` the rig sent with the
-call. :class:`ResultStore` keeps them in ``results.jsonl`` (appended and fsync'ed; the last
-line for a call id wins) and lets a waiting campaign pick them up.
+call. :class:`ResultStore` keeps them in ``results.jsonl``, a time-ordered log (appended and
+fsync'ed; each record is stamped with ``received_seq``, 1, 2, ... across restarts, and
+``received_at``, epoch s): the last record for a call id wins, so a later write is a
+correction. A waiting campaign picks them up.
 
 External interviewers return scores in one of two ways:
 
 * the results webhook, ``POST /results`` with ``Authorization: Bearer <token>`` (the token is
   read from the environment variable named at start-up, never logged), a JSON body
   ``{"call_id": ..., "score": 0-100 or null, "transcript": ..., "decision": ...}`` or a list
-  of them (:func:`rig.calls.service.results_router`);
-* a CSV or Parquet file with at least ``call_id`` and ``score`` columns
-  (:func:`import_scores`).
+  of them (:func:`rig.calls.service.results_router`); one body that lists a call id twice
+  with different contents is refused;
+* a CSV or Parquet file with at least ``call_id`` and ``score`` columns, or a JSONL file of
+  the same records (:func:`import_scores`).
+
+:func:`import_scores` also reads the logs rig writes: the webhook's ``results.jsonl`` (the
+last record per call id wins, as on ``GET``) and the reference interviewer's own
+``results.jsonl`` (its records hold the scores inside ``questions``; they are mapped with
+:func:`interviewer_record_score`, as a real-transport campaign maps them onto its rows).
 
 :func:`match_scores` joins returned scores onto a campaign's call rows and lists the calls with
 no returned score (they are kept, with ``external_score`` null, never dropped).
@@ -23,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -47,26 +56,68 @@ def result_is_attempt(row: dict, attempt_id: str | None) -> bool:
     return attempt_id is None or row.get("attempt_id") in (None, attempt_id)
 
 
+#: Fields :class:`ResultStore` stamps on every record it writes (the log's order).
+LOG_FIELDS = ("received_seq", "received_at")
+
+
+def _jsonl_records(path: Path) -> list[tuple[int, dict]]:
+    """(line number, record) of each non-blank line of a JSONL file.
+
+    Raises:
+        ConfigError: a line is not a JSON object (names the file and the line).
+    """
+    out = []
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, "", f"cannot read: {exc}") from exc
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(path, f"line {n}", f"not JSON ({exc.msg} at column {exc.colno})"
+                              ) from exc
+        if not isinstance(rec, dict):
+            raise ConfigError(path, f"line {n}", "not a JSON object", type(rec).__name__)
+        out.append((n, rec))
+    return out
+
+
 class ResultStore:
     """Results by call id, persisted as JSON lines in ``path``; thread-safe.
 
-    ``put`` takes any pydantic model or dict with a ``call_id``; ``wait`` blocks until one
-    arrives for a call id (or the timeout passes, returning None).
+    ``put`` takes any pydantic model or dict with a ``call_id`` and stamps it with
+    ``received_seq`` and ``received_at`` (:data:`LOG_FIELDS`); the last write for a call id
+    wins, in memory and when the file is read back. ``wait`` blocks until one arrives for a
+    call id (or the timeout passes, returning None).
+
+    Raises:
+        ConfigError: ``path`` holds a line that is not a JSON object with a ``call_id``.
     """
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self._rows: dict[str, dict] = {}
+        self._seq = 0
         self._cv = threading.Condition()
         if path is not None and path.is_file():
-            for line in path.read_text().splitlines():
-                if line.strip():
-                    row = json.loads(line)
-                    self._rows[row["call_id"]] = row
+            for n, row in _jsonl_records(path):
+                if not isinstance(row.get("call_id"), str):
+                    raise ConfigError(path, f"line {n}: call_id", "missing or not a string",
+                                      row.get("call_id"))
+                self._rows[row["call_id"]] = row
+                seq = row.get("received_seq")
+                if isinstance(seq, int):
+                    self._seq = max(self._seq, seq)
 
-    def put(self, result: BaseModel | dict) -> None:
+    def put(self, result: BaseModel | dict) -> dict:
+        """Store (and append) ``result``; returns the record as written."""
         row = result.model_dump(mode="json") if isinstance(result, BaseModel) else dict(result)
         with self._cv:
+            self._seq += 1
+            row.update(received_seq=self._seq, received_at=round(time.time(), 3))
             self._rows[row["call_id"]] = row
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,6 +126,7 @@ class ResultStore:
                     f.flush()
                     os.fsync(f.fileno())
             self._cv.notify_all()
+        return row
 
     def get(self, call_id: str) -> dict | None:
         with self._cv:
@@ -95,58 +147,128 @@ class ResultStore:
         return len(self._rows)
 
 
+def interviewer_record_score(rec: dict) -> dict:
+    """An external-score record from one record of the reference interviewer's own
+    ``results.jsonl`` (an :class:`~rig.calls.interviewer.InterviewResult`), mapped as a
+    real-transport campaign maps a result onto its row (:class:`rig.calls.campaign.
+    TransportCaller`): a result with ``status`` ``ok`` and questions gives its last question's
+    ``score`` and ``transcript``; any other status is no score returned. The interviewer
+    decides nothing itself (the campaign applies the question's cutoff), so ``decision`` is
+    None; ``interviewer_status`` and ``interviewer_error`` are kept."""
+    qs = rec.get("questions") or []
+    ok = rec.get("status") == "ok" and bool(qs) and isinstance(qs[-1], dict)
+    last = qs[-1] if ok else {}
+    return {"call_id": rec.get("call_id"), "score": last.get("score"),
+            "transcript": last.get("transcript"), "decision": None,
+            "interviewer_status": rec.get("status"), "interviewer_error": rec.get("error"),
+            **{k: rec[k] for k in ("attempt_id", *LOG_FIELDS) if k in rec}}
+
+
+def _is_log_record(rec: dict) -> bool:
+    """A record written by rig's :class:`ResultStore` (webhook or reference interviewer)."""
+    return (any(k in rec for k in LOG_FIELDS) or rec.get("source") == "webhook"
+            or "questions" in rec)
+
+
+def _validate(path: Path, where: str, rec: dict) -> ExternalScore:
+    try:
+        return ExternalScore.model_validate(rec)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(x) for x in err["loc"]) or "record"
+        raise ConfigError(path, f"{where}: {field}", err["msg"], rec.get(field),
+                          has_value=field in rec) from None
+
+
+def _read_jsonl(path: Path) -> list[ExternalScore]:
+    records = _jsonl_records(path)
+    if not records:
+        raise ConfigError(path, "", "no records (an empty file)")
+    log = all(_is_log_record(r) for _, r in records)
+    if log and all(isinstance(r.get("received_seq"), int) for _, r in records):
+        records.sort(key=lambda nr: nr[1]["received_seq"])  # stable: line order on ties
+    out = [_validate(path, f"line {n}",
+                     interviewer_record_score(r) if "questions" in r else r)
+           for n, r in records]
+    if not log:
+        return out
+    last: dict[str, ExternalScore] = {}
+    for s in out:  # a time-ordered log: the last write for a call id wins (a correction)
+        last.pop(s.call_id, None)
+        last[s.call_id] = s
+    return list(last.values())
+
+
 def import_scores(path: str | Path) -> list[ExternalScore]:
-    """Read external scores from a CSV or Parquet file (``call_id`` and ``score`` columns at
-    least; more columns are kept).
+    """Read external scores from a CSV, Parquet or JSONL file (``call_id`` and ``score``
+    at least; more columns are kept).
+
+    A JSONL file written by rig (records stamped by :class:`ResultStore`: the webhook's
+    ``results.jsonl``, or the reference interviewer's own, whose records are mapped with
+    :func:`interviewer_record_score`) is a time-ordered log: one score per call id comes back,
+    the last written (a correction wins, and a last record with no score means none was
+    returned). Any other file has no order, so its duplicates are all returned and
+    :func:`match_scores` judges them.
 
     Raises:
-        ConfigError: the file is missing, of another type, lacks a column, or a row is invalid
-            (names the file, the row and the field).
+        ConfigError: the file is missing, empty, of another type, lacks a column, or a row
+            or line is invalid (names the file, the row or line and the field).
     """
     import pandas as pd
 
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, "", "scores file not found")
-    if path.suffix.lower() == ".csv":
-        df = pd.read_csv(path, dtype={"call_id": str})
-    elif path.suffix.lower() in (".parquet", ".pq"):
-        df = pd.read_parquet(path)
-    else:
-        raise ConfigError(path, "", "scores must be a .csv or .parquet file", path.suffix)
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return _read_jsonl(path)
+    try:
+        if suffix == ".csv":
+            df = pd.read_csv(path, dtype={"call_id": str})
+        elif suffix in (".parquet", ".pq"):
+            df = pd.read_parquet(path)
+        else:
+            raise ConfigError(path, "", "scores must be a .csv, .parquet or .jsonl file",
+                              path.suffix)
+    except pd.errors.EmptyDataError:
+        raise ConfigError(path, "", "empty file (expected a header row with call_id and "
+                          "score)") from None
+    except (ValueError, OSError, pd.errors.ParserError) as exc:  # unreadable, corrupt
+        raise ConfigError(path, "", f"cannot read: {exc}") from exc
     for col in ("call_id", "score"):
         if col not in df.columns:
             raise ConfigError(path, col, "missing column", list(df.columns))
-    out = []
-    for i, rec in enumerate(df.to_dict("records")):
-        rec = {k: (None if isinstance(v, float) and v != v else v) for k, v in rec.items()}
-        try:
-            out.append(ExternalScore.model_validate(rec))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(x) for x in err["loc"])
-            raise ConfigError(path, f"row {i + 1}: {field}", err["msg"],
-                              rec.get(field), has_value=True) from exc
-    return out
+    return [_validate(path, f"row {i + 1}",
+                      {k: (None if isinstance(v, float) and v != v else v)
+                       for k, v in rec.items()})
+            for i, rec in enumerate(df.to_dict("records"))]
 
 
-def match_scores(call_ids: Sequence[str], scores: Sequence[ExternalScore]
+def match_scores(call_ids: Sequence[str], scores: Sequence[ExternalScore],
+                 source: object = "scores"
                  ) -> tuple[dict[str, ExternalScore], list[str], list[str]]:
     """(scores by call id, call ids with no score returned, returned ids not in the campaign).
-    A row with an empty score is not a returned score: its call is listed as missing.
+
+    A row with an empty score is not a returned score: its call is listed as missing unless
+    another row returns a score for it (that score is taken). The same score returned twice
+    is one return.
 
     Raises:
         ConfigError: a call id is returned twice with different scores or decisions (which
-            one is right cannot be told; the message names the call id).
+            one is right cannot be told in a file with no order; the message names
+            ``source``, the call id and both values).
     """
     by_id: dict[str, ExternalScore] = {}
     for s in scores:
         if s.score is None:
             continue
         prev = by_id.get(s.call_id)
-        if prev is not None and (prev.score, prev.decision) != (s.score, s.decision):
-            raise ConfigError("scores", "call_id", "returned twice with different scores "
+        if prev is not None and prev.score != s.score:
+            raise ConfigError(source, "call_id", "returned twice with different scores "
                               f"({prev.score:g} and {s.score:g})", s.call_id)
+        if prev is not None and prev.decision != s.decision:
+            raise ConfigError(source, "call_id", "returned twice with different decisions "
+                              f"({prev.decision} and {s.decision})", s.call_id)
         by_id[s.call_id] = s
     wanted = list(dict.fromkeys(call_ids))
     missing = [c for c in wanted if c not in by_id]

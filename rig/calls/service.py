@@ -15,10 +15,15 @@ Endpoints of :meth:`InterviewerService.app`:
     WebRTC signalling for pipecat's ``SmallWebRTCTransport``: JSON ``{"sdp", "type",
     "call_id", "question_ids", "seed"}`` in, the SDP answer out.
 ``GET /results/{call_id}``
-    The result of one call (a campaign with ``--interviewer-url`` polls it; bearer token when
-    ``results_token_env`` is set).
+    The interviewer's own result of one call (a campaign with ``--interviewer-url`` polls
+    it; bearer token when ``results_token_env`` is set), with ``external``: the record an
+    external interviewer posted for the call id, or null. 404 until the interviewer has one.
+``GET /results/{call_id}/external``
+    The record an external interviewer posted for the call id (404 when none).
 ``POST /results``
     The results webhook (when a token variable is configured; :mod:`rig.calls.results`).
+    Its records are stored apart from the interviewer's own (``webhook.jsonl`` beside
+    ``results.jsonl``), so they never replace what the reference interviewer wrote.
 
 (FastAPI resolves endpoint annotations at import, so its names are imported at module level.)
 
@@ -70,18 +75,60 @@ def restrict_ice_to(host: str) -> None:
     aioice.ice.get_host_addresses = lambda use_ipv4=True, use_ipv6=True: [host]
 
 
+def _external_scores(body: object) -> list:
+    """The :class:`~rig.calls.results.ExternalScore` records of one ``POST /results`` body.
+
+    Raises:
+        HTTPException: 422 when the body is not an object or a list of them, a record is
+            invalid (names the item and the field), or one call id is listed twice with
+            different contents (names the call id: which one is meant cannot be told).
+    """
+    from rig.calls.results import LOG_FIELDS, ExternalScore
+
+    items = body if isinstance(body, list) else [body]
+    scores = []
+    for i, x in enumerate(items):
+        if not isinstance(x, dict):
+            raise HTTPException(422, f"item {i}: expected a JSON object with call_id and "
+                                f"score (got {type(x).__name__})")
+        x = {k: v for k, v in x.items() if k not in LOG_FIELDS}  # the store stamps these
+        try:
+            scores.append(ExternalScore.model_validate(x))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or "record"
+            where = f"item {i}: " if isinstance(body, list) else ""
+            raise HTTPException(422, f"{where}{field}: {err['msg']}") from exc
+    seen: dict[str, object] = {}
+    out = []
+    for s in scores:
+        prev = seen.setdefault(s.call_id, s)
+        if prev is s:
+            out.append(s)
+        elif prev != s:
+            raise HTTPException(422, f"call_id {s.call_id!r} is listed twice in one body with "
+                                "different contents (score "
+                                f"{prev.score} and {s.score}, decision {prev.decision} and "
+                                f"{s.decision}); send one record per call id (a later POST "
+                                "corrects an earlier one)")
+    return out
+
+
 def results_router(store: ResultStore, token_env: str):
     """A FastAPI router with ``POST /results`` (Bearer token from env var ``token_env``).
+
+    The body is one record or a list of them (:func:`_external_scores`); each is stored with
+    ``source: webhook``. The store is a time-ordered log: a later POST for a call id
+    corrects an earlier one. A body that is not JSON is answered 400.
 
     Raises:
         ConfigError: the environment variable is not set (the service refuses to start an
             unauthenticated results endpoint).
     """
     import hmac
+    import json
 
     from fastapi import APIRouter
-
-    from rig.calls.results import ExternalScore
 
     token = os.environ.get(token_env)
     if not token:
@@ -94,17 +141,37 @@ def results_router(store: ResultStore, token_env: str):
         given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
         if not hmac.compare_digest(given.encode(), token.encode()):
             raise HTTPException(status_code=401, detail="bad or missing bearer token")
-        body = await request.json()
-        items = body if isinstance(body, list) else [body]
+        raw = await request.body()
         try:
-            scores = [ExternalScore.model_validate(x) for x in items]
-        except ValidationError as exc:
-            raise HTTPException(status_code=422, detail=exc.errors()[0]["msg"]) from exc
+            body = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise HTTPException(400, f"the body is not JSON ({exc}); send "
+                                '{"call_id": ..., "score": ...} or a list of them') from None
+        scores = _external_scores(body)
         for s in scores:
             store.put({**s.model_dump(mode="json"), "source": "webhook"})
         return {"accepted": len(scores)}
 
     return router
+
+
+def check_public_url(url: str) -> str:
+    """``url`` if it is an ``https://`` URL with a host (``http://`` only for 127.0.0.1,
+    localhost or ::1: loopback tests); Twilio signs and fetches the public URL over https.
+
+    Raises:
+        ConfigError: another scheme, no host, or plain http to a non-loopback host.
+    """
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if not parts.hostname or parts.scheme not in ("https", "http"):
+        raise ConfigError("--public-url", "", "an https:// URL with a host", url)
+    if parts.scheme == "http" and not loopback:
+        raise ConfigError("--public-url", "", "must be https:// (http:// only for 127.0.0.1 "
+                          "or localhost)", url)
+    return url
 
 
 @dataclass
@@ -120,6 +187,11 @@ class InterviewerService:
         public_url: the ``https://`` base URL Twilio reaches the service at (TwiML and
             signature checks); default: the request's own URL.
         results_token_env: enable ``POST /results`` with this env variable's token.
+        external: where ``POST /results`` stores an external interviewer's results; default
+            ``webhook.jsonl`` beside ``store``'s file (in memory when ``store`` has none).
+            Kept apart from ``store``: a webhook record never replaces a result the
+            reference interviewer wrote for the same call id; ``GET /results/{call_id}``
+            returns the interviewer's own result with the external one under ``external``.
     """
     pipeline: PipelineConfig
     bank: AnswerBank
@@ -129,9 +201,13 @@ class InterviewerService:
     public_url: str | None = None
     results_token_env: str | None = None
     transcribe: Callable | None = None
+    external: ResultStore | None = None
 
     def __post_init__(self) -> None:
         self.version = pipeline_version(self.pipeline)
+        if self.external is None:
+            self.external = ResultStore(self.store.path.with_name("webhook.jsonl")
+                                        if self.store.path is not None else None)
         self.active: dict[str, asyncio.Task] = {}
 
     def questions(self, question_ids: str | None) -> list[Question]:
@@ -204,19 +280,31 @@ class InterviewerService:
         async def health():
             return {"ok": True, "pipeline_version": self.version, "results": len(self.store)}
 
-        @app.get("/results/{call_id}")
-        async def result(call_id: str, request: Request):
+        def check_token(request: Request) -> None:
             import hmac
-            import os
 
             token = os.environ.get(self.results_token_env) if self.results_token_env else None
             given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
             if token and not hmac.compare_digest(given.encode(), token.encode()):
                 raise HTTPException(401, "bad or missing bearer token")
-            row = self.store.get(call_id)
+
+        @app.get("/results/{call_id}")
+        async def result(call_id: str, request: Request):
+            check_token(request)
+            row, ext = self.store.get(call_id), self.external.get(call_id)
             if row is None:
-                raise HTTPException(404, f"no result for call {call_id}")
-            return row
+                more = (f"; an external interviewer's result was posted: GET /results/"
+                        f"{call_id}/external" if ext is not None else "")
+                raise HTTPException(404, f"no interviewer result for call {call_id}{more}")
+            return {**row, "external": ext}
+
+        @app.get("/results/{call_id}/external")
+        async def external_result(call_id: str, request: Request):
+            check_token(request)
+            ext = self.external.get(call_id)
+            if ext is None:
+                raise HTTPException(404, f"no external result posted for call {call_id}")
+            return ext
 
         @app.websocket("/twilio/media")
         async def twilio_media(ws: WebSocket):
@@ -289,7 +377,7 @@ class InterviewerService:
             return JSONResponse(conn.get_answer())
 
         if self.results_token_env:
-            app.include_router(results_router(self.store, self.results_token_env))
+            app.include_router(results_router(self.external, self.results_token_env))
         dropped = (({"/twilio/media", "/twilio/voice"} if "twilio" not in media else set())
                    | ({"/api/offer"} if "webrtc" not in media else set()))
         app.router.routes = [r for r in app.router.routes
@@ -306,7 +394,11 @@ class ServiceThread:
 
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, port))
+        try:
+            self._sock.bind((host, port))
+        except OSError:
+            self._sock.close()
+            raise
         self.host, self.port = host, self._sock.getsockname()[1]
         self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
                                                      ws="websockets-sansio"))
