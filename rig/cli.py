@@ -138,8 +138,9 @@ def campaign_run(
                            ] = None,
     stream_url: Annotated[str | None, typer.Option(
         help="wss:// URL at which Twilio reaches the agent's media-stream server")] = None,
-    agent_port: Annotated[int, typer.Option(help="port of the agent's media-stream server")
-                          ] = 8770,
+    agent_port: Annotated[int | None, typer.Option(
+        help="port of the agent's media-stream server (with --twilio-to; default 8770)")
+                          ] = None,
     results_token_env: Annotated[str | None, typer.Option(
         help="NAME of the environment variable holding the bearer token of the interviewer's "
              "GET /results (with --interviewer-url)")] = None,
@@ -155,16 +156,15 @@ def campaign_run(
                         transport=transport)
     if transport not in ("sim", "webrtc", "twilio", "sip"):
         _fail(RigError(f"--transport: one of sim, webrtc, twilio, sip (got {transport!r})"))
-    if transport == "sim" and (interviewer_url or twilio_to or results_token_env):
-        _fail(RigError("--interviewer-url, --twilio-to and --results-token-env need a real "
-                       "--transport (webrtc, twilio or sip)"))
+    _check_transport_options(transport, {
+        "--interviewer-url": interviewer_url, "--results-token-env": results_token_env,
+        "--twilio-to": twilio_to, "--twilio-from": twilio_from, "--stream-url": stream_url,
+        "--agent-port": agent_port})
     if transport == "sip" and interviewer_url and not interviewer_url.startswith("sip:"):
         _fail(RigError(f"--interviewer-url: a SIP interviewer is a sip:user@host:port URI (got "
                        f"{interviewer_url!r})"))
-    if twilio_to and transport != "twilio":
-        _fail(RigError("--twilio-to needs --transport twilio"))
     if twilio_to:  # checked before any model loads or call is placed
-        from rig.calls.transports.twilio import missing_credentials
+        from rig.calls.transports.twilio import missing_credentials, stream_url_problem
 
         missing = missing_credentials()
         if missing:
@@ -176,10 +176,47 @@ def campaign_run(
         if not twilio_from:
             _fail(RigError("--twilio-to needs --twilio-from (the account's number to call "
                            "from)"))
+        if not stream_url:
+            _fail(RigError("--twilio-to needs --stream-url: the public wss:// URL at which "
+                           "Twilio reaches the agent's media-stream server (--agent-port, "
+                           "e.g. behind a TLS-terminating proxy or tunnel)"))
+        problem = stream_url_problem(stream_url)
+        if problem:
+            _fail(RigError(f"--stream-url: {problem} (got {stream_url!r})"))
     extra = {"results_token_env": results_token_env} if results_token_env else {}
     _run(spec, progress, interviewer_url, **extra, **(
         {"twilio_to": twilio_to, "twilio_from": twilio_from, "stream_url": stream_url,
-         "agent_port": agent_port, "agent_host": "0.0.0.0"} if twilio_to else {}))
+         "agent_port": 8770 if agent_port is None else agent_port, "agent_host": "0.0.0.0"}
+        if twilio_to else {}))
+
+
+_REAL = ("webrtc", "twilio", "sip")
+#: The options of `rig campaign run` that only some transports use: (option, the transports
+#: that use it, the option without which it is not used either). Any other use is refused,
+#: never ignored.
+_TRANSPORT_OPTIONS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
+    ("--interviewer-url", _REAL, None),
+    ("--results-token-env", _REAL, "--interviewer-url"),
+    ("--twilio-to", ("twilio",), None),
+    ("--twilio-from", ("twilio",), "--twilio-to"),
+    ("--stream-url", ("twilio",), "--twilio-to"),
+    ("--agent-port", ("twilio",), "--twilio-to"),
+)
+
+
+def _check_transport_options(transport: str, given: dict[str, object]) -> None:
+    """Exit 2 naming the option and the transport when an option is given that ``transport``
+    (or the absence of the option it goes with) does not use."""
+    for option, used_by, needs in _TRANSPORT_OPTIONS:
+        if given.get(option) is None:
+            continue
+        if transport not in used_by:
+            want = ("a real --transport (webrtc, twilio or sip)" if used_by == _REAL
+                    else f"--transport {' or '.join(used_by)}")
+            _fail(RigError(f"{option} needs {want}; --transport {transport} does not use it"))
+        if needs and given.get(needs) is None:
+            _fail(RigError(f"{option} needs {needs}; without it --transport {transport} does "
+                           "not use it"))
 
 
 @campaign_app.command("summarize")

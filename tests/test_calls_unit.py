@@ -299,7 +299,12 @@ def test_result_store_persists_and_waits(tmp_path):
     assert s.wait("x", 0.01) is None
     s.put({"call_id": "x", "score": 50})
     s.put({"call_id": "x", "score": 60})
-    assert ResultStore(tmp_path / "r.jsonl").get("x")["score"] == 60
+    back = ResultStore(tmp_path / "r.jsonl")
+    assert back.get("x")["score"] == 60 and back.get("x")["received_seq"] == 2
+    assert back.put({"call_id": "y"})["received_seq"] == 3  # the order goes on after a restart
+    (tmp_path / "bad.jsonl").write_text('{"call_id": "x"}\nnot json\n')
+    with pytest.raises(ConfigError, match=r"bad\.jsonl: line 2: not JSON"):
+        ResultStore(tmp_path / "bad.jsonl")
 
 
 def test_scores_import_from_csv_and_parquet_and_missing_calls_are_listed(tmp_path):
@@ -319,9 +324,17 @@ def test_a_call_returned_twice_with_different_scores_is_an_error(tmp_path):
 
     same = [ExternalScore(call_id="a", score=50), ExternalScore(call_id="a", score=50)]
     assert match_scores(["a"], same)[0]["a"].score == 50
-    with pytest.raises(ConfigError, match="returned twice with different scores"):
+    with pytest.raises(ConfigError, match=r"ext\.csv: call_id: returned twice with different "
+                       r"scores \(50 and 90\) \(got 'a'\)"):
         match_scores(["a"], [ExternalScore(call_id="a", score=50),
-                             ExternalScore(call_id="a", score=90)])
+                             ExternalScore(call_id="a", score=90)], source="ext.csv")
+    with pytest.raises(ConfigError, match=r"different decisions \(advance and reject\)"):
+        match_scores(["a"], [ExternalScore(call_id="a", score=90, decision="advance"),
+                             ExternalScore(call_id="a", score=90, decision="reject")])
+    # an empty score is no score returned: a real score for the same call is taken
+    got, missing, _ = match_scores(["a"], [ExternalScore(call_id="a", score=None),
+                                           ExternalScore(call_id="a", score=70)])
+    assert got["a"].score == 70 and missing == []
     with pytest.raises(ValueError):
         ExternalScore(call_id="a", score=50, decision="maybe")
 
@@ -333,9 +346,96 @@ def test_bad_score_files_name_file_row_and_field(tmp_path):
     pd.DataFrame({"id": ["a"]}).to_csv(tmp_path / "t.csv", index=False)
     with pytest.raises(ConfigError, match=r"t\.csv: call_id: missing column"):
         import_scores(tmp_path / "t.csv")
-    with pytest.raises(ConfigError, match=r"csv or \.parquet"):
+    with pytest.raises(ConfigError, match=r"csv, \.parquet or \.jsonl"):
         (tmp_path / "u.txt").write_text("x")
         import_scores(tmp_path / "u.txt")
+    (tmp_path / "e.csv").write_text("")
+    with pytest.raises(ConfigError, match=r"e\.csv: empty file"):
+        import_scores(tmp_path / "e.csv")
+    (tmp_path / "b.jsonl").write_text('{"call_id": "a", "score": 1}\n\n'
+                                      '{"call_id": "b", "score": "zz"}\n')
+    with pytest.raises(ConfigError, match=r"b\.jsonl: line 3: score: .*number.*'zz'") as e:
+        import_scores(tmp_path / "b.jsonl")
+    assert "pydantic" not in str(e.value)
+    (tmp_path / "n.jsonl").write_text('{"call_id": "a", "score": 1}\nnope\n')
+    with pytest.raises(ConfigError, match=r"n\.jsonl: line 2: not JSON"):
+        import_scores(tmp_path / "n.jsonl")
+
+
+def test_jsonl_scores_a_webhook_log_is_time_ordered_a_plain_export_is_not(tmp_path):
+    """A results.jsonl the webhook wrote: the last record per call id wins (a correction,
+    also when it takes the score back); a JSONL of plain records has no order, so a conflict
+    there is an error, as in a CSV."""
+    store = ResultStore(tmp_path / "results.jsonl")
+    for rec in ({"call_id": "a", "score": 42}, {"call_id": "b", "score": 10},
+                {"call_id": "a", "score": 50}, {"call_id": "b", "score": None}):
+        store.put({**rec, "source": "webhook"})
+    got, missing, _ = match_scores(["a", "b"], import_scores(store.path))
+    assert got["a"].score == 50 and missing == ["b"]
+    (tmp_path / "plain.jsonl").write_text('{"call_id": "a", "score": 42}\n'
+                                          '{"call_id": "a", "score": 50}\n')
+    with pytest.raises(ConfigError, match=r"different scores \(42 and 50\) \(got 'a'\)"):
+        match_scores(["a"], import_scores(tmp_path / "plain.jsonl"),
+                     source=tmp_path / "plain.jsonl")
+
+
+def test_an_interviewer_record_maps_as_the_campaign_maps_it():
+    from rig.calls.results import interviewer_record_score
+
+    ok = {"call_id": "a", "status": "ok", "attempt_id": "t",
+          "questions": [{"score": 1, "transcript": "x"}, {"score": 77, "transcript": "y"}]}
+    assert interviewer_record_score(ok) | {} == {
+        "call_id": "a", "score": 77, "transcript": "y", "decision": None,
+        "interviewer_status": "ok", "interviewer_error": None, "attempt_id": "t"}
+    failed = interviewer_record_score({"call_id": "a", "status": "error", "error": "tts",
+                                       "questions": [{"score": 5, "transcript": ""}]})
+    assert failed["score"] is None and failed["interviewer_error"] == "tts"
+
+
+def test_serve_settings_are_checked_before_serving(tmp_path, monkeypatch):
+    """A bad --voice, --public-url or --ice-host, or a port in use, exits 2 naming the
+    option and the value before anything serves."""
+    import socket
+
+    from typer.testing import CliRunner
+
+    from rig.calls.service import check_public_url
+    from rig.cli import app
+
+    assert check_public_url("https://rig.example.org") == "https://rig.example.org"
+    assert check_public_url("http://127.0.0.1:8765")
+    for bad in ("http://x", "ftp://rig.example.org", "rig.example.org"):
+        with pytest.raises(ConfigError, match="--public-url"):
+            check_public_url(bad)
+    base = ["interviewer", "serve", "--transport", "twilio-ws", "--pipeline",
+            "pipelines/reference.yaml", "--answers", "tests/data/calls_bank",
+            "--results", str(tmp_path / "r")]
+    for extra, text in ((["--voice", "bogus"], "--voice: engine:voice_id"),
+                        (["--voice", "hibari:no-such-voice"], "--voice: "),
+                        (["--voice", "nope:x"], "no synthesis engine 'nope'"),
+                        (["--public-url", "http://x"], "--public-url: must be https://"),
+                        (["--ice-host", "my-host"], "--ice-host: an IP address")):
+        res = CliRunner().invoke(app, base + extra)
+        assert res.exit_code == 2 and text in res.stderr, (extra, res.stderr)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        monkeypatch.setenv("RIG_TEST_TOKEN", "t0k")
+        res = CliRunner().invoke(app, ["interviewer", "results", "--token-env",
+                                       "RIG_TEST_TOKEN", "--out", str(tmp_path / "w"),
+                                       "--port", str(port)])
+        assert res.exit_code == 2 and f"--port {port}: cannot listen on 127.0.0.1:{port} (TCP"\
+            in res.stderr, res.stderr
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as busy:
+        busy.bind(("127.0.0.1", 0))
+        port = busy.getsockname()[1]
+        import typer
+
+        from rig.cli_interviewer import _check_udp_port
+
+        with pytest.raises(typer.Exit):
+            _check_udp_port("127.0.0.1", port, port)
 
 
 # --- SIP and RTP ------------------------------------------------------------------------------
@@ -411,7 +511,8 @@ def test_campaign_options_that_need_a_real_transport_exit_2(tmp_path):
 
     base = ["campaign", "run", "--answers", "answer_bank/core", "--profiles", "profiles/demo",
             "--pipeline", "pipelines/reference.yaml", "--out", str(tmp_path / "c")]
-    for extra, text in ((["--twilio-to", "+15550000000"], "need a real"),
+    for extra, text in ((["--twilio-to", "+15550000000"], "needs --transport twilio; --"
+                         "transport sim does not use it"),
                         (["--transport", "sip", "--interviewer-url", "http://127.0.0.1:9"],
                          "sip:user@host:port"),
                         (["--transport", "webrtc", "--twilio-to", "+15550000000"],

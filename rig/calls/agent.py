@@ -21,8 +21,8 @@ with text events); :func:`run_agent` is the real-time loop around it.
 
 Barge-in needs the question's end before it happens: the agent estimates the question's
 duration from its text at ``QUESTION_WPM`` words per minute (``expected_question_s``) and
-records the offset it actually achieved (the call row's ``response_delay_measured_s`` is
-negative by that much).
+records the offset it actually achieved (:attr:`AgentResult.response_delay_s`, the call row's
+``response_delay_measured_s``, is negative by that much).
 """
 
 from __future__ import annotations
@@ -243,6 +243,12 @@ class AgentResult:
 
     ``sent`` and ``received`` are the two sides as the agent's clock saw them, aligned frame by
     frame from ``t0_epoch_s`` (8 kHz float32). ``events`` are (seconds from t0, kind, detail).
+    ``utterances`` are the interviewer's utterances as the agent's VAD heard them, (start,
+    end) in seconds from t0, the end being where speech ended (the end-of-speech timer
+    subtracted). ``underruns`` counts ticks at which the playout ran dry inside a talkspurt
+    (:attr:`rig.calls.media.PlayoutBuffer.talkspurt_underruns`); ``empty_ticks`` every tick
+    padded with silence (:attr:`~rig.calls.media.PlayoutBuffer.underruns`, which on a sender
+    that sends nothing while silent includes all its silence).
     """
     t0_epoch_s: float
     duration_s: float
@@ -254,11 +260,30 @@ class AgentResult:
     sent: Audio
     received: Audio
     underruns: int
+    utterances: tuple[tuple[float, float], ...] = ()
+    empty_ticks: int | None = None
 
     @property
     def time_to_first_answer_s(self) -> float | None:
         """Seconds from connect to the first answer's first frame."""
         return self.plays[0].start_epoch_s - self.t0_epoch_s if self.plays else None
+
+    @property
+    def response_delay_s(self) -> float | None:
+        """The first answer's first frame minus the end of the question it answers, both as
+        the agent heard and did them (its own clock): what a profile's ``response_delay_s``
+        sets (at least the end-of-speech timer, ``AgentSettings.stop_ms``). The question is
+        the utterance the answer started inside (a barge-in: negative by the offset
+        achieved), else the last one that ended before it. None without an answer or an
+        utterance heard before it."""
+        if not self.plays:
+            return None
+        start = self.plays[0].start_epoch_s - self.t0_epoch_s
+        inside = [e for s, e in self.utterances if s <= start < e]
+        if inside:
+            return start - inside[0]
+        before = [e for _, e in self.utterances if e <= start]
+        return start - max(before) if before else None
 
 
 def _transcriber(model: str) -> Callable[[Audio], str]:
@@ -298,6 +323,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
     plays: list[AnswerPlay] = []
     heard: list[tuple[float, str]] = []
     pending: list[tuple[asyncio.Future, float, float]] = []
+    utterances: list[tuple[float, float]] = []
     playing: list[bytes] = []
     prev = VADState.QUIET
     seg_start_k = 0
@@ -337,6 +363,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                     # end-of-speech timer ran out: that utterance is still transcribed and
                     # heard (the log shows the closing remark), though nothing more is played
                     utt = frames_to_audio(received[seg_start_k:k + 1])
+                    utterances.append((seg_start_k * dt, t))
                     pending.append((loop.run_in_executor(None, transcribe, utt), t,
                                     seg_start_k * dt))
             state = VADState.QUIET if far_end_gone else await vad.analyze_audio(inp)
@@ -347,6 +374,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                     and not far_end_gone):
                 end_s = t - settings.stop_ms / 1000
                 utt = frames_to_audio(received[seg_start_k:k + 1])
+                utterances.append((seg_start_k * dt, end_s))
                 brain.on_utterance_end(end_s)
                 pending.append((loop.run_in_executor(None, transcribe, utt), end_s,
                                 seg_start_k * dt))
@@ -370,4 +398,5 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
     events = tuple(brain.log)
     return AgentResult(t0_epoch, k * dt, tuple(plays), brain.repeat_requests, tuple(heard),
                        events, hung_up_by, frames_to_audio(sent), frames_to_audio(received),
+                       link.playout.talkspurt_underruns, tuple(utterances),
                        link.playout.underruns)

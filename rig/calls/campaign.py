@@ -15,7 +15,16 @@ Times: the interviewer stamps its turn close in wall-clock epoch seconds; the ag
 its answer's first frame went out. ``turn_close_s`` is the close minus the answer's *origin*
 (its first frame minus the response delay, where the render's word timings start), so it
 compares with the simulated ``turn_close_s``; it includes the one-way transport latency
-(milliseconds on loopback).
+(milliseconds on loopback). ``response_delay_measured_s`` is measured on the agent's clock
+alone (:attr:`rig.calls.agent.AgentResult.response_delay_s`), ``interviewer_gap_s`` on the
+interviewer's alone: neither mixes the two sides' events.
+
+Stage times: ``t_synth_s`` is the render's, as on a simulated call; ``t_channel_s`` is the
+caller channel plus the whole real call (placing it, the call in real time, and waiting for
+the interviewer's result), so about ``transport_call_duration_s`` and more; ``t_asr_s`` and
+``t_scorer_s`` are what the interviewer reported for the graded turn (null when it reported
+none, as an external interviewer may not); ``t_vad_s`` is null (the interviewer's VAD runs
+live during the call: it has no stage time).
 
 Without ``interviewer_url`` the reference interviewer runs in-process on a loopback port
 (:class:`rig.calls.service.ServiceThread`), sharing the campaign's scorer.
@@ -41,6 +50,7 @@ from rig.calls.agent import AgentAnswer, AgentResult, AgentSettings, expected_qu
 from rig.calls.interviewer import InterviewerSettings
 from rig.calls.media import TransportFacts
 from rig.calls.results import ResultStore
+from rig.calls.transports.twilio import scrub_credentials
 from rig.campaign.call import TRANSPORT_COLUMNS, Stages, call_id, run_call
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
@@ -48,6 +58,19 @@ from rig.vad import TurnResult
 
 Transport = Literal["sim", "webrtc", "twilio", "sip"]
 TRANSPORTS: tuple[str, ...] = ("sim", "webrtc", "twilio", "sip")
+#: How long a call that failed on the caller's side waits for the interviewer's result (s).
+FAILED_CALL_RESULT_S = 10.0
+
+
+def interviewer_gap_s(question: dict | None) -> float | None:
+    """The interviewer's gap on its own clock: the end of its last prompt before the graded
+    turn (the question, or its last repeat request) to the start of speech its VAD detected in
+    that turn (negative on a barge-in); None when it detected none or did not say."""
+    if not question:
+        return None
+    start = question.get("turn_speech_start_epoch_s")
+    end = question.get("prompt_end_epoch_s", question.get("question_end_epoch_s"))
+    return None if start is None or end is None else start - end
 
 
 class _Reported(Scorer):
@@ -194,13 +217,16 @@ class TransportCaller:
             await server.close()
         return res, stats
 
-    def _wait_result(self, base: str, cid: str, attempt_id: str) -> dict | None:
+    def _wait_result(self, base: str, cid: str, attempt_id: str,
+                     timeout_s: float | None = None) -> dict | None:
         """The interviewer's result of this attempt (a retried call's earlier result, stored
-        under the same call id, is skipped), or None after ``result_timeout_s``."""
+        under the same call id, is skipped), or None after ``timeout_s`` (default
+        ``result_timeout_s``)."""
         from rig.calls.results import result_is_attempt
 
+        timeout_s = self.result_timeout_s if timeout_s is None else timeout_s
         if not self.interviewer_url:
-            return self.store.wait(cid, self.result_timeout_s, attempt_id)
+            return self.store.wait(cid, timeout_s, attempt_id)
         import json as _json
         import re
         import urllib.request
@@ -215,8 +241,8 @@ class TransportCaller:
             import os
 
             headers["Authorization"] = "Bearer " + os.environ.get(self.results_token_env, "")
-        t_end = time.monotonic() + self.result_timeout_s
-        while time.monotonic() < t_end:
+        t_end = time.monotonic() + timeout_s
+        while True:
             try:
                 req = urllib.request.Request(f"{base}/results/{cid}", headers=headers)
                 with opener.open(req, timeout=10) as r:
@@ -225,8 +251,24 @@ class TransportCaller:
                     return row
             except Exception:  # not there yet (404) or the service is busy
                 pass
+            if time.monotonic() + 1.0 > t_end:
+                return None
             time.sleep(1.0)
-        return None
+
+    def _interviewer_said(self, base: str, cid: str, attempt_id: str,
+                          result: dict | None = None) -> str:
+        """``"; interviewer: STATUS: ERROR"`` from the interviewer's result of this attempt
+        when it failed (waiting at most ``FAILED_CALL_RESULT_S`` for it), else ``""``: when
+        the call goes wrong on the caller's side, the interviewer's side often says why."""
+        if result is None:
+            try:
+                result = self._wait_result(base, cid, attempt_id,
+                                           min(self.result_timeout_s, FAILED_CALL_RESULT_S))
+            except Exception:  # the interviewer cannot be reached either
+                return ""
+        if not result or (result.get("status") == "ok" and not result.get("error")):
+            return ""
+        return f"; interviewer: {result.get('status')}: {result.get('error')}"
 
     def __call__(self, *, question: Question, answer: Answer, profile: Profile, repeat: int,
                  seed: int, pipeline, pipeline_version: str, campaign_id: str, stages: Stages,
@@ -245,12 +287,21 @@ class TransportCaller:
             attempt_id = uuid.uuid4().hex[:12]
             params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed),
                       "attempt_id": attempt_id}
-            res, stats = asyncio.run(self._place(base, params, agent_answer))
-            result = self._wait_result(base, cid, attempt_id)
+            try:
+                res, stats = asyncio.run(self._place(base, params, agent_answer))
+            except Exception as exc:
+                said = self._interviewer_said(base, cid, attempt_id)
+                if said:
+                    raise RuntimeError(f"{type(exc).__name__}: {exc}{said}") from exc
+                raise
+            # an agent that never answered rarely gets a result worth the full wait
+            result = self._wait_result(base, cid, attempt_id, None if res.plays else min(
+                self.result_timeout_s, FAILED_CALL_RESULT_S))
             got.update(agent=res, stats=stats, result=result)
             if not res.plays:
                 raise RuntimeError("the caller agent never answered (heard: "
-                                   f"{[t for _, t in res.heard]})")
+                                   f"{[t for _, t in res.heard]})"
+                                   + self._interviewer_said(base, cid, attempt_id, result))
             if result is None:
                 raise RuntimeError(f"no interviewer result for call {cid} within "
                                    f"{self.result_timeout_s:g} s")
@@ -289,6 +340,14 @@ class TransportCaller:
                        campaign_id=campaign_id, stages=real, oracle=oracle,
                        resolve_path=resolve_path)
         row.update(self._facts(cid, got))
+        # the detect_turn, transcribe and scorer stages above only read the interviewer's
+        # result: their stage times would be near zero. The interviewer's own, when given.
+        q = got.get("q") or {}
+        row.update({"t_vad_s": None, "t_asr_s": q.get("t_asr_s"),
+                    "t_scorer_s": q.get("t_scorer_s")})
+        for k in ("error", "traceback"):  # a Twilio REST error names the account in its URL
+            if row.get(k):
+                row[k] = scrub_credentials(row[k])
         return row
 
     def _facts(self, cid: str, got: dict) -> dict:
@@ -312,11 +371,10 @@ class TransportCaller:
             "repeat_requests": q["repeat_requests"] if q else None,
             "repeat_requests_heard": res.repeat_requests_heard,
             "time_to_first_answer_s": res.time_to_first_answer_s,
-            # the first answer's first frame minus the end of the question (interviewer's
-            # clock: the same host on loopback)
-            "response_delay_measured_s": (res.plays[0].start_epoch_s
-                                          - result["questions"][0]["question_end_epoch_s"]
-                                          if res.plays and result.get("questions") else None),
+            # the agent's clock: the question's end as it heard it to its first answer's
+            # first frame (what the profile's response_delay_s sets)
+            "response_delay_measured_s": res.response_delay_s,
+            "interviewer_gap_s": interviewer_gap_s(q),
             "interviewer_status": result.get("status"),
             "recording_path": str(self._record(cid, res)),
         })
@@ -332,6 +390,9 @@ class TransportCaller:
                  res.sent.sample_rate_hz, subtype="PCM_16")
         (path.with_suffix(".json")).write_text(json.dumps({
             "call_id": cid, "t0_epoch_s": res.t0_epoch_s, "events": res.events,
-            "heard": res.heard, "plays": [p.__dict__ for p in res.plays],
+            "heard": res.heard, "utterances": res.utterances,
+            "plays": [p.__dict__ for p in res.plays],
+            "response_delay_s": res.response_delay_s, "underruns": res.underruns,
+            "empty_ticks": res.empty_ticks,
             "channels": ["caller_sent", "interviewer_received"]}, indent=1))
         return path

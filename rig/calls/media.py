@@ -46,8 +46,14 @@ class PlayoutBuffer:
 
     Transports deliver audio in bursts of any size (pipecat's output sends what its TTS made,
     WebRTC delivers 20 ms Opus frames resampled); :meth:`read_frame` takes the next 320 bytes
-    and pads with silence when too little has arrived (an *underrun*, counted), so that the
-    listener's timeline stays continuous and VAD sees real time.
+    and pads with silence when too little has arrived, so that the listener's timeline stays
+    continuous and VAD sees real time. Every padded tick is counted in ``underruns``. Those
+    inside a talkspurt are counted in ``talkspurt_underruns``: a run of padded ticks that ends
+    with audio arriving within ``talkspurt_gap_s`` (the audio stalled and came back). A longer
+    gap is the sender being silent, which senders show differently: pipecat's websocket output
+    (Twilio Media Streams) sends nothing between utterances, so every tick of its silence is
+    padded, while WebRTC and RTP senders send silence; only ``talkspurt_underruns`` means the
+    same on every transport. Ticks before any audio has arrived are never in a talkspurt.
 
     A sender that stalls and then catches up leaves audio queued here, and a queue read at
     one frame per tick never shrinks: every later word would be heard that much late. So,
@@ -59,17 +65,25 @@ class PlayoutBuffer:
 
     SILENCE_PEAK = 100
 
-    def __init__(self, max_buffer_s: float = 30.0, max_delay_s: float = 0.2) -> None:
+    def __init__(self, max_buffer_s: float = 30.0, max_delay_s: float = 0.2,
+                 talkspurt_gap_s: float = 0.25) -> None:
         self._buf = bytearray()
         self._max = int(max_buffer_s * CALL_RATE_HZ) * 2
         self._max_delay_bytes = int(max_delay_s * CALL_RATE_HZ) * 2
+        self._gap_ticks = int(talkspurt_gap_s * 1000 / FRAME_MS)
+        self._dry = 0  # padded ticks since the audio last ran out
         self.underruns = 0
+        self.talkspurt_underruns = 0
         self.skipped_frames = 0
         self.dropped_bytes = 0
         self.received_bytes = 0
 
     def push(self, pcm: bytes) -> None:
         """Append int16 PCM at 8 kHz (any length, even)."""
+        if pcm and self._dry:
+            if self._dry <= self._gap_ticks:  # a stall inside a talkspurt
+                self.talkspurt_underruns += self._dry
+            self._dry = 0
         self._buf += pcm
         self.received_bytes += len(pcm)
         if len(self._buf) > self._max:
@@ -95,7 +109,14 @@ class PlayoutBuffer:
         else:
             out = SILENT_FRAME
         self.underruns += 1
+        if self.received_bytes:
+            self._dry += 1
         return out
+
+    def clear(self) -> None:
+        """Drop what is queued (a Media Streams ``clear``); the counts go on."""
+        self._buf.clear()
+        self._dry = 0
 
     @property
     def buffered_s(self) -> float:
@@ -148,9 +169,11 @@ class TransportFacts:
             fails).
         jitter_ms: interarrival jitter of the interviewer's audio at the caller, RFC 3550.
         call_duration_s: connect to hang-up, seconds.
-        underruns: 20 ms ticks at which the caller had no interviewer audio queued. A sender
-            that sends nothing while silent (pipecat's websocket output to Twilio) underruns
-            at every silent tick; on RTP and WebRTC it counts sender stalls.
+        underruns: 20 ms ticks at which the caller's playout of the interviewer's audio ran
+            dry inside a talkspurt (audio came back within 250 ms:
+            :attr:`PlayoutBuffer.talkspurt_underruns`), the same measure on every transport
+            (a sender's silence, which pipecat's websocket output to Twilio does not send and
+            WebRTC and RTP senders do, is not an underrun).
         hung_up_by: ``caller`` (end of the question set), ``caller_time_limit`` or
             ``interviewer``.
         packet_unit: what the packet counts count: ``rtp`` (RTP packets, WebRTC and SIP: 20 ms

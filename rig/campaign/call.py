@@ -86,13 +86,63 @@ def _wer_verbatim(reference: str, hypothesis: str):
 #: kinds of campaign write the same columns. ``transport_packets_sent``/``_received``/``_lost``
 #: count what ``transport_packet_unit`` names: ``rtp`` (RTP packets: WebRTC, SIP) or
 #: ``media_message`` (Twilio Media Streams ``media`` messages; those from the interviewer's
-#: side carry chunks of any length, not one 20 ms packet each).
+#: side carry chunks of any length, not one 20 ms packet each). ``transport_underruns`` counts
+#: 20 ms ticks at which the caller agent's playout ran dry inside one of the interviewer's
+#: talkspurts (audio resumed within 250 ms): a sender that sends nothing while silent
+#: (pipecat's websocket output to Twilio) and one that sends silence (WebRTC, SIP) count alike.
+#: Two delays, each on one side's clock: ``response_delay_measured_s`` is the caller agent's
+#: own, from the end of the question as the agent heard it (its VAD) to the first frame of its
+#: first answer, which is what the profile's ``response_delay_s`` sets (at least the agent's
+#: 300 ms end-of-speech timer; negative by the offset achieved on a barge-in);
+#: ``interviewer_gap_s`` is the interviewer's, from the end of its last prompt before the
+#: graded turn (the question, or its last repeat request) leaving it to the start of speech
+#: its VAD detected in that turn, so it adds the transport's latency both ways and the VADs'
+#: onset estimates. Both are null on a simulated call (no caller agent: the render puts
+#: exactly ``response_delay_s`` of silence before the answer).
 TRANSPORT_COLUMNS: tuple[str, ...] = (
     "transport", "transport_codec", "transport_packet_unit", "transport_packets_sent",
     "transport_packets_received", "transport_packets_lost", "transport_jitter_ms",
     "transport_call_duration_s", "transport_underruns", "transport_hung_up_by",
     "repeat_requests", "repeat_requests_heard", "time_to_first_answer_s",
-    "response_delay_measured_s", "interviewer_status", "recording_path")
+    "response_delay_measured_s", "interviewer_gap_s", "interviewer_status", "recording_path")
+
+_STRING, _FLOAT, _INT, _BOOL = "string", "float64", "int64", "bool"
+#: The type of every column of a call row in ``calls.parquet`` (``string``, ``float64``,
+#: ``int64``, ``bool``). A column that is null on every row of a campaign (the transport
+#: columns of a simulated one, ``error`` when no call failed) is still written with its type,
+#: so the ``calls.parquet`` of any two campaigns, simulated or over a real transport, have the
+#: same types and read together (``duckdb``, ``pyarrow.dataset``).
+ROW_TYPES: dict[str, str] = {
+    **dict.fromkeys((
+        "campaign_id", "call_id", "answer_id", "question_id", "category", "tier", "profile_id",
+        "profile_hash", "pipeline_version", "script", "asr_model", "scorer_model",
+        "oracle_parse_status", "oracle_decision", "status", "error", "traceback",
+        "parse_status", "decision", "profile_json", "accent_label", "language",
+        "pauses_placement", "noise_kind", "channel_chain", "channel_steps",
+        "wer_reference_policy", "voice_engine", "voice_id", "voice_version", "turn_closed_by",
+        "transcript", "scorer_raw", "scorer_reason", "scorer_error", "transport",
+        "transport_codec", "transport_packet_unit", "transport_hung_up_by",
+        "interviewer_status", "recording_path"), _STRING),
+    **dict.fromkeys((
+        "reference_score", "cutoff", "temperature", "oracle_score", "score", "pace_rate",
+        "pace_wpm_target", "pauses_pause_s", "response_delay_s", "fillers_per_100_words",
+        "repetitions_per_100_words", "barge_in_offset_s", "snr_db_target", "channel_loss_pct",
+        "channel_late_pct", "channel_missing_pct", "channel_missing_pct_expected",
+        "channel_clipped_pct", "audio_duration_s", "speech_start_s", "speech_end_s",
+        "snr_db_measured", "turn_speech_start_s", "turn_close_s", "words_lost_share",
+        "pace_rate_used", "pace_wpm_measured", "pauses_total_s", "asr_avg_logprob",
+        "asr_no_speech_prob", "wer", "wer_spoken", "wer_verbatim", "score_minus_oracle",
+        "t_synth_s", "t_channel_s", "t_vad_s", "t_asr_s", "t_scorer_s",
+        "transport_jitter_ms", "transport_call_duration_s", "time_to_first_answer_s",
+        "response_delay_measured_s", "interviewer_gap_s"), _FLOAT),
+    **dict.fromkeys((
+        "repeat", "seed", "silence_timeout_ms", "pauses_count", "channel_output_rate_hz",
+        "channel_packets", "channel_packets_lost", "channel_packets_late", "words_total",
+        "words_lost", "fillers_spoken", "repetitions_spoken", "transport_packets_sent",
+        "transport_packets_received", "transport_packets_lost", "transport_underruns",
+        "repeat_requests", "repeat_requests_heard"), _INT),
+    "truncated": _BOOL,
+}
 
 
 def with_transport_columns(row: dict) -> dict:

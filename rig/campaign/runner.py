@@ -24,7 +24,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rig.answers import Answer, AnswerBank, Question, load_bank
-from rig.campaign.call import Stages, call_id, run_call, with_transport_columns
+from rig.campaign.call import ROW_TYPES, Stages, call_id, run_call, with_transport_columns
 from rig.campaign.store import CallLog, write_parquet
 from rig.errors import ConfigError
 from rig.paths import make_out_dir
@@ -239,14 +239,16 @@ def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version:
                   baseline: str, n_boot: int, n_excluded: int = 0,
                   pipeline: dict | None = None) -> dict[str, Path]:
     """Write calls.parquet, summary.json and report.html from the call rows (rows without the
-    transport columns, logged by an older rig, get them: ``transport`` ``sim``, facts null)."""
+    transport columns, logged by an older rig, get them: ``transport`` ``sim``, facts null).
+    calls.parquet's columns have the types of :data:`rig.campaign.call.ROW_TYPES`, null or
+    not, so any two campaigns' files read together."""
     import pandas as pd
 
     from rig.campaign.summary import build_summary
     from rig.report import write_campaign_report
 
     rows = [with_transport_columns(r) for r in rows]
-    calls = write_parquet(rows, out / "calls.parquet")
+    calls = write_parquet(rows, out / "calls.parquet", types=ROW_TYPES)
     summary = build_summary(pd.DataFrame(list(rows)), campaign_id=campaign_id,
                             pipeline_version=version, baseline=baseline, n_boot=n_boot)
     summary["n_log_rows_not_in_plan"] = n_excluded

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -124,10 +125,42 @@ class CallLog:
         return list(self._rows.values())
 
 
-def write_parquet(rows: list[dict], path: str | Path) -> Path:
-    """Write rows to Parquet atomically (temp file, then rename)."""
+def write_parquet(rows: list[dict], path: str | Path,
+                  types: Mapping[str, str] | None = None) -> Path:
+    """Write rows to Parquet atomically (temp file, then rename).
+
+    ``types`` maps column names to ``string``, ``float64``, ``int64`` or ``bool``: those columns
+    are written with that Arrow type even when every value is null (pandas would write the
+    type ``null``, which no other file's column can be read together with). A column whose
+    values do not convert (a row from elsewhere) keeps the type pandas gives it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = Path(path)
     tmp = path.with_suffix(".parquet.partial")
-    pd.DataFrame(rows).to_parquet(tmp, index=False)
+    df = pd.DataFrame(rows)
+    if not types:
+        df.to_parquet(tmp, index=False)
+    else:
+        # large_string: what pandas writes for text, so that files written before the types
+        # were explicit have the same string type
+        arrow = {"string": pa.large_string(), "float64": pa.float64(), "int64": pa.int64(),
+                 "bool": pa.bool_()}
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        for name, kind in types.items():
+            i = table.schema.get_field_index(name)
+            if i < 0:
+                continue
+            want = arrow[kind]
+            col = table.column(i)
+            if col.type == want:
+                continue
+            try:
+                col = col.cast(want)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                continue
+            table = table.set_column(i, pa.field(name, want), col)
+        pq.write_table(table, tmp)
     os.replace(tmp, path)
     return path
+

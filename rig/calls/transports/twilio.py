@@ -32,6 +32,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -202,7 +203,7 @@ class TwilioLoopbackLink:
                     self.marks.append(msg["mark"].get("name", ""))
                     await self._ws.send(json.dumps(self.writer.mark(msg["mark"].get("name", ""))))
                 elif msg["event"] == "clear":
-                    self.playout = PlayoutBuffer()
+                    self.playout.clear()
         except websockets.ConnectionClosed:
             pass
         finally:
@@ -387,6 +388,33 @@ def twiml_connect_stream(stream_url: str, parameters: Mapping[str, str]) -> str:
             f"<Stream url={quoteattr(stream_url)}>{params}</Stream></Connect></Response>")
 
 
+def stream_url_problem(url: str) -> str | None:
+    """Why Twilio could not connect a call's media stream to ``url``, or None. Twilio
+    connects to ``wss://`` URLs only, and from the internet: a loopback, unspecified
+    (``0.0.0.0``), private or link-local address cannot be reached."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:
+        return f"not a URL ({exc})"
+    if parts.scheme != "wss":
+        return "Twilio connects media streams to wss:// URLs only"
+    if not host:
+        return "a wss:// URL needs a host"
+    if host == "localhost" or host.endswith(".localhost"):
+        return f"{host} is this machine, which Twilio cannot reach"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return None  # a host name
+    if ip.is_loopback or ip.is_unspecified or ip.is_private or ip.is_link_local:
+        return f"{host} is not a public address; Twilio cannot reach it"
+    return None
+
+
 def compute_signature(url: str, params: Mapping[str, str], auth_token: str) -> str:
     """``X-Twilio-Signature`` of a webhook request: base64(HMAC-SHA1(auth_token, url +
     concatenation of name + value for each POST parameter sorted by name)). For a GET or a
@@ -457,6 +485,32 @@ class TwilioCredentials:
         return TwilioCredentials(sid, sid, token)
 
 
+#: The environment variables whose values :func:`scrub_credentials` removes.
+CREDENTIAL_VARIABLES = ("TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN", "TWILIO_API_KEY_SID",
+                        "TWILIO_API_KEY_SECRET")
+_ACCOUNT_PATH = re.compile(r"(/Accounts/)[^/\s?#'\"]+")
+_TWILIO_SIDS = re.compile(r"\b(AC|SK)[0-9a-fA-F]{32}\b")
+
+
+def scrub_credentials(text: str, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with Twilio credentials replaced by ``***``: the values of the
+    :data:`CREDENTIAL_VARIABLES` set in ``env`` (default: the environment), the account in a
+    REST URL (``/Accounts/AC.../Calls.json``, as the twilio package's and requests' errors
+    show it) and anything shaped like an account or API key SID (``AC``/``SK`` and 32 hex
+    digits). For error texts that are printed or stored in rows."""
+    env = os.environ if env is None else env
+    for name in CREDENTIAL_VARIABLES:
+        value = env.get(name) or ""
+        if len(value) >= 4:
+            text = text.replace(value, "***")
+    text = _ACCOUNT_PATH.sub(r"\1***", text)
+    return _TWILIO_SIDS.sub(r"\1***", text)
+
+
+class TwilioRestError(RuntimeError):
+    """A REST call to Twilio failed; the message has the credentials scrubbed."""
+
+
 def place_call(*, to: str, from_: str, stream_url: str, parameters: Mapping[str, str],
                credentials: TwilioCredentials | None = None, http_client: Any = None,
                status_callback: str | None = None, time_limit_s: int = 600) -> str:
@@ -472,6 +526,10 @@ def place_call(*, to: str, from_: str, stream_url: str, parameters: Mapping[str,
         credentials: default :meth:`TwilioCredentials.from_env`.
         http_client: a ``twilio.http.HttpClient`` (tests pass one that records the request).
         time_limit_s: Twilio ends the call after this many seconds.
+
+    Raises:
+        TwilioRestError: the request failed (the twilio package's or the HTTP library's
+            error, its text with the account SID and secrets scrubbed, no traceback chained).
     """
     from twilio.rest import Client
 
@@ -482,4 +540,17 @@ def place_call(*, to: str, from_: str, stream_url: str, parameters: Mapping[str,
                               "twiml": twiml_connect_stream(stream_url, parameters)}
     if status_callback:
         kwargs["status_callback"] = status_callback
-    return client.calls.create(**kwargs).sid
+    try:
+        return client.calls.create(**kwargs).sid
+    except Exception as exc:
+        env = {"TWILIO_ACCOUNT_SID": creds.account_sid, "TWILIO_API_KEY_SID": creds.username,
+               "TWILIO_AUTH_TOKEN": creds.password}
+        if hasattr(exc, "status") and hasattr(exc, "msg"):  # TwilioRestException: plain text
+            code = getattr(exc, "code", None)
+            text = f"HTTP {exc.status} error: {exc.msg}" + (f" (Twilio error {code})"
+                                                             if code else "")
+        else:
+            text = str(exc)
+        msg = scrub_credentials(scrub_credentials(f"{type(exc).__name__}: {text}", env))
+        # from None: the chained errors repeat the URL with the account SID in it
+        raise TwilioRestError(f"placing the call failed: {msg}") from None
