@@ -7,6 +7,7 @@ campaign in which every call failed).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -183,6 +184,9 @@ def campaign_run(
         problem = stream_url_problem(stream_url)
         if problem:
             _fail(RigError(f"--stream-url: {problem} (got {stream_url!r})"))
+    if results_token_env and not os.environ.get(results_token_env):
+        _fail(RigError(f"--results-token-env: the environment variable {results_token_env} is "
+                       "not set (or empty): it must hold the interviewer's results token"))
     extra = {"results_token_env": results_token_env} if results_token_env else {}
     _run(spec, progress, interviewer_url, **extra, **(
         {"twilio_to": twilio_to, "twilio_from": twilio_from, "stream_url": stream_url,

@@ -333,3 +333,33 @@ def test_underruns_count_stalls_inside_a_talkspurt_not_a_senders_silence():
     p.push(speech * 3)
     p.clear()  # a Media Streams clear drops the audio, not the counts
     assert p.buffered_s == 0 and p.talkspurt_underruns == 3
+
+
+def test_a_campaign_whose_calls_all_failed_has_every_column_typed_and_in_order(tmp_path):
+    """Failed rows lack the measured columns: calls.parquet adds them as typed nulls, in the
+    same order as a full row's file, so the two files still read together."""
+    from rig.campaign.store import write_parquet
+
+    sim_out = tmp_path / "sim"
+    run_campaign(spec(sim_out, "sim"), stages=sim_stages(), progress=False)
+    failed = write_parquet([{"call_id": "x", "transport": "webrtc", "status": "error",
+                             "error": "RuntimeError: no interviewer", "traceback": "..."}],
+                           tmp_path / "failed.parquet", types=ROW_TYPES)
+    s_schema, f_schema = pq.read_schema(sim_out / "calls.parquet"), pq.read_schema(failed)
+    assert list(f_schema.names) == list(ROW_TYPES)
+    assert [(f.name, f.type) for f in s_schema] == [(f.name, f.type) for f in f_schema]
+    duckdb = pytest.importorskip("duckdb")
+    files = [str(sim_out / "calls.parquet"), str(failed)]
+    ((n, mean_wer),) = duckdb.sql(f"select count(*), avg(wer) from read_parquet({files})"
+                                  ).fetchall()
+    assert n == len(pd.read_parquet(sim_out / "calls.parquet")) + 1 and mean_wer is not None
+
+
+@pytest.mark.parametrize("url", ["wss://100.64.0.1/s", "wss://127.1/s", "wss://2130706433/s",
+                                 "wss://localhost./s", "wss://example.com:99999/s",
+                                 "wss://10.1/s"])
+def test_stream_urls_in_shared_short_or_numeric_forms_are_refused(url):
+    from rig.calls.transports.twilio import stream_url_problem
+
+    assert stream_url_problem(url)
+    assert stream_url_problem("wss://8.8.8.8:443/s") is None

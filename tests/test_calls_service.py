@@ -215,3 +215,52 @@ def test_each_serve_transport_answers_only_its_own_call_endpoints(tmp_path):
     assert "/api/offer" not in paths[("twilio",)] and "/twilio/media" in paths[("twilio",)]
     assert "/twilio/voice" not in paths[("webrtc",)] and "/api/offer" in paths[("webrtc",)]
     assert {"/api/offer", "/twilio/media", "/health"} <= paths[("twilio", "webrtc")]
+
+
+def test_a_webhook_record_is_imported_as_posted_even_with_questions(tmp_path):
+    """An external interviewer may post extra fields, `questions` among them: its posted
+    score is the score (only the reference interviewer's own records are read by question)."""
+    from rig.calls.results import import_scores
+
+    store = ResultStore(tmp_path / "webhook.jsonl")
+    store.put({"call_id": "x", "score": 55, "status": "ok", "questions": [{"score": 1}],
+               "source": "webhook"})
+    (got,) = import_scores(store.path)
+    assert got.call_id == "x" and got.score == 55
+
+
+def test_a_refused_results_token_fails_the_wait_at_once(tmp_path, monkeypatch):
+    """A 401 from GET /results is not 'not there yet': the wait stops and names the token."""
+    import time
+
+    from rig.calls.campaign import TransportCaller
+
+    svc = InterviewerService(load_pipeline(ROOT / "pipelines" / "reference.yaml"),
+                             load_bank(ROOT / "tests" / "data" / "calls_bank"), FakeScorer(),
+                             ResultStore(tmp_path / "r.jsonl"),
+                             results_token_env="RIG_SERVE_TOKEN")
+    monkeypatch.setenv("RIG_SERVE_TOKEN", "right-token")
+    monkeypatch.setenv("RIG_TEST_TOKEN", "wrong-token")
+    with ServiceThread(svc.app(("webrtc",)), "127.0.0.1", 0) as th:
+        caller = TransportCaller("webrtc", tmp_path, tmp_path, interviewer_url=th.url,
+                                 result_timeout_s=60.0, results_token_env="RIG_TEST_TOKEN")
+        t0 = time.monotonic()
+        with pytest.raises(RuntimeError, match=r"HTTP 401.*RIG_TEST_TOKEN"):
+            caller._wait_result(th.url, "some-call", "attempt-1")
+        assert time.monotonic() - t0 < 30
+
+
+def test_a_bad_webrtc_offer_is_a_4xx_and_sets_nothing_up(tmp_path):
+    svc = InterviewerService(load_pipeline(ROOT / "pipelines" / "reference.yaml"),
+                             load_bank(ROOT / "tests" / "data" / "calls_bank"), FakeScorer(),
+                             ResultStore(tmp_path / "r.jsonl"))
+    with ServiceThread(svc.app(("webrtc",))) as th:
+        for body, code in ((b"not json", 400), (b'{"sdp": "v=0", "type": "offer", '
+                                                b'"question_ids": "no_such_question"}', 422)):
+            req = urllib.request.Request(th.url + "/api/offer", data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(req, timeout=10)
+            e.value.close()
+            assert e.value.code == code
+        assert not svc.active

@@ -550,7 +550,8 @@ def test_results_are_fetched_with_the_bearer_token(tmp_path, monkeypatch):
         assert with_token._wait_result(url, "c1", "a1")["status"] == "ok"
         without = TransportCaller("webrtc", Path("answer_bank/core"), tmp_path,
                                   interviewer_url=url, result_timeout_s=1.5)
-        assert without._wait_result(url, "c1", "a1") is None
+        with pytest.raises(RuntimeError, match="HTTP 401"):  # refused: no waiting it out
+            without._wait_result(url, "c1", "a1")
         srv.shutdown()
 
 

@@ -229,6 +229,7 @@ class TransportCaller:
             return self.store.wait(cid, timeout_s, attempt_id)
         import json as _json
         import re
+        import urllib.error
         import urllib.request
 
         sip = re.match(r"^sip:(?:[^@]+@)?([^:;/]+):(\d+)", base)
@@ -249,6 +250,15 @@ class TransportCaller:
                     row = _json.loads(r.read())
                 if result_is_attempt(row, attempt_id):
                     return row
+            except urllib.error.HTTPError as exc:
+                exc.close()
+                if exc.code in (401, 403):  # waiting will not help: say so now
+                    raise RuntimeError(
+                        f"GET {base}/results: HTTP {exc.code}: the interviewer refused the "
+                        "results token (" + (f"--results-token-env {self.results_token_env}"
+                                             if self.results_token_env else
+                                             "none given: use --results-token-env") + ")"
+                    ) from None
             except Exception:  # not there yet (404) or the service is busy
                 pass
             if time.monotonic() + 1.0 > t_end:

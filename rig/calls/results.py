@@ -187,8 +187,11 @@ def _read_jsonl(path: Path) -> list[ExternalScore]:
     log = all(_is_log_record(r) for _, r in records)
     if log and all(isinstance(r.get("received_seq"), int) for _, r in records):
         records.sort(key=lambda nr: nr[1]["received_seq"])  # stable: line order on ties
+    # the reference interviewer's own records hold their scores under ``questions``; a
+    # webhook record is the external interviewer's score as posted, whatever else it holds
     out = [_validate(path, f"line {n}",
-                     interviewer_record_score(r) if "questions" in r else r)
+                     interviewer_record_score(r)
+                     if "questions" in r and r.get("source") != "webhook" else r)
            for n, r in records]
     if not log:
         return out

@@ -35,6 +35,7 @@ Results are written to the :class:`~rig.calls.results.ResultStore` keyed by call
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import threading
@@ -114,6 +115,13 @@ def _external_scores(body: object) -> list:
     return out
 
 
+def bearer_token(request) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header ("" without one: a header
+    without the ``Bearer`` scheme is no token)."""
+    auth = request.headers.get("Authorization", "")
+    return auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
+
+
 def results_router(store: ResultStore, token_env: str):
     """A FastAPI router with ``POST /results`` (Bearer token from env var ``token_env``).
 
@@ -138,7 +146,7 @@ def results_router(store: ResultStore, token_env: str):
 
     @router.post("/results")
     async def post_results(request: Request):
-        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        given = bearer_token(request)
         if not hmac.compare_digest(given.encode(), token.encode()):
             raise HTTPException(status_code=401, detail="bad or missing bearer token")
         raw = await request.body()
@@ -284,7 +292,7 @@ class InterviewerService:
             import hmac
 
             token = os.environ.get(self.results_token_env) if self.results_token_env else None
-            given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            given = bearer_token(request)
             if token and not hmac.compare_digest(given.encode(), token.encode()):
                 raise HTTPException(401, "bad or missing bearer token")
 
@@ -362,15 +370,21 @@ class InterviewerService:
             from pipecat.transports.smallwebrtc.connection import SmallWebRTCConnection
             from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
 
-            body = await request.json()
+            try:
+                body = json.loads(await request.body())
+            except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+                raise HTTPException(400, f"the offer is not JSON ({exc})") from None
             if not isinstance(body, dict) or "sdp" not in body or "type" not in body:
                 raise HTTPException(422, "an offer needs 'sdp' and 'type'")
+            try:  # before any connection is set up: a bad offer leaves nothing behind
+                session = self.session(body, "webrtc")
+            except (KeyError, ValueError, TypeError) as exc:
+                raise HTTPException(422, f"offer: {exc}") from None
             conn = SmallWebRTCConnection(ice_servers=[])
             await conn.initialize(sdp=body["sdp"], type=body["type"])
             transport = SmallWebRTCTransport(conn, TransportParams(
                 audio_in_enabled=True, audio_out_enabled=True,
                 audio_in_sample_rate=CALL_RATE_HZ, audio_out_sample_rate=CALL_RATE_HZ))
-            session = self.session(body, "webrtc")
             task = asyncio.ensure_future(self.run_pipeline(transport, session))
             self.active[session.call_id] = task
             task.add_done_callback(lambda _t, c=session.call_id: self.active.pop(c, None))

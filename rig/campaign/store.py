@@ -131,7 +131,9 @@ def write_parquet(rows: list[dict], path: str | Path,
 
     ``types`` maps column names to ``string``, ``float64``, ``int64`` or ``bool``: those columns
     are written with that Arrow type even when every value is null (pandas would write the
-    type ``null``, which no other file's column can be read together with). A column whose
+    type ``null``, which no other file's column can be read together with), and added as a
+    null column when no row has them, so that every file has the same columns, in the order
+    of ``types`` (other columns follow). A column whose
     values do not convert (a row from elsewhere) keeps the type pandas gives it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -149,7 +151,9 @@ def write_parquet(rows: list[dict], path: str | Path,
         table = pa.Table.from_pandas(df, preserve_index=False)
         for name, kind in types.items():
             i = table.schema.get_field_index(name)
-            if i < 0:
+            if i < 0:  # no row has it (every call failed before it): a typed null column
+                table = table.append_column(pa.field(name, arrow[kind]),
+                                            pa.nulls(len(table), arrow[kind]))
                 continue
             want = arrow[kind]
             col = table.column(i)
@@ -160,6 +164,11 @@ def write_parquet(rows: list[dict], path: str | Path,
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
                 continue
             table = table.set_column(i, pa.field(name, want), col)
+        # one column order, whichever columns the rows had: the typed columns in ``types``'s
+        # order, then any others as they came
+        names = table.schema.names
+        table = table.select([n for n in types if n in names]
+                             + [n for n in names if n not in types])
         pq.write_table(table, tmp)
     os.replace(tmp, path)
     return path

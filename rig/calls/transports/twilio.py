@@ -33,6 +33,7 @@ import hmac
 import json
 import os
 import re
+import socket
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -398,19 +399,26 @@ def stream_url_problem(url: str) -> str | None:
     try:
         parts = urlsplit(url)
         host = parts.hostname
+        parts.port  # noqa: B018  (raises on a port out of range)
     except ValueError as exc:
         return f"not a URL ({exc})"
     if parts.scheme != "wss":
         return "Twilio connects media streams to wss:// URLs only"
     if not host:
         return "a wss:// URL needs a host"
+    host = host.rstrip(".")
     if host == "localhost" or host.endswith(".localhost"):
         return f"{host} is this machine, which Twilio cannot reach"
     try:
         ip = ipaddress.ip_address(host)
     except ValueError:
-        return None  # a host name
-    if ip.is_loopback or ip.is_unspecified or ip.is_private or ip.is_link_local:
+        if not re.fullmatch(r"[0-9.]+|0x[0-9a-f.x]+", host, re.I):
+            return None  # a host name
+        try:  # the short and numeric IPv4 forms resolvers accept: 127.1, 2130706433
+            ip = ipaddress.ip_address(socket.inet_aton(host))
+        except OSError:
+            return f"{host} is not an address"
+    if not ip.is_global:  # loopback, 0.0.0.0, private, link-local, shared (100.64/10), ...
         return f"{host} is not a public address; Twilio cannot reach it"
     return None
 
