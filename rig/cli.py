@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -183,7 +184,8 @@ def campaign_run(
                            "e.g. behind a TLS-terminating proxy or tunnel)"))
         problem = stream_url_problem(stream_url)
         if problem:
-            _fail(RigError(f"--stream-url: {problem} (got {stream_url!r})"))
+            shown = re.sub(r"//[^/@]*@", "//***@", stream_url)  # no user:password echoed
+            _fail(RigError(f"--stream-url: {problem} (got {shown!r})"))
     if results_token_env and not os.environ.get(results_token_env):
         _fail(RigError(f"--results-token-env: the environment variable {results_token_env} is "
                        "not set (or empty): it must hold the interviewer's results token"))

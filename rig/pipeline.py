@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from rig.config import content_hash, load_model
@@ -63,6 +63,13 @@ class ScorerSettings(_Frozen):
     base_url: str | None = Field(None, description="openai: e.g. http://127.0.0.1:8080/v1")
     api_key_env: str | None = Field(None, description="openai: NAME of the key's env variable")
     timeout_s: float | None = Field(None, gt=0, le=3600, description="openai: per request")
+
+    @field_validator("model")
+    @classmethod
+    def _model_named(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("a model name, not an empty string")
+        return v
 
     @model_validator(mode="after")
     def _backend_fields(self) -> ScorerSettings:

@@ -291,6 +291,11 @@ BASE = ["campaign", "run", "--answers", "answer_bank/core", "--profiles", "profi
      "wss:// URLs only"),
     (["--transport", "twilio", "--twilio-to", "+15550100000", "--twilio-from", "+1555",
       "--stream-url", "wss://127.0.0.1:8770"], "--stream-url: 127.0.0.1 is not a public"),
+    (["--transport", "twilio", "--twilio-to", "+15550100000", "--twilio-from", "+1555",
+      "--stream-url", "wss://user:hunter22@127.0.0.1/s"], "(got 'wss://***@127.0.0.1/s')"),
+    (["--transport", "webrtc", "--interviewer-url", "http://127.0.0.1:9",
+      "--results-token-env", "RIG_SURELY_UNSET_TOKEN"],
+     "--results-token-env: the environment variable RIG_SURELY_UNSET_TOKEN is not set"),
 ])
 def test_options_a_transport_does_not_use_exit_2_before_anything_runs(tmp_path, monkeypatch,
                                                                        extra, says):

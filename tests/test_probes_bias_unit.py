@@ -940,7 +940,9 @@ def test_normaliser_reads_standard_refusals_as_neutral(reply):
     ("I can't agree with that.", "disagree"),  # a plain negation still flips
     ("Not strongly agree, but agree.", "agree"),
     ("I don't strongly disagree, but I do disagree.", "disagree"),
-    ("Agree - strongly", "strongly_agree"), ("Agree — strongly.", "strongly_agree"),
+    ("Agree - strongly", "strongly_agree"), ("Agree (strongly)", "strongly_agree"),
+    ("Disagree. Strongly.", "strongly_disagree"), ("Agree -- strongly", "strongly_agree"),
+    ("I agree. Completely unrelated, the sky", "agree"), ("Agree — strongly.", "strongly_agree"),
     ("Disagree: completely", "strongly_disagree"),
     # an echoed options list followed by the answer is still read
     ("Strongly agree, Agree, Disagree, Strongly disagree. Disagree.", "disagree"),
@@ -1117,3 +1119,19 @@ def test_result_tables_are_not_cut_when_stdout_is_not_a_terminal(inv_run, tmp_pa
                                          "--no-progress"])
     assert res.exit_code == 0, res.output
     assert "…" not in res.stdout and "accent_customer_facing" in res.stdout
+
+
+@pytest.mark.parametrize("damage", [{}, {"raw": None, "parse_status": "ok"},
+                                    {"raw": 123, "parse_status": "ok", "temperature": 0.0}])
+def test_a_logged_ask_missing_its_fields_is_a_damaged_log_not_a_traceback(tmp_path, damage):
+    import json
+
+    from rig.errors import RigError
+    from rig.probes.core import AskLog
+
+    path = tmp_path / "asks.jsonl"
+    log = AskLog(path, SysFake(lambda u, s: "Agree"))
+    key = log.key("s", "u", "", 0)
+    path.write_text(json.dumps({"call_id": key, **damage}) + "\n")
+    with pytest.raises(RigError, match=r"asks\.jsonl.*damaged"):
+        AskLog(path, SysFake(lambda u, s: "Agree")).ask("s", "u", "", normalise, 0)

@@ -297,6 +297,9 @@ def test_the_openai_backend_needs_a_model_name(tmp_path):
         scorer_settings(pipe)
     with pytest.raises(ValueError, match="required by the openai backend"):
         ScorerSettings(backend="openai", base_url="http://127.0.0.1:1/v1")
+    cfg.write_text("backend: openai\nbase_url: http://127.0.0.1:1/v1\nmodel: '  '\n")
+    with pytest.raises(ConfigError, match=r"scorer\.yaml: model: a model name, not an empty"):
+        scorer_settings(cfg)
     # the embedded default and every shipped pipeline still load
     assert ScorerSettings().model == "qwen2.5-coder-1.5b-instruct-q4_k_m"
     for p in sorted((Path(__file__).resolve().parents[1] / "pipelines").glob("*.yaml")):

@@ -147,6 +147,8 @@ class AskLog:
         key = self.key(system, user, grammar, seed)
         row = self.log.get(key)
         self.n_asks += 1
+        if row is not None:
+            self._check_logged(row)
         if row is not None and row["parse_status"] != "error":
             self.n_replies += 1
             parsed = parse(row["raw"])
@@ -174,6 +176,19 @@ class AskLog:
             self._backend_errors_in_a_row = 0
             self.n_replies += 1
         return res
+
+    def _check_logged(self, row: dict) -> None:
+        """A logged ask holds a ``parse_status`` (text), a ``raw`` reply (text, or null on a
+        backend error) and a numeric ``temperature``; anything else is a damaged log."""
+        bad = [f for f, ok in (
+            ("parse_status", isinstance(row.get("parse_status"), str)),
+            ("raw", row.get("raw") is None or isinstance(row.get("raw"), str)),
+            ("temperature", isinstance(row.get("temperature"), int | float)
+             and not isinstance(row.get("temperature"), bool))) if not ok]
+        if bad:
+            raise RigError(f"{self.log.path}: the ask {row.get('call_id')!r} is damaged "
+                           f"({', '.join(f'{f}: {row.get(f)!r}' for f in bad)}): restore the "
+                           "log, or remove that line to ask it again")
 
     def check_replied(self) -> None:
         """End of a run: raise when this run asked and not one ask got a reply (every ask a

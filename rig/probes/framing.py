@@ -186,13 +186,14 @@ _NEUTRAL_MARKERS = re.compile(
     r"no (?:personal )?(?:opinions?|views?|stance|position)|not (?:my place|for me to)|"
     r"not appropriate|both|varies|case by case|not possible to generali[sz]e)\b")
 # an option, "agreed"/"disagreed" included, with an intensifier before it ("strongly agree")
-# or right after it ("agree completely", "I agree, absolutely", "Agree - strongly", "disagree
+# or right after it ("agree completely", "I agree, absolutely", "Agree - strongly", "Agree
+# (strongly)", "Disagree. Strongly.", "disagree
 # entirely with ..."): an intensifier after the option counts when the clause ends there or
 # goes on with "with", "that", "on" or "about" (not "I disagree, totally unfounded claims")
 _MENTION = re.compile(
     rf"\bneither agree nor disagree\b|\b(?P<int>{_INTENSIFIERS}\s+)?(?P<neg>{_NEG}\s+"
     rf"(?:\w+\s+){{0,3}})?(?P<opt>disagree|agree)d?\b"
-    rf"(?P<post>(?:\s*[,:\-–—]\s*|\s+){_INTENSIFIERS}\b"
+    rf"(?P<post>(?:\s*[,:\-–—(.]+\s*|\s+){_INTENSIFIERS}\b"
     rf"(?=\s*(?:$|[.!;:,)(\-–—]|(?:with|that|on|about)\b)))?")
 # "I couldn't agree more" (with this statement) is the strongest agreement, not a negation
 _MORE_IDIOM = re.compile(
