@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rig.console import stdout_console
 from rig.errors import RigError
 
 HELP = (
@@ -165,7 +166,7 @@ def _with_scorer_floor(cfg, summary: Path):
 
 def _print_alerts(report) -> None:
     a = report.analysis
-    out = Console(highlight=False, width=160)
+    out = stdout_console(highlight=False)
     out.print(f"week {report.week}: {report.facts.get('n_calls', 0)} calls, {a.n_tests} "
               f"tests, {len(a.alerts)} alert(s)")
     if not a.alerts:
@@ -270,7 +271,7 @@ def segments_command(config: ConfigOpt = None) -> None:
     t.add_column("segments")
     for d in dimensions(cfg.segments):
         t.add_row(d.name, ", ".join(d.labels) if d.labels else "one per value, and unknown")
-    Console(highlight=False, width=160).print(t)
+    stdout_console(highlight=False).print(t)
     a = cfg.alerts
     typer.echo(f"alerts: ratio < {a.ratio_threshold:g} or |shift| > noise floor, n >= "
                f"{a.min_n}, {a.correction}-adjusted p < {a.alpha:g}; baseline "

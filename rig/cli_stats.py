@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rig.console import stdout_console
 from rig.errors import RigError
 from rig.gate import GateResult, run_gate
 from rig.stats.equivalence import equivalence_by_profile
@@ -75,9 +76,7 @@ ColOpt = Annotated[list[str] | None, typer.Option(
 
 
 def _console() -> Console:
-    out = Console(highlight=False)
-    # Piped or captured output has no terminal width to fit; keep the tables whole.
-    return out if out.is_terminal else Console(highlight=False, width=160)
+    return stdout_console(highlight=False)
 
 
 def _run(fn: Callable[[], T]) -> T:

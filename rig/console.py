@@ -15,13 +15,14 @@ from rich.table import Table
 WIDE = 200
 
 
-def stdout_console(min_width: int = 0) -> Console:
+def stdout_console(min_width: int = 0, **kwargs) -> Console:
     """A console on stdout: the terminal's width (at least ``min_width``) on a terminal,
-    :data:`WIDE` columns (or ``min_width``, or ``COLUMNS`` if larger) otherwise."""
-    out = Console()
+    :data:`WIDE` columns (or ``min_width``, or ``COLUMNS`` if larger) otherwise. ``kwargs``
+    go to :class:`rich.console.Console` (``highlight=False``, ...)."""
+    out = Console(**kwargs)
     if out.is_terminal:
-        return out if out.width >= min_width else Console(width=min_width)
-    return Console(width=max(out.width, min_width, WIDE))
+        return out if out.width >= min_width else Console(width=min_width, **kwargs)
+    return Console(width=max(out.width, min_width, WIDE), **kwargs)
 
 
 def print_table(table: Table, min_width: int = 0) -> None:

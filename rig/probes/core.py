@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from rig.campaign.store import CallLog
 from rig.config import load_model, read_yaml
@@ -204,6 +206,19 @@ class AskLog:
                 f"(last: {self._last_error}); every result is n/a. What was written is kept "
                 f"(asks in {self.log.path}): fix the {self.what} and rerun the same command "
                 "to resume")
+
+
+@dataclass
+class ProbeRun:
+    """What a bias probe's run gives back (name-swap, dual-framing, invariance): its folder,
+    ``summary.json``'s content, the rows of ``scores.parquet``, the asks that reached the
+    backend, the wall time in seconds and the files written by name."""
+    out_dir: Path
+    summary: dict
+    rows: pd.DataFrame
+    n_backend_calls: int
+    seconds: float
+    files: dict[str, Path] = field(default_factory=dict)
 
 
 def write_probe_outputs(out: Path, rows: list[dict], summary: dict,

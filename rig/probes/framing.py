@@ -37,7 +37,7 @@ import json
 import re
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -49,7 +49,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rig.config import load_model, read_yaml
 from rig.errors import ConfigError
 from rig.paths import DEFAULTS, make_out_dir
-from rig.probes.core import AskLog, build_scorer, describe_scorer
+from rig.probes.core import AskLog, ProbeRun, build_scorer, describe_scorer
 from rig.probes.prompts import json_object
 from rig.probes.stats import one_sample
 from rig.scorer.base import Parsed, Scorer
@@ -385,14 +385,7 @@ class FramingSpec:
     seed: int = 0
 
 
-@dataclass
-class FramingResult:
-    out_dir: Path
-    summary: dict
-    rows: pd.DataFrame
-    n_backend_calls: int
-    seconds: float
-    files: dict[str, Path] = field(default_factory=dict)
+FramingResult = ProbeRun  # the run's folder, summary, rows, backend asks, seconds, files
 
 
 def run_dual_framing(spec: FramingSpec, scorer: Scorer | None = None, *,

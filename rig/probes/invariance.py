@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -56,7 +56,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rig.answers import load_bank
 from rig.errors import ConfigError
 from rig.paths import DEFAULTS, make_out_dir
-from rig.probes.core import AskLog, build_scorer, describe_scorer, sample_sessions
+from rig.probes.core import AskLog, ProbeRun, build_scorer, describe_scorer, sample_sessions
 from rig.probes.measures import MEASURE_UNITS, MEASURES, add_typos, respace, text_measures
 from rig.probes.names import (
     DEFAULT_MATERIALS,
@@ -312,14 +312,7 @@ class InvarianceSpec:
     seed: int = 0
 
 
-@dataclass
-class InvarianceResult:
-    out_dir: Path
-    summary: dict
-    rows: pd.DataFrame
-    n_backend_calls: int
-    seconds: float
-    files: dict[str, Path] = field(default_factory=dict)
+InvarianceResult = ProbeRun  # the run's folder, summary, rows, backend asks, seconds, files
 
 
 def build_pairs(spec: InvarianceSpec) -> list[Pair]:

@@ -35,7 +35,7 @@ import itertools
 import json
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Literal
@@ -45,7 +45,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rig.errors import ConfigError
 from rig.paths import make_out_dir
-from rig.probes.core import AskLog, build_scorer, describe_scorer
+from rig.probes.core import AskLog, ProbeRun, build_scorer, describe_scorer
 from rig.probes.names import (
     DEFAULT_MATERIALS,
     Material,
@@ -209,14 +209,7 @@ class NameSwapSpec:
     features: tuple[str, ...] = FEATURES
 
 
-@dataclass
-class NameSwapResult:
-    out_dir: Path
-    summary: dict
-    rows: pd.DataFrame
-    n_backend_calls: int
-    seconds: float
-    files: dict[str, Path] = field(default_factory=dict)
+NameSwapResult = ProbeRun  # the run's folder, summary, rows, backend asks, seconds, files
 
 
 def _select(values: tuple[str, ...], known: tuple[str, ...], what: str,
