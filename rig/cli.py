@@ -435,6 +435,15 @@ def _mount_monitor() -> None:
 _mount_monitor()
 
 
+def _mount_scorer() -> None:
+    from rig.cli_scorer import scorer_app
+
+    app.add_typer(scorer_app, name="scorer")
+
+
+_mount_scorer()
+
+
 def _mount_interviewer() -> None:
     from rig.cli_interviewer import interviewer_app
 

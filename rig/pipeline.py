@@ -57,12 +57,24 @@ class ScorerSettings(_Frozen):
     unset, so existing pipelines keep their version."""
     backend: Literal["llamacpp", "openai"] = "llamacpp"
     model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    mode: Literal["argmax", "expected"] = Field(
+        "argmax", description="argmax: integer points per criterion as written; expected: "
+        "expected points from the judge's distribution over credit levels (G-Eval)")
     temperature: float = Field(0.0, ge=0.0, le=2.0)
+    budget_s: float = Field(120.0, gt=0, le=3600, description="seconds one grading may take; "
+                            "past it the grading is recorded as a timeout, never a score")
     max_tokens: int = Field(160, ge=32, le=1024)
     reason: bool = Field(False, description="ask for a one-sentence reason with the points")
     base_url: str | None = Field(None, description="openai: e.g. http://127.0.0.1:8080/v1")
     api_key_env: str | None = Field(None, description="openai: NAME of the key's env variable")
     timeout_s: float | None = Field(None, gt=0, le=3600, description="openai: per request")
+
+    @model_validator(mode="after")
+    def _mode_fields(self) -> ScorerSettings:
+        if self.mode == "expected" and self.reason:
+            raise ValueError("reason: true needs mode: argmax (expected mode reads the "
+                             "judge's level distributions and writes no reason)")
+        return self
 
     @field_validator("model")
     @classmethod

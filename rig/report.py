@@ -85,6 +85,31 @@ _COLUMNS = [
 ]
 
 
+def _validity_html(summary: dict) -> str:
+    """The judge's validity on this campaign's answers, with a plain warning when low."""
+    v = summary.get("judge_validity") or {}
+    if not v or v.get("verdict") == "not_measured":
+        return ("<p class='note'>Judge validity: not measured "
+                f"({html.escape(str(v.get('reason') or 'too few answers'))}).</p>")
+    figs = (f"Spearman {_fmt(v.get('spearman'))} (95% CI {_fmt(v.get('spearman_ci95'))}), "
+            f"decision agreement {_fmt(v.get('decision_agreement'))} "
+            f"(Cohen's kappa {_fmt(v.get('cohen_kappa'))}), mean absolute error "
+            f"{_fmt(v.get('mae_points'), 1)} points, {v.get('distinct_scores')} distinct scores, "
+            f"over {v.get('n_answers')} answers; scoring mode "
+            f"<code>{html.escape(str(v.get('scoring_mode')))}</code>")
+    warn = ""
+    if v.get("verdict") == "low":
+        warn = ("<p class='flag'>Warning: this judge does not rank or decide the bank's clean "
+                "scripts well (thresholds: Spearman "
+                f"{_fmt(v['thresholds']['min_spearman'])}, decision agreement "
+                f"{_fmt(v['thresholds']['min_decision_agreement'])}). The deltas below are "
+                "measured by a low-validity judge: they may say more about the judge than "
+                "about the audio path.</p>")
+    return (f"<h2>Judge validity</h2>{warn}<p class='note'>The scorer's grades of the "
+            f"answers' scripts (the oracle, no audio) against the bank's reference grades: "
+            f"{figs}. {html.escape(str(v.get('source', '')))}.</p>")
+
+
 def write_campaign_report(path: str | Path, summary: dict, rows: pd.DataFrame) -> Path:
     """Write ``report.html`` from a campaign summary and its call rows."""
     path = Path(path)
@@ -97,6 +122,8 @@ def write_campaign_report(path: str | Path, summary: dict, rows: pd.DataFrame) -
                         for k, _, digits in _COLUMNS)
         flag = " <span class='flag'>(within noise floor)</span>" if d.get(
             "within_noise_floor") else ""
+        if (summary.get("judge_validity") or {}).get("verdict") == "low" and pid != baseline:
+            flag += " <span class='flag'>(low-validity judge)</span>"
         body.append(f"<tr><td>{html.escape(pid)}{flag}</td>{cells}</tr>")
     why = []
     for pid, d in profiles.items():
@@ -134,6 +161,7 @@ score - baseline score, in rubric points (0-100). Flip: the advance/reject decis
 from the baseline's. Truncation: script words spoken after the interviewer closed the turn.
 score - oracle: the loss caused by the audio path (the oracle is the same scorer on the script
 text).</p>
+{_validity_html(summary)}
 <table><tr><th>profile</th>{head}</tr>{''.join(body)}</table>
 {why_html}
 {_delta_plot_svg(profiles, baseline)}

@@ -86,7 +86,7 @@ class _Reported(Scorer):
     def score(self, question, transcript, seed) -> ScoreResult:
         return self._result()
 
-    def _complete(self, system, user, grammar, seed) -> str:  # pragma: no cover - unused
+    def _complete(self, system, user, grammar, seed, **_) -> str:  # pragma: no cover - unused
         raise NotImplementedError
 
 

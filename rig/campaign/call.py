@@ -21,6 +21,7 @@ on every row: ``transport`` is ``sim`` here, and what a real transport measures 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 import traceback
@@ -122,7 +123,8 @@ ROW_TYPES: dict[str, str] = {
         "wer_reference_policy", "voice_engine", "voice_id", "voice_version", "turn_closed_by",
         "transcript", "scorer_raw", "scorer_reason", "scorer_error", "transport",
         "transport_codec", "transport_packet_unit", "transport_hung_up_by",
-        "interviewer_status", "recording_path"), _STRING),
+        "interviewer_status", "recording_path", "scorer_mode", "scorer_criteria_json"),
+        _STRING),
     **dict.fromkeys((
         "reference_score", "cutoff", "temperature", "oracle_score", "score", "pace_rate",
         "pace_wpm_target", "pauses_pause_s", "response_delay_s", "fillers_per_100_words",
@@ -134,7 +136,8 @@ ROW_TYPES: dict[str, str] = {
         "asr_no_speech_prob", "wer", "wer_spoken", "wer_verbatim", "score_minus_oracle",
         "t_synth_s", "t_channel_s", "t_vad_s", "t_asr_s", "t_scorer_s",
         "transport_jitter_ms", "transport_call_duration_s", "time_to_first_answer_s",
-        "response_delay_measured_s", "interviewer_gap_s"), _FLOAT),
+        "response_delay_measured_s", "interviewer_gap_s", "scorer_top_prob_min",
+        "scorer_entropy_mean_bits"), _FLOAT),
     **dict.fromkeys((
         "repeat", "seed", "silence_timeout_ms", "pauses_count", "channel_output_rate_hz",
         "channel_packets", "channel_packets_lost", "channel_packets_late", "words_total",
@@ -294,6 +297,10 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
         row.update({
             "score": res.score, "parse_status": res.parse_status, "scorer_raw": res.raw,
             "scorer_reason": res.reason, "scorer_error": res.error,
+            "scorer_mode": res.mode, "scorer_top_prob_min": res.top_prob_min,
+            "scorer_entropy_mean_bits": res.entropy_mean_bits,
+            "scorer_criteria_json": (json.dumps([c.to_dict() for c in res.criteria])
+                                     if res.criteria else None),
             "decision": decision_for(res.score, question.cutoff),
             "score_minus_oracle": (res.score - oracle.score
                                    if res.score is not None and oracle.score is not None

@@ -133,32 +133,36 @@ class OracleCache:
     def get(self, question: Question, answer: Answer, seed: int) -> ScoreResult:
         key = _oracle_key(question, answer, seed, self.version)
         row = self.log.get(key)
-        if row is None or row["parse_status"] == "error":
+        if row is None or row["parse_status"] in ("error", "timeout"):
             res = self.scorer.score(question, answer.clean_text, seed)
             row = {"call_id": key, "answer_id": answer.answer_id, "seed": seed,
                    "pipeline_version": self.version, "score": res.score,
                    "parse_status": res.parse_status, "raw": res.raw, "reason": res.reason,
                    "error": res.error, "seconds": res.seconds,
-                   "temperature": res.temperature}
+                   "temperature": res.temperature, "mode": res.mode,
+                   "criteria": [c.to_dict() for c in res.criteria or ()] or None}
             self.log.append(row)
         return ScoreResult(row["score"], row["parse_status"], row["raw"], row["reason"], None,
                            row.get("seconds") or 0.0, row.get("temperature", 0.0), seed,
-                           row.get("error"))
+                           row.get("error"), row.get("mode", "argmax"))
 
 
 def default_scorer(pipeline: PipelineConfig) -> Scorer:
+    """The scorer a pipeline's ``scorer:`` settings describe (backend, mode, budget)."""
     if pipeline.scorer.backend == "openai":
         from rig.scorer.openai_compat import OpenAICompatScorer
 
         s = pipeline.scorer
         return OpenAICompatScorer(s.base_url or "", s.model, s.api_key_env,
                                   temperature=s.temperature, max_tokens=s.max_tokens,
-                                  timeout_s=s.timeout_s or 120.0, with_reason=s.reason)
+                                  timeout_s=s.timeout_s or 120.0, with_reason=s.reason,
+                                  mode=s.mode, budget_s=s.budget_s)
     from rig.scorer.llamacpp import LlamaCppScorer
 
     return LlamaCppScorer(model=pipeline.scorer.model, temperature=pipeline.scorer.temperature,
                           max_tokens=pipeline.scorer.max_tokens,
-                          with_reason=pipeline.scorer.reason)
+                          with_reason=pipeline.scorer.reason, mode=pipeline.scorer.mode,
+                          budget_s=pipeline.scorer.budget_s)
 
 
 def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,

@@ -15,6 +15,7 @@ import math
 import pandas as pd
 
 from rig.stats.paired import paired_by_profile
+from rig.stats.validity import judge_validity
 
 
 def _mean(s: pd.Series) -> float | None:
@@ -51,6 +52,7 @@ def build_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str
     from rig.stats import noise_floor
 
     out["noise_floor"] = noise_floor(rows, baseline=baseline).to_dict()
+    out["judge_validity"] = judge_validity_block(rows, n_boot=n_boot, seed=seed)
     order = [baseline, *sorted(p for p in rows["profile_id"].unique() if p != baseline)]
     for pid in order:
         g = rows[rows["profile_id"] == pid]
@@ -72,3 +74,27 @@ def build_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str
         })
         out["profiles"][pid] = {k: _num(v) for k, v in entry.items()}
     return out
+
+
+def judge_validity_block(rows: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> dict:
+    """The judge's validity on this campaign's own answers (MEASUREMENT.md, "Judge
+    validity"): every call carries the oracle score of its answer's script, so the figures
+    come from the oracle scores (averaged over seeds) against the reference grades, over the
+    answers the campaign ran. ``verdict`` is ``low`` when the judge ranks or decides the
+    bank's clean scripts poorly: its deltas then say more about the judge than the audio.
+    ``rig scorer validate`` gives the same figures on the whole bank."""
+    need = {"answer_id", "question_id", "tier", "cutoff", "reference_score", "oracle_score"}
+    if not need <= set(rows.columns):
+        return {"verdict": "not_measured",
+                "reason": f"the rows lack {sorted(need - set(rows.columns))}"}
+    seeds = rows.drop_duplicates(["answer_id", "seed"]) if "seed" in rows else rows
+    per = (seeds.groupby("answer_id")
+           .agg(question_id=("question_id", "first"), tier=("tier", "first"),
+                cutoff=("cutoff", "first"), reference_score=("reference_score", "first"),
+                score=("oracle_score", "mean")).reset_index())
+    v = judge_validity(per, n_boot=n_boot, seed=seed).to_dict()
+    mode = rows["scorer_mode"].dropna() if "scorer_mode" in rows else pd.Series(dtype=str)
+    v["scoring_mode"] = str(mode.iloc[0]) if len(mode) else None
+    v["source"] = (f"oracle scores of the {v['n_answers']} answers in this campaign; "
+                   "`rig scorer validate` measures the whole bank")
+    return {k: _num(x) for k, x in v.items()}

@@ -1,8 +1,17 @@
-"""The scorer interface: a narrow public ``score()`` around each backend's ``_complete()``.
+"""The scorer interface: a narrow public ``score()`` around each backend's ``_complete()``
+(and ``_complete_levels()`` for graded judging).
 
-``score()`` owns prompting, parsing, timing and errors; a backend only turns (system, user,
-grammar, seed) into raw text. A backend error is recorded with ``parse_status="error"`` and
-the error text; it never becomes a score.
+``score()`` owns prompting, parsing, timing, the time budget and errors; a backend only turns
+(system, user, grammar, seed) into raw text, or, in ``expected`` mode
+(:mod:`rig.scorer.levels`), into one distribution over the credit levels per criterion. A
+backend error is recorded with ``parse_status="error"`` and the error text, a grading past
+``budget_s`` with ``parse_status="timeout"``; neither ever becomes a score.
+
+Scoring modes (``scorer.mode`` in a pipeline):
+    ``argmax``    the judge writes integer points per criterion (grammar-constrained, greedy
+                  at temperature 0); the score is their sum.
+    ``expected``  the judge's probability distribution over credit levels per criterion is
+                  read from its logits; the score is the sum of expected points (G-Eval).
 
 ``complete()`` is the same path for callers that bring their own prompt, grammar and parser
 (the probes of :mod:`rig.probes`): it returns a :class:`Completion` whose ``value`` is what the
@@ -16,25 +25,75 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from rig.answers import Question
 from rig.errors import EngineUnavailable, ModelIntegrityError, ModelMissingError, RigError
-from rig.scorer.prompt import SYSTEM_PROMPT, ParseStatus, grammar, parse_reply, user_prompt
+from rig.scorer.levels import (
+    CriterionGrade,
+    levels_user_prompt_head,
+    reply_text,
+    score_levels,
+)
+from rig.scorer.prompt import (
+    SYSTEM_PROMPT,
+    ParseStatus,
+    grammar,
+    parse_reply,
+    rubric_head,
+    transcript_block,
+)
+
+ScoringMode = Literal["argmax", "expected"]
+
+
+class GradingTimeout(RigError):
+    """A backend stopped a grading that ran past its deadline."""
+
+
+class ModeUnsupported(RigError):
+    """The backend cannot grade in the requested mode (e.g. an OpenAI-compatible endpoint
+    that returns no ``top_logprobs`` for ``expected`` mode). Stops a campaign: no call could
+    be graded."""
+
+
+@dataclass(frozen=True)
+class LevelsReply:
+    """A backend's ``expected``-mode reply: per criterion (rubric order) the probabilities of
+    the credit levels 0..N_LEVELS-1, and the level it wrote at each position."""
+    distributions: list[list[float]]
+    chosen: dict[str, int]
 
 
 @dataclass(frozen=True)
 class ScoreResult:
-    """One grading. ``score`` is 0-100, or None when ``parse_status != 'ok'``."""
+    """One grading. ``score`` is 0-100 (a float: expected points in ``expected`` mode), or
+    None when ``parse_status != 'ok'``. ``points`` is points per criterion; ``criteria``
+    holds each criterion's :class:`~rig.scorer.levels.CriterionGrade` (with the level
+    distribution, top probability and entropy in ``expected`` mode)."""
     score: float | None
     parse_status: ParseStatus
     raw: str
     reason: str | None
-    points: dict[str, int] | None
+    points: dict[str, float] | None
     seconds: float
     temperature: float
     seed: int
     error: str | None = None
+    mode: ScoringMode = "argmax"
+    criteria: tuple[CriterionGrade, ...] | None = None
+
+    @property
+    def top_prob_min(self) -> float | None:
+        """The least certain criterion's top-level probability (``expected`` mode)."""
+        vals = [c.top_prob for c in self.criteria or () if c.top_prob is not None]
+        return min(vals) if vals else None
+
+    @property
+    def entropy_mean_bits(self) -> float | None:
+        """Mean entropy of the criteria's level distributions, bits (``expected`` mode)."""
+        vals = [c.entropy_bits for c in self.criteria or () if c.entropy_bits is not None]
+        return sum(vals) / len(vals) if vals else None
 
 
 V = TypeVar("V")
@@ -78,36 +137,79 @@ class Scorer(ABC):
     name: str = "scorer"
     temperature: float = 0.0
     with_reason: bool = False
+    mode: ScoringMode = "argmax"
+    #: seconds one grading may take; past it the grading is a ``timeout`` (None: no limit)
+    budget_s: float | None = None
 
     def score(self, question: Question, transcript: str, seed: int) -> ScoreResult:
-        """Grade ``transcript`` for ``question``. Never raises.
+        """Grade ``transcript`` for ``question`` in this scorer's ``mode``. Never raises for a
+        reply or a backend failure (those are recorded); raises :class:`RigError` when the
+        scorer cannot run at all (a missing model package or engine, an unsupported mode).
 
-        At temperature 0 decoding is greedy and the seed plays no part, so an identical
-        (rubric, transcript) pair is graded once per process and the result reused: repeats of
-        a call whose audio did not change then agree exactly, as they would on a fresh model.
+        At temperature 0 an identical (rubric, transcript) pair is graded once per process
+        and the result reused. That hides nothing: the backends evaluate a prompt the same
+        way whatever was graded before it (llama.cpp: the rubric prefix and the transcript
+        are always evaluated as two fixed batches), so a fresh process gives the same grade.
         """
-        key = (question.rubric_hash, transcript.strip())
+        key = (question.rubric_hash, transcript.strip(), self.mode)
         if self.temperature == 0 and key in self._memo:
             return dataclasses.replace(self._memo[key], seed=seed, seconds=0.0)
         t0 = time.perf_counter()
+        deadline = time.monotonic() + self.budget_s if self.budget_s else None
         try:
-            raw = self._complete(SYSTEM_PROMPT,
-                                 user_prompt(question, transcript, self.with_reason),
-                                 grammar(question, self.with_reason), seed)
+            if self.mode == "expected":
+                res = self._score_expected(question, transcript, seed, deadline)
+            else:
+                head = rubric_head(question, self.with_reason)
+                raw = self._complete(SYSTEM_PROMPT, head + transcript_block(transcript),
+                                     grammar(question, self.with_reason), seed, head=head,
+                                     deadline=deadline)
+                parsed = parse_reply(raw, question)
+                crit = (tuple(CriterionGrade(c.id, c.points, float(parsed.points[c.id]))
+                              for c in question.rubric) if parsed.points else None)
+                res = ScoreResult(parsed.score, parsed.status, raw, parsed.reason,
+                                  parsed.points, 0.0, self.temperature, seed,
+                                  parsed.detail or None, "argmax", crit)
+        except GradingTimeout as exc:
+            res = self._timeout(seed, str(exc))
         except RigError:
             # a missing model package or engine is not a reply: the call fails (and is retried
             # on resume) instead of being recorded as a scorer failure
             raise
         except Exception as exc:  # any backend failure is recorded, the campaign goes on
-            return ScoreResult(None, "error", "", None, None, time.perf_counter() - t0,
-                               self.temperature, seed, f"{type(exc).__name__}: {exc}")
-        parsed = parse_reply(raw, question)
-        res = ScoreResult(parsed.score, parsed.status, raw, parsed.reason, parsed.points,
-                          time.perf_counter() - t0, self.temperature, seed,
-                          parsed.detail or None)
-        if self.temperature == 0:
+            res = ScoreResult(None, "error", "", None, None, 0.0, self.temperature, seed,
+                              f"{type(exc).__name__}: {exc}", self.mode)
+        seconds = time.perf_counter() - t0
+        if deadline is not None and res.parse_status != "timeout" and seconds > self.budget_s:
+            res = self._timeout(seed, f"took {seconds:.1f} s", raw=res.raw)
+        res = dataclasses.replace(res, seconds=seconds)
+        if self.temperature == 0 and res.parse_status not in ("error", "timeout"):
             self._memo[key] = res
         return res
+
+    def _timeout(self, seed: int, detail: str, raw: str = "") -> ScoreResult:
+        return ScoreResult(None, "timeout", raw, None, None, 0.0, self.temperature, seed,
+                           f"grading over its budget of {self.budget_s:g} s ({detail})",
+                           self.mode)
+
+    def _score_expected(self, question: Question, transcript: str, seed: int,
+                        deadline: float | None) -> ScoreResult:
+        head = levels_user_prompt_head(question)
+        reply = self._complete_levels(SYSTEM_PROMPT, head, transcript_block(transcript),
+                                      [c.id for c in question.rubric], seed,
+                                      deadline=deadline)
+        lv = score_levels(question, reply.distributions)
+        points = {g.criterion_id: g.points for g in lv.criteria} if lv.criteria else None
+        return ScoreResult(lv.score, lv.status, reply_text(reply.chosen), None, points, 0.0,
+                           self.temperature, seed, lv.detail or None, "expected", lv.criteria)
+
+    def _complete_levels(self, system: str, head: str, tail: str,
+                         criterion_ids: list[str], seed: int, *,
+                         deadline: float | None = None) -> LevelsReply:
+        """``expected`` mode: the user message is ``head + tail``; return, per criterion in
+        order, the probabilities of levels 0..N_LEVELS-1 at the position where the judge
+        writes that criterion's level (see :mod:`rig.scorer.levels`)."""
+        raise ModeUnsupported(f"the {self.name} scorer backend cannot grade in expected mode")
 
     def complete(self, system: str, user: str, *, grammar: str,
                  parse: Callable[[str], Parsed[V]], seed: int) -> Completion[V]:
@@ -138,7 +240,7 @@ class Scorer(ABC):
         else:
             try:
                 raw = self._complete(system, user, grammar, seed)
-            except (ModelMissingError, ModelIntegrityError, EngineUnavailable):
+            except (ModeUnsupported, ModelMissingError, ModelIntegrityError, EngineUnavailable):
                 raise  # setup, not a reply: the caller stops with the install hint
             except Exception as exc:  # a backend failure is recorded, the caller goes on
                 return Completion(None, "error", "", time.perf_counter() - t0,
@@ -162,5 +264,10 @@ class Scorer(ABC):
         return self.__dict__["_memo_store"]
 
     @abstractmethod
-    def _complete(self, system: str, user: str, grammar: str, seed: int) -> str:
-        """Return the model's raw reply text."""
+    def _complete(self, system: str, user: str, grammar: str, seed: int, *, head: str = "",
+                  deadline: float | None = None) -> str:
+        """Return the model's raw reply text.
+
+        ``head``: a prefix of ``user`` shared by many requests (the rubric), which a backend
+        may keep evaluated; ``deadline``: a :func:`time.monotonic` time after which the
+        backend may stop and raise :class:`GradingTimeout`."""

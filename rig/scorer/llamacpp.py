@@ -1,13 +1,35 @@
-"""The embedded scorer: llama.cpp (llama-cpp-python) running a verified GGUF on the CPU."""
+"""The embedded scorer: llama.cpp (llama-cpp-python) running a verified GGUF on the CPU.
+
+**Reproducible across processes.** llama.cpp's own prompt cache reuses the longest prefix
+that the previous prompt shares with the next one and evaluates only the rest; how the prompt
+is cut into batches then depends on what was graded before, and a different cut changes the
+floating-point arithmetic and so, now and then, a greedy token (``q02_weak``'s oracle grade
+was 90 in one process and 100 in another). Here every prompt is evaluated in two fixed parts:
+the chat template up to the end of the rubric (the ``head``, kept in the KV cache while the
+next prompt shares it, else evaluated afresh from position 0) and the rest in one batch. The
+grade of a prompt then depends on the prompt alone, not on the process's history; a test
+grades the same scripts in orders that share prefixes differently and compares.
+
+**Graded judging** (``mode="expected"``): the reply skeleton ``{"levels": {"<id>": `` is
+written for the judge and the logits at each level position are read directly
+(``llama_get_logits_ith``), so no ``logits_all`` (which slows prompt evaluation, and whose
+token logprobs were offset by one position in llama-cpp-python issue 1983) is needed.
+"""
 
 from __future__ import annotations
 
 import os
+import time
 from functools import lru_cache
+
+import numpy as np
 
 from rig.errors import EngineUnavailable
 from rig.models import ensure_model
-from rig.scorer.base import Scorer
+from rig.scorer.base import GradingTimeout, LevelsReply, Scorer, ScoringMode
+from rig.scorer.levels import LEVEL_DIGITS, reply_key, reply_prefix
+
+_SPLIT = "\x00RIG_SPLIT\x00"
 
 
 @lru_cache(maxsize=2)
@@ -28,30 +50,127 @@ def _grammar(text: str):
     return LlamaGrammar.from_string(text, verbose=False)
 
 
+@lru_cache(maxsize=4)
+def _formatter(template: str):
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    return Jinja2ChatFormatter(template=template, eos_token="", bos_token="")
+
+
 class LlamaCppScorer(Scorer):
-    """Chat completion with the GGUF's own chat template, output constrained by the grammar.
+    """Grades with the GGUF's own chat template; ``argmax`` output constrained by a grammar.
 
     Args:
         model: a verified model name from :mod:`rig.models`.
-        temperature: 0 is greedy decoding (repeats identical); above 0 samples with ``seed``.
-        max_tokens: cap on the reply (the grammar's reason cap keeps replies well inside it).
-        with_reason: also ask for a one-sentence reason (about 3x slower on 2 CPU cores).
+        temperature: 0 is greedy decoding (repeats identical); above 0 samples with ``seed``
+            (in ``expected`` mode it samples the level written at each position, which the
+            later criteria are conditioned on; the expected points use the model's own
+            distribution).
+        max_tokens: cap on an ``argmax`` reply (the grammar keeps replies well inside it).
+        with_reason: ``argmax`` only: also ask for a one-sentence reason (about 3x slower).
+        mode: ``argmax`` or ``expected`` (:mod:`rig.scorer.levels`).
+        budget_s: seconds one grading may take before it is a ``timeout`` (None: no limit).
+        n_threads: llama.cpp threads (default: min(4, cores)).
     """
 
     name = "llamacpp"
 
     def __init__(self, model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m",
                  temperature: float = 0.0, n_ctx: int = 2048, n_threads: int | None = None,
-                 max_tokens: int = 160, with_reason: bool = False) -> None:
+                 max_tokens: int = 160, with_reason: bool = False,
+                 mode: ScoringMode = "argmax", budget_s: float | None = None) -> None:
         self.model, self.temperature, self.max_tokens = model, temperature, max_tokens
-        self.with_reason = with_reason
+        self.with_reason, self.mode, self.budget_s = with_reason, mode, budget_s
         self._n_ctx = n_ctx
         self._n_threads = n_threads or min(4, os.cpu_count() or 2)
 
-    def _complete(self, system: str, user: str, grammar: str, seed: int) -> str:
-        llm = _llama(self.model, self._n_ctx, self._n_threads)
-        out = llm.create_chat_completion(
-            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-            grammar=_grammar(grammar), temperature=self.temperature, seed=seed,
-            max_tokens=self.max_tokens)
-        return out["choices"][0]["message"]["content"] or ""
+    def _llm(self):
+        return _llama(self.model, self._n_ctx, self._n_threads)
+
+    def _prompt_tokens(self, llm, system: str, head: str, tail: str
+                       ) -> tuple[list[int], list[int]]:
+        """(prefix, rest): the chat prompt's tokens cut after ``head``. When tokenising the
+        parts apart would differ from tokenising the whole, the prefix is empty (the whole
+        prompt is evaluated from position 0: slower, equally reproducible)."""
+        fmt = _formatter(llm.metadata["tokenizer.chat_template"])
+        text = fmt(messages=[{"role": "system", "content": system},
+                             {"role": "user", "content": head + _SPLIT + tail}]).prompt
+        pre, post = text.split(_SPLIT)
+        prefix = llm.tokenize(pre.encode(), add_bos=False, special=True)
+        whole = llm.tokenize((pre + post).encode(), add_bos=False, special=True)
+        if whole[:len(prefix)] != prefix:
+            return [], whole
+        return prefix, whole[len(prefix):]
+
+    @staticmethod
+    def _prime(llm, prefix: list[int]) -> None:
+        """Leave exactly ``prefix`` evaluated: kept when the cache holds it, else evaluated
+        afresh from position 0 (always as the same batches)."""
+        n = len(prefix)
+        if n and llm.n_tokens >= n and llm.input_ids[:n].tolist() == prefix:
+            llm.n_tokens = n  # the next eval drops the KV cells past n
+            return
+        llm.reset()
+        if n:
+            llm.eval(prefix)
+
+    def _complete(self, system: str, user: str, grammar: str, seed: int, *, head: str = "",
+                  deadline: float | None = None) -> str:
+        llm = self._llm()
+        head = head if user.startswith(head) else ""
+        prefix, rest = self._prompt_tokens(llm, system, head, user[len(head):])
+        self._prime(llm, prefix)
+        late = []
+
+        def stop(_ids, _logits) -> bool:
+            if deadline is not None and time.monotonic() > deadline:
+                late.append(True)
+                return True
+            return False
+
+        from llama_cpp import StoppingCriteriaList
+
+        out = llm.create_completion(prefix + rest, grammar=_grammar(grammar),
+                                    temperature=self.temperature, seed=seed,
+                                    max_tokens=self.max_tokens,
+                                    stopping_criteria=StoppingCriteriaList([stop]))
+        if late:
+            raise GradingTimeout("stopped while generating")
+        return out["choices"][0]["text"] or ""
+
+    def _complete_levels(self, system: str, head: str, tail: str,
+                         criterion_ids: list[str], seed: int, *,
+                         deadline: float | None = None) -> LevelsReply:
+        import llama_cpp
+
+        llm = self._llm()
+        prefix, rest = self._prompt_tokens(llm, system, head, tail)
+        self._prime(llm, prefix)
+        level_ids = [llm.tokenize(d.encode(), add_bos=False, special=False)
+                     for d in LEVEL_DIGITS]
+        if any(len(t) != 1 for t in level_ids):  # pragma: no cover - a tokenizer property
+            raise EngineUnavailable(f"{self.model}: a credit level is not one token")
+        ids = [t[0] for t in level_ids]
+        rng = np.random.default_rng(seed)
+        llm.eval(rest + llm.tokenize(reply_prefix().encode(), add_bos=False, special=False))
+        fork = llm.n_tokens  # every criterion is read from here: no halo from the others
+        dists: list[list[float]] = []
+        chosen: dict[str, int] = {}
+        for cid in criterion_ids:
+            if deadline is not None and time.monotonic() > deadline:
+                raise GradingTimeout(f"stopped before criterion {cid!r}")
+            llm.n_tokens = fork
+            llm.eval(llm.tokenize(reply_key(cid, True).encode(), add_bos=False,
+                                  special=False))
+            row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1),
+                                        shape=(llm.n_vocab(),))
+            z = row[ids].astype(np.float64)
+            p = np.exp(z - z.max())
+            p /= p.sum()
+            dists.append(p.tolist())
+            if self.temperature > 0:
+                q = np.exp((z - z.max()) / self.temperature)
+                chosen[cid] = int(rng.choice(len(ids), p=q / q.sum()))
+            else:
+                chosen[cid] = int(np.argmax(z))
+        return LevelsReply(dists, chosen)

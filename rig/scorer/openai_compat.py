@@ -29,7 +29,8 @@ import urllib.parse
 import urllib.request
 
 from rig.errors import ConfigError, RigError
-from rig.scorer.base import Scorer
+from rig.scorer.base import LevelsReply, ModeUnsupported, Scorer, ScoringMode
+from rig.scorer.openai_levels import TOP_LOGPROBS, levels_from_logprobs
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
@@ -86,7 +87,8 @@ class OpenAICompatScorer(Scorer):
     def __init__(self, base_url: str, model: str, api_key_env: str | None = None, *,
                  temperature: float = 0.0, max_tokens: int = 256, timeout_s: float = 120.0,
                  max_retries: int = 2, json_mode: bool = False,
-                 with_reason: bool = False) -> None:
+                 with_reason: bool = False, mode: ScoringMode = "argmax",
+                 budget_s: float | None = None) -> None:
         if not base_url or urllib.parse.urlsplit(base_url).scheme not in ("http", "https"):
             raise ConfigError("scorer", "base_url", "must be an http:// or https:// URL")
         if api_key_env is not None:
@@ -106,6 +108,7 @@ class OpenAICompatScorer(Scorer):
         self.temperature, self.max_tokens = temperature, max_tokens
         self.timeout_s, self.max_retries = timeout_s, max_retries
         self.json_mode, self.with_reason = json_mode, with_reason
+        self.mode, self.budget_s = mode, budget_s
 
     def __repr__(self) -> str:
         return (f"OpenAICompatScorer(base_url={redact_url(self.base_url)!r}, "
@@ -170,12 +173,49 @@ class OpenAICompatScorer(Scorer):
                 f"POST {shown}: the endpoint did not return JSON: "
                 f"{payload[:200].decode('utf-8', 'replace')}")) from None
 
-    def _complete(self, system: str, user: str, grammar: str, seed: int) -> str:
+    def _complete(self, system: str, user: str, grammar: str, seed: int, *, head: str = "",
+                  deadline: float | None = None) -> str:
+        out = self._chat(system, user, seed)
+        try:
+            content = out["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise ScorerBackendError(self._scrub(
+                "the endpoint's reply has no choices[0].message.content: "
+                f"{json.dumps(out)[:200]}")) from None
+        # scrubbed too: an endpoint (or a proxy) that echoes the request must not carry the
+        # key into the raw replies that rig stores
+        return self._scrub(content or "")
+
+    def _complete_levels(self, system: str, head: str, tail: str,
+                         criterion_ids: list[str], seed: int, *,
+                         deadline: float | None = None) -> LevelsReply:
+        """``expected`` mode through ``logprobs``/``top_logprobs`` (the OpenAI chat API's
+        token log-probabilities): see :func:`rig.scorer.openai_levels.levels_from_logprobs`.
+
+        Raises:
+            ModeUnsupported: the endpoint returned no ``top_logprobs``.
+        """
+        out = self._chat(system, head + tail, seed, top_logprobs=TOP_LOGPROBS)
+        try:
+            content = out["choices"][0]["logprobs"]["content"]
+        except (KeyError, IndexError, TypeError):
+            content = None
+        if not content or not isinstance(content, list) or "top_logprobs" not in content[0]:
+            raise ModeUnsupported(
+                "scorer mode expected needs token log-probabilities, and "
+                f"{redact_url(self.base_url)} (model {self.model!r}) returned no choices[0].logprobs.content[].top_logprobs;"
+                " use mode: argmax with this endpoint")
+        return levels_from_logprobs(content, criterion_ids)
+
+    def _chat(self, system: str, user: str, seed: int, top_logprobs: int | None = None
+              ) -> dict:
         request = {"model": self.model,
                    "messages": [{"role": "system", "content": system},
                                 {"role": "user", "content": user}],
                    "temperature": self.temperature, "max_tokens": self.max_tokens,
                    "seed": int(seed)}
+        if top_logprobs:
+            request.update(logprobs=True, top_logprobs=top_logprobs)
         if self.json_mode:
             request["response_format"] = {"type": "json_object"}
         body = json.dumps(request).encode("utf-8")
@@ -187,12 +227,4 @@ class OpenAICompatScorer(Scorer):
                 if not exc.retryable or attempt == self.max_retries:
                     raise
                 time.sleep(1.0 * (attempt + 1))
-        try:
-            content = out["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            raise ScorerBackendError(self._scrub(
-                "the endpoint's reply has no choices[0].message.content: "
-                f"{json.dumps(out)[:200]}")) from None
-        # scrubbed too: an endpoint (or a proxy) that echoes the request must not carry the
-        # key into the raw replies that rig stores
-        return self._scrub(content or "")
+        return out

@@ -18,10 +18,11 @@ from typing import Literal
 
 from rig.answers import Question
 
-PROMPT_VERSION = 1
+PROMPT_VERSION = 2  # 2: the transcript on its own lines (a stable prefix split)
 MAX_REASON_CHARS = 160
 
-ParseStatus = Literal["ok", "invalid_json", "missing_field", "out_of_range", "error"]
+#: ``timeout``: the grading ran past the scorer's ``budget_s`` (recorded, never a score).
+ParseStatus = Literal["ok", "invalid_json", "missing_field", "out_of_range", "error", "timeout"]
 
 SYSTEM_PROMPT = (
     "You are a strict, fair interview grader. You grade one candidate answer from a phone "
@@ -32,9 +33,10 @@ SYSTEM_PROMPT = (
 )
 
 
-def user_prompt(question: Question, transcript: str, with_reason: bool = False) -> str:
-    """The user message: question and rubric first (shared by every call of the question, so
-    llama.cpp reuses the prompt prefix), then the transcript."""
+def rubric_head(question: Question, with_reason: bool = False) -> str:
+    """The user message up to the transcript: question, rubric, reply format. It is the same
+    for every call of a question, so a backend may keep its evaluation (llama.cpp's KV cache)
+    and evaluate only :func:`transcript_block` per call."""
     lines = [f"Interview question: {question.question}", "", "Rubric:"]
     for c in question.rubric:
         lines.append(f"- {c.id} (0 to {c.points} points): {c.description}")
@@ -45,9 +47,20 @@ def user_prompt(question: Question, transcript: str, with_reason: bool = False) 
         f'Reply as JSON: {{"points": {{{example}}}{reason}}}',
         "",
         "Candidate's answer (transcript):",
-        f'"""{transcript.strip()}"""',
+        '"""',
+        "",
     ]
     return "\n".join(lines)
+
+
+def transcript_block(transcript: str) -> str:
+    """The per-call tail of the user message: the transcript, closed by triple quotes."""
+    return f'{transcript.strip()}\n"""'
+
+
+def user_prompt(question: Question, transcript: str, with_reason: bool = False) -> str:
+    """The whole user message: :func:`rubric_head` then :func:`transcript_block`."""
+    return rubric_head(question, with_reason) + transcript_block(transcript)
 
 
 def _range_rule(name: str, hi: int) -> str:

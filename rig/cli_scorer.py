@@ -1,0 +1,130 @@
+"""``rig scorer validate``: the judge against the bank's reference grades (a thin layer over
+:mod:`rig.scorer.validate`). Mounted by :mod:`rig.cli`. Exit codes: 0 done, 2 bad input or
+a scorer that cannot run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from rig.console import print_table, stdout_console
+from rig.errors import ConfigError, RigError
+from rig.paths import DEFAULTS
+
+scorer_app = typer.Typer(no_args_is_help=True, pretty_exceptions_show_locals=False,
+                         help="The scorer (judge): validity against the bank's grades.")
+console = Console(stderr=True)
+_MODES = ("argmax", "expected")
+
+
+def _fail(exc: Exception) -> None:
+    console.print(Text("error: ", style="red") + Text(str(exc)), highlight=False)
+    raise typer.Exit(2)
+
+
+def _modes(value: str | None, default: str) -> list[str]:
+    modes = [m.strip() for m in (value or default).split(",") if m.strip()]
+    bad = [m for m in modes if m not in _MODES]
+    if bad or not modes or len(set(modes)) != len(modes):
+        raise ConfigError("--modes", "", f"a comma-separated list of {', '.join(_MODES)} "
+                          "without repeats", value)
+    return modes
+
+
+def _table(result: dict) -> Table:
+    cols = [(m, d["validity"]) for m, d in result["modes"].items()]
+    if "inter_grader" in result:
+        cols.append(("graders (ceiling)", result["inter_grader"]["validity"]))
+    t = Table(title=f"judge validity on {result['bank']} ({result['pipeline_version']})")
+    t.add_column("figure")
+    for name, _ in cols:
+        t.add_column(name, justify="right")
+
+    def f(v, d=3):
+        if v is None:
+            return "n/a"
+        if isinstance(v, bool):
+            return "yes" if v else "no"
+        if isinstance(v, list):
+            return "[" + ", ".join(f(x, 2) for x in v) + "]"
+        return f"{v:.{d}f}" if isinstance(v, float) else str(v)
+
+    for key, label in (("n_answers", "answers"), ("spearman", "Spearman"),
+                       ("spearman_ci95", "  95% CI"), ("pearson", "Pearson"),
+                       ("mae_points", "mean abs. error"),
+                       ("decision_agreement", "decision agreement"),
+                       ("cohen_kappa", "Cohen's kappa"), ("tier_order_rate", "tier order"),
+                       ("distinct_scores", "distinct scores"), ("retest_sd", "test-retest SD"),
+                       ("verdict", "verdict")):
+        t.add_row(label, *(f(v.get(key)) for _, v in cols))
+    t.add_row("s per grading (median)",
+              *(f(d["seconds_per_grading"]["median"], 2) for d in result["modes"].values()),
+              *([""] if "inter_grader" in result else []))
+    return t
+
+
+@scorer_app.command("validate")
+def validate(
+    answers: Annotated[Path, typer.Option(help="answer bank folder")] = DEFAULTS.answer_bank
+    / "core",
+    pipeline: Annotated[Path, typer.Option(help="pipelines/<name>.yaml (its scorer settings)")
+                        ] = DEFAULTS.pipelines / "reference.yaml",
+    modes: Annotated[str | None, typer.Option(
+        help="scoring modes to compare, comma-separated: argmax, expected (default: the "
+             "pipeline's)")] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="gradings per script (test-retest)")] = 1,
+    out: Annotated[Path | None, typer.Option(
+        help="write validity.json, answers.csv and report.html here")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print validity.json to stdout")
+                       ] = False,
+    progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+) -> None:
+    """Grade every script of the bank (the oracle path, no audio) and compare the judge with
+    the bank's reference grades: correlation, error, decision agreement, tier order."""
+    from rig.answers import load_bank
+    from rig.campaign.runner import default_scorer
+    from rig.pipeline import load_pipeline, pipeline_version
+    from rig.scorer.validate import summarise, validate_bank, write_validation
+
+    try:
+        bank = load_bank(answers)
+        pipe = load_pipeline(pipeline)
+        chosen = _modes(modes, pipe.scorer.mode)
+        if out is not None and out.exists() and not out.is_dir():
+            raise ConfigError(out, "--out", "exists and is not a folder", str(out))
+        versions = {}
+
+        def make(mode: str):
+            cfg = pipe.model_copy(update={"scorer": pipe.scorer.model_copy(
+                update={"mode": mode})})
+            versions[mode] = pipeline_version(cfg)
+            return default_scorer(cfg)
+
+        total = len(bank.answers()) * len(chosen) * repeats
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                      MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                      disable=not progress or as_json, transient=True) as bar:
+            task = bar.add_task("gradings", total=total)
+            run = validate_bank(bank, make, chosen, repeats,
+                                on_grading=lambda _row: bar.advance(task))
+        result = summarise(run)
+    except RigError as exc:
+        _fail(exc)
+    result["pipeline_version"] = versions[chosen[0]] if len(chosen) == 1 else None
+    result["pipeline_versions"] = versions
+    result["answers_path"] = str(answers)
+    if out is not None:
+        files = write_validation(out, result)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    print_table(_table(result), min_width=100)
+    if out is not None:
+        stdout_console().print("wrote " + ", ".join(str(p) for p in files.values()))
