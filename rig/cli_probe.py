@@ -99,9 +99,12 @@ def _scorer(spec: str, option: str = "--scorer"):
 def _print(summary: dict, out: Path) -> None:
     ref, treat = summary["reference"], summary["treatment"]
     t = Table(title=f"probe {summary['probe']}: {treat} (trt) vs {ref} (ref), per question",
-              box=None, caption="t p: paired t-test; W p: Wilcoxon signed-rank; "
-                                           "dec p: chi-square on the decisions")
-    for col in ("condition", "n", "ref", "trt", "diff", "gap %", "t p", "W p", "d_z", "dec p"):
+              box=None, caption="p: paired t-test, or the exact sign test (s) when every "
+                                "pair differs by the same non-zero amount; W p: Wilcoxon "
+                                "signed-rank; S p: sign test; dec p: the sessions' paired "
+                                "decisions, McNemar exact (2 decisions) or Stuart-Maxwell (3)")
+    for col in ("condition", "n", "ref", "trt", "diff", "gap %", "p", "W p", "S p", "d_z",
+                "dec p"):
         t.add_column(col, justify="left" if col == "condition" else "right", no_wrap=True)
 
     def f(v, d=2):
@@ -110,8 +113,10 @@ def _print(summary: dict, out: Path) -> None:
     for cond, d in summary["conditions_detail"].items():
         p = d["paired"]
         t.add_row(cond, f(p["n_pairs"]), f(p["mean_reference"]), f(p["mean_treatment"]),
-                  f(p["mean_diff"]), f(p["gap_pct"], 1), f(p["t_p"], 3), f(p["wilcoxon_p"], 3),
-                  f(p["cohens_dz"]), f(d["decisions"]["p"], 3))
+                  f(p["mean_diff"]), f(p["gap_pct"], 1),
+                  f(p["p"], 3) + (" s" if p["p_test"] == "sign" else ""),
+                  f(p["wilcoxon_p"], 3), f(p["sign_p"], 3), f(p["cohens_dz"]),
+                  f(d["decisions"]["p"], 3))
     print_table(t)
     stdout_console().print(f"replies not scored: {summary['n_rating_failures']} ratings, "
                     f"{summary['n_decision_failures']} decisions")
@@ -310,9 +315,10 @@ def _print_invariance(s: dict, out: Path) -> None:
     from rig.probes.invariance import violation_text
 
     t = Table(title="invariance of the written assessment", box=None,
-              caption="violated: Bonferroni-corrected paired t p < alpha; diff = perturbed - "
-                      "reference; violation rate: violated of the measures tested (untestable: "
-                      "no paired t-test, e.g. under 2 pairs or equal non-zero differences)")
+              caption="violated: Bonferroni-corrected paired p < alpha (paired t-test; the "
+                      "exact sign test when every pair differs by the same non-zero amount); "
+                      "diff = perturbed - reference; violation rate: violated of the measures "
+                      "tested (untestable: under 2 scored pairs)")
     for col in ("perturbation", "kind", "pairs", "changed", *s["measures"], "violation rate"):
         t.add_column(col, justify="left" if col in ("perturbation", "kind") else "right")
     for pert, d in s["by_perturbation"].items():

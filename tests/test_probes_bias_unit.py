@@ -28,15 +28,9 @@ from rig.probes.invariance import InvarianceSpec, campaign_pairs, run_invariance
 from rig.probes.measures import add_typos, reading_ease, respace, syllables, text_measures
 from rig.probes.name_swap import NameSwapSpec, feature_prompt, parse_feature, run_name_swap
 from rig.probes.names import candidate_name, draw_slots, load_materials, load_name_set
-from rig.probes.stats import (
-    GroupTest,
-    bias_index,
-    bonferroni_paired,
-    group_test,
-    one_sample,
-    standardise_by_item,
-)
 from rig.scorer.fake import FakeScorer
+from rig.stats.comparisons import bonferroni_paired, one_sample
+from rig.stats.groups import GroupTest, bias_index, group_test, standardise_by_item
 
 pytestmark = pytest.mark.unit
 FEMALE = ("Jessica", "Ashley", "Emily", "Samantha", "Sarah", "Amanda", "Brittany", "Elizabeth",
@@ -257,7 +251,10 @@ def test_bonferroni_paired_equals_scipy_times_m():
     assert out["a"].violated is True
     assert out["c"].violated is False and "same value" in out["c"].not_computable[
         "p_bonferroni"]
-    assert out["d"].violated is None and "zero variance" in out["d"].not_computable["violated"]
+    # a constant non-zero shift is decided by the exact sign test: 12 of 12 pairs up
+    assert out["d"].paired.p_test == "sign" and out["d"].violated is True
+    assert out["d"].p_bonferroni == pytest.approx(
+        min(1.0, 4 * stats.binomtest(12, 12, 0.5).pvalue))
 
 
 # -- name swap runs --------------------------------------------------------------------------
@@ -569,6 +566,9 @@ def test_invariance_tells_bias_from_brittleness(inv_run):
         assert t["paired"]["mean_diff"] == pytest.approx(np.mean(b - a))
         if np.std(b - a) > 0:
             p = stats.ttest_rel(b, a).pvalue
+            assert t["p_bonferroni"] == pytest.approx(min(1.0, 4 * p))
+        elif np.any(b != a):  # a constant shift: the exact sign test
+            p = stats.binomtest(int(np.sum(b > a)), int(np.sum(b != a))).pvalue
             assert t["p_bonferroni"] == pytest.approx(min(1.0, 4 * p))
     html = (spec.out_dir / "report.html").read_text()
     assert "<script" not in html and "By kind of perturbation" in html

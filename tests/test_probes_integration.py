@@ -46,6 +46,15 @@ def test_a_tiny_hedging_run_on_the_embedded_scorer(tmp_path):
     if d.std() > 0:
         assert got["t_p"] == pytest.approx(stats.ttest_rel(per_q["hedged"],
                                                            per_q["confident"]).pvalue)
+        assert got["p"] == got["t_p"] and got["p_test"] == "paired_t"
+    elif (d != 0).any():  # a constant shift: the exact sign test decides
+        assert got["p_test"] == "sign"
+        assert got["p"] == pytest.approx(stats.binomtest(int((d > 0).sum()),
+                                                         int((d != 0).sum())).pvalue)
+    # the decision test pairs each session's two decisions
+    dt = res.summary["conditions_detail"]["plain"]["decisions"]
+    assert dt["n_paired"] == 2 and sum(map(sum, dt["table"])) == 2
+    assert dt["p"] is not None or dt["not_computable"]["p"]
     assert (out / "report.html").stat().st_size > 1000
     assert json.loads((out / "summary.json").read_text())["scorer"]["backend"] == "llamacpp"
 

@@ -16,10 +16,8 @@ from typer.testing import CliRunner
 from rig.errors import ConfigError, ModelMissingError
 from rig.probes import (
     ProbeSpec,
-    decision_test,
     hedge_markers,
     load_shibboleth,
-    paired_comparison,
     parse_decision,
     parse_rating,
     run_probe,
@@ -124,6 +122,9 @@ def test_summary_statistics_equal_scipy_on_scores_parquet(probe_run):
             w = stats.wilcoxon(b - a)
             assert got["wilcoxon_stat"] == pytest.approx(w.statistic)
             assert got["wilcoxon_p"] == pytest.approx(w.pvalue)
+            pos, neg = int(np.sum(b > a)), int(np.sum(b < a))
+            assert got["sign_p"] == pytest.approx(stats.binomtest(pos, pos + neg).pvalue)
+        assert got["p"] == (got["t_p"] if got["p_test"] == "paired_t" else got["sign_p"])
         # by session: the session means over the positions scored under both variants
         wide = r.pivot_table(index=["session", "position"], columns="variant", values="score")
         sm = wide.dropna().groupby(level="session").mean()
@@ -132,71 +133,71 @@ def test_summary_statistics_equal_scipy_on_scores_parquet(probe_run):
         assert gs["n_pairs"] == len(sm) and gs["t_p"] == pytest.approx(t.pvalue)
 
 
-def test_decision_chi_square_equals_scipy_on_decisions_parquet(probe_run):
+def test_decision_test_is_paired_by_session_on_decisions_parquet(probe_run):
+    from statsmodels.stats.contingency_tables import SquareTable, mcnemar
+
     spec, _ = probe_run
     dec = pd.read_parquet(spec.out_dir / "decisions.parquet")
     summary = json.loads((spec.out_dir / "summary.json").read_text())
-    d = dec[(dec["condition"] == "plain") & (dec["parse_status"] == "ok")]
-    table = pd.crosstab(d["variant"], d["decision"]).reindex(
-        index=["confident", "hedged"], columns=list(DECISIONS), fill_value=0)
-    table = table.loc[:, table.sum() > 0]
-    got = summary["conditions_detail"]["plain"]["decisions"]
-    assert got["counts"]["confident"]["advance"] == int(
-        ((d["variant"] == "confident") & (d["decision"] == "advance")).sum())
-    if table.shape[1] >= 2:
-        ref = stats.chi2_contingency(table.to_numpy())
-        assert got["chi2"] == pytest.approx(ref.statistic)
-        assert got["p"] == pytest.approx(ref.pvalue)
-        assert got["dof"] == ref.dof
-    else:
-        assert got["p"] is None and got["not_computable"]["p"]
+    for cond in ("plain", "anti_bias", "reasoning_fewshot"):
+        d = dec[(dec["condition"] == cond) & (dec["parse_status"] == "ok")]
+        wide = d.pivot(index="session", columns="variant", values="decision").dropna()
+        table = pd.crosstab(wide["confident"], wide["hedged"]).reindex(
+            index=list(DECISIONS), columns=list(DECISIONS), fill_value=0)
+        got = summary["conditions_detail"][cond]["decisions"]
+        assert got["table"] == table.to_numpy().tolist()
+        assert got["n_paired"] == len(wide) == 6
+        assert got["counts"]["confident"]["advance"] == int(
+            ((d["variant"] == "confident") & (d["decision"] == "advance")).sum())
+        t = table.to_numpy()
+        off = t - np.diag(np.diag(t))
+        used = [i for i in range(3) if off[i].sum() + off[:, i].sum() > 0]
+        sub = t[np.ix_(used, used)]
+        if len(used) == 2:
+            assert got["test"] == "mcnemar_exact"
+            assert got["p"] == pytest.approx(mcnemar(sub, exact=True).pvalue)
+            b, c = int(sub[0, 1]), int(sub[1, 0])
+            assert got["p"] == pytest.approx(stats.binomtest(b, b + c, 0.5).pvalue)
+        elif len(used) == 3:
+            sm = SquareTable(sub, shift_zeros=False).homogeneity(method="stuart_maxwell")
+            assert got["test"] == "stuart_maxwell" and got["dof"] == 2
+            assert got["statistic"] == pytest.approx(sm.statistic)
+            assert got["p"] == pytest.approx(sm.pvalue)
+        else:
+            assert got["p"] is None and got["not_computable"]["p"]
+    assert "McNemar" in summary["tests"]["decisions"]
+    assert "chi_square" not in summary["tests"]
 
 
-def test_paired_comparison_against_scipy_and_degenerate_data():
-    rng = np.random.default_rng(0)
-    a = rng.integers(1, 6, 40).astype(float)
-    b = np.clip(a - rng.integers(0, 3, 40), 1, 5)
-    pc = paired_comparison(a, b)
-    t = stats.ttest_rel(b, a)
-    assert pc.t_p == pytest.approx(t.pvalue) and pc.t_df == 39
-    assert pc.wilcoxon_p == pytest.approx(stats.wilcoxon(b - a).pvalue)
-    assert pc.cohens_dz == pytest.approx(np.mean(b - a) / np.std(b - a, ddof=1))
-    # NaN on either side drops the pair
-    a2, b2 = np.append(a, np.nan), np.append(b, 3.0)
-    assert paired_comparison(a2, b2).n_pairs == 40
-    # nothing paired
-    pc = paired_comparison([], [])
-    assert pc.n_pairs == 0 and pc.mean_diff is None and "no item" in pc.not_computable["t_p"]
-    # one pair
-    pc = paired_comparison([3.0], [2.0])
-    assert pc.mean_diff == -1 and pc.t_p is None and "at least 2" in pc.not_computable["t_p"]
-    # all equal: no t, no Wilcoxon, no d_z
-    pc = paired_comparison([3, 4, 5], [3, 4, 5])
-    assert pc.mean_diff == 0 and pc.t_p is None and pc.wilcoxon_p is None
-    assert pc.cohens_dz is None and "tied" in pc.not_computable["wilcoxon_p"]
-    # constant non-zero shift: t and d_z undefined, Wilcoxon defined
-    pc = paired_comparison([3, 4, 5, 4], [2, 3, 4, 3])
-    assert pc.t_p is None and "zero variance" in pc.not_computable["cohens_dz"]
-    assert pc.wilcoxon_p == pytest.approx(stats.wilcoxon([-1, -1, -1, -1]).pvalue)
-    assert json.dumps(pc.to_dict())  # JSON-able, no NaN
+def test_a_constant_penalty_is_a_result_in_the_summary_and_report(tmp_path):
+    """Every hedged answer exactly 1 point below its confident twin: the t-test is undefined,
+    the sign test decides; every session's decision drops one level: McNemar's exact test."""
+    def reply(user, seed):
+        if "final decision" in user:
+            r = [int(x) for x in re.findall(r"Your rating: (\d)/5", user)]
+            d = "advance" if sum(r) / len(r) >= 4 else "advance with reservations"
+            return json.dumps({"decision": d, "reasoning": "by the ratings"})
+        score = 3 if hedge_markers(_answer(user)) else 4
+        return json.dumps({"score": score, "reasoning": f"rated {score}"})
 
-
-def test_decision_test_handles_degenerate_tables():
-    same = {"confident": {"advance": 5}, "hedged": {"advance": 4}}
-    dt = decision_test(same, DECISIONS)
-    assert dt.p is None and "same decision" in dt.not_computable["p"]
-    assert dt.counts["hedged"] == {"advance": 4, "advance_with_reservations": 0,
-                                   "do_not_advance": 0}
-    empty = {"confident": {"advance": 5}, "hedged": {}}
-    assert "no parsed decision" in decision_test(empty, DECISIONS).not_computable["p"]
-    two = {"confident": {"advance": 8, "do_not_advance": 2},
-           "hedged": {"advance": 3, "do_not_advance": 7}}
-    dt = decision_test(two, DECISIONS)
-    ref = stats.chi2_contingency(np.array([[8, 2], [3, 7]]))
-    assert dt.p == pytest.approx(ref.pvalue) and dt.dof == 1
-    assert dt.tested_decisions == ("advance", "do_not_advance")
-    assert any("left out" in n for n in dt.notes)
-    assert any("expected count" in n for n in dt.notes)
+    spec = ProbeSpec("hedging", tmp_path / "p", n_sessions=6, questions_per_session=5,
+                     seed=2, conditions=("plain",))
+    res = run_probe(spec, ProbeFake(reply))
+    d = res.summary["conditions_detail"]["plain"]
+    p = d["paired"]
+    n = p["n_pairs"]
+    assert p["mean_diff"] == -1 and p["t_p"] is None
+    assert "zero variance" in p["not_computable"]["t_p"]
+    assert (p["sign_n_positive"], p["sign_n_negative"]) == (0, n)
+    assert p["p_test"] == "sign" and p["p"] == pytest.approx(2 * 0.5**n)
+    assert p["p"] == pytest.approx(stats.binomtest(0, n, 0.5).pvalue)
+    assert d["paired_by_session"]["p_test"] == "sign"
+    assert d["paired_by_session"]["p"] == pytest.approx(2 * 0.5**6)
+    dt = d["decisions"]
+    assert dt["table"] == [[0, 6, 0], [0, 0, 0], [0, 0, 0]]
+    assert dt["test"] == "mcnemar_exact" and dt["p"] == pytest.approx(2 * 0.5**6)
+    html = (spec.out_dir / "report.html").read_text()
+    assert "(sign)" in html and "McNemar exact" in html and "sessions by decision" in html
 
 
 def test_mitigation_rows_report_the_reduction(probe_run):

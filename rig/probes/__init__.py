@@ -11,7 +11,6 @@ Modules:
   machine checks of equivalence; proposal transforms (:func:`drop_articles`).
 * :mod:`rig.probes.prompts`    the rating and decision prompts, GBNF grammars and parsers.
 * :mod:`rig.probes.core`       the scorer from ``--scorer``, seeded sessions, the ask log.
-* :mod:`rig.probes.stats`      paired comparison (t, Wilcoxon, d_z) and the decision test.
 * :mod:`rig.probes.shibboleth` the hedging and accent-marker probes: run, summarise.
 * :mod:`rig.probes.report`     ``report.html``; :func:`~rig.probes.report.table`,
   :func:`~rig.probes.report.page` and :func:`~rig.probes.report.gap_plot_svg` for other probes.
@@ -34,8 +33,11 @@ recorded with their raw text); draw items with :func:`~rig.probes.core.sample_se
 the design has sessions; take the scorer from :func:`~rig.probes.core.build_scorer` (embedded
 or any OpenAI-compatible endpoint); write ``scores.parquet``, ``summary.json`` and
 ``report.html`` from a pure ``summarize(rows, meta)`` so that ``rig probe summarize`` can
-rewrite them; put tests that fit several probes in :mod:`rig.probes.stats`, each returning
-None with a reason in ``not_computable`` rather than NaN or an exception.
+rewrite them. The statistics live in :mod:`rig.stats` (:mod:`~rig.stats.comparisons`:
+paired t, Wilcoxon and sign tests, d_z, one-sample t, Bonferroni; :mod:`~rig.stats.decisions`:
+McNemar and Stuart-Maxwell on paired decisions; :mod:`~rig.stats.groups`: group tests and the
+bias index); put a new test there, returning None with a reason in ``not_computable`` rather
+than NaN or an exception.
 """
 
 from rig.probes.core import AskLog, build_scorer, describe_scorer, sample_sessions
@@ -54,40 +56,26 @@ from rig.probes.name_swap import NameSwapSpec, run_name_swap
 from rig.probes.names import load_materials, load_name_set
 from rig.probes.prompts import PROMPT_CONDITIONS, parse_decision, parse_rating
 from rig.probes.shibboleth import PROBES, ProbeResult, ProbeSpec, run_probe, summarize
-from rig.probes.stats import (
-    DecisionTest,
-    PairedComparison,
-    bias_index,
-    decision_test,
-    group_test,
-    paired_comparison,
-)
 
 __all__ = [
     "CATEGORIES",
     "PROBES",
     "PROMPT_CONDITIONS",
     "AskLog",
-    "DecisionTest",
     "FramingSpec",
     "InvarianceSpec",
     "NameSwapSpec",
-    "PairedComparison",
     "ProbeResult",
     "ProbeSpec",
     "ShibbolethSet",
-    "bias_index",
     "build_scorer",
     "check_item",
-    "decision_test",
     "describe_scorer",
     "drop_articles",
-    "group_test",
     "hedge_markers",
     "load_materials",
     "load_name_set",
     "load_shibboleth",
-    "paired_comparison",
     "parse_decision",
     "parse_rating",
     "propose_hedged",

@@ -20,7 +20,7 @@ alignment), so a positive aligned score always favours target a.
 
 Statistics per topic and over all topics, for each frame and both pooled: mean aligned score
 mu, standard deviation, one-sample t-test against 0, Cohen's d = mu / sd
-(:func:`~rig.probes.stats.one_sample`), the neutrality rate (Neutral / scored replies), and
+(:func:`~rig.stats.comparisons.one_sample`), the neutrality rate (Neutral / scored replies), and
 the framing asymmetry mu(affirmative) - mu(reverse), from -4 to +4: 0 when the scorer's
 stance does not depend on the frame; positive when it agrees with whatever statement it is
 shown (acquiescence: +2 for "Agree" to both, +4 for "Strongly agree" to both); negative when it
@@ -51,9 +51,9 @@ from rig.errors import ConfigError
 from rig.paths import DEFAULTS, make_out_dir
 from rig.probes.core import AskLog, ProbeRun, build_scorer, describe_scorer
 from rig.probes.prompts import json_object
-from rig.probes.stats import one_sample
 from rig.scorer.base import Parsed, Scorer
 from rig.stats.common import jsonable
+from rig.stats.comparisons import one_sample
 
 PROMPT_VERSION = 1
 DEFAULT_FRAMING = DEFAULTS.root / "probes" / "dual_framing"

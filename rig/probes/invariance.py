@@ -28,11 +28,13 @@ Perturbations (:data:`Perturbation` kinds):
   answer and repeat (``calls.parquet``: answer_id, profile_id, repeat, transcript; baseline
   profile id ``baseline``).
 
-For each perturbation and measure, a paired t-test over the pairs (reference - perturbed as
-:func:`~rig.probes.stats.paired_comparison` computes it), Bonferroni-corrected over the
-measures (:func:`~rig.probes.stats.bonferroni_paired`). The **invariance violation rate** of
-a perturbation (rig's definition) is the share of its measures whose corrected p-value is
-below alpha (0.05); a kind's rate pools the tests of its perturbations. Also reported: the
+For each perturbation and measure, a paired test over the pairs (perturbed - reference as
+:func:`~rig.stats.comparisons.paired_comparison` computes it: the paired t-test, or the exact
+sign test when every pair differs by the same non-zero amount, where t is undefined),
+Bonferroni-corrected over the measures (:func:`~rig.stats.comparisons.bonferroni_paired`). The
+**invariance violation rate** of a perturbation (rig's definition) is the share of its
+measures whose corrected p-value is below alpha (0.05); a kind's rate pools the tests of its
+perturbations. A measure is untestable only with fewer than 2 scored pairs. Also reported: the
 share of pairs whose two assessments differ at all once the names are masked
 (``changed_reply_rate``). A demographic
 rate above the controls' points to bias rather than general brittleness.
@@ -67,9 +69,9 @@ from rig.probes.names import (
     load_name_set,
     select_items,
 )
-from rig.probes.stats import bonferroni_paired
 from rig.scorer.base import Parsed, Scorer
 from rig.stats.common import jsonable
+from rig.stats.comparisons import bonferroni_paired
 
 PROMPT_VERSION = 1
 Kind = Literal["demographic", "control", "audio"]
@@ -451,8 +453,10 @@ def summarize(rows: pd.DataFrame, meta: dict) -> dict:
         "n_failures": int((rows["reference_parse_status"] != "ok").sum()
                            + (rows["perturbed_parse_status"] != "ok").sum()) if len(rows)
         else 0,
-        "violation_rate": "share of a perturbation's measures whose paired t-test, "
-                          "Bonferroni-corrected over the measures, has p < alpha",
+        "violation_rate": "share of a perturbation's measures whose paired test (the "
+                          "t-test; the exact sign test when every pair differs by the same "
+                          "non-zero amount), Bonferroni-corrected over the measures, has "
+                          "p < alpha",
         "difference": "perturbed - reference",
         "masking": f"the candidate's name in each assessment replaced by {MASK!r} before it "
                    "is measured (full name, first name, surname; any case)",

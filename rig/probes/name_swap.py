@@ -16,11 +16,11 @@ reasoning before the answer). With llama.cpp a GBNF grammar forces the JSON repl
 OpenAI-compatible endpoint gets none, so the parsers check everything and a reply that does
 not parse, or is out of range, is counted and kept with its raw text, never scored.
 
-Statistics (:mod:`rig.probes.stats`), per name set, condition and feature, for every
+Statistics (:mod:`rig.stats.groups`), per name set, condition and feature, for every
 unordered pair of groups: chi-square on the 2 x 2 table of groups x hire yes/no;
 Mann-Whitney U (Wilcoxon rank-sum) on qualification; Kolmogorov-Smirnov on compensation
-standardised within each item (:func:`~rig.probes.stats.standardise_by_item`); and the
-paper's bias index, the mean over pairs of (1 - p) (:func:`~rig.probes.stats.bias_index`).
+standardised within each item (:func:`~rig.stats.groups.standardise_by_item`); and the
+paper's bias index, the mean over pairs of (1 - p) (:func:`~rig.stats.groups.bias_index`).
 As in the paper, each scored reply counts as one observation of its group; replies of one
 slot share the material, so the tests are a screen, not a model of that structure.
 
@@ -58,15 +58,15 @@ from rig.probes.names import (
     select_items,
 )
 from rig.probes.prompts import MAX_REASONING_CHARS, json_object
-from rig.probes.stats import (
+from rig.scorer.base import Parsed, Scorer
+from rig.stats.common import jsonable
+from rig.stats.groups import (
     GroupTest,
     GroupTestKind,
     bias_index,
     group_test,
     standardise_by_item,
 )
-from rig.scorer.base import Parsed, Scorer
-from rig.stats.common import jsonable
 
 PROMPT_VERSION = 1
 Feature = Literal["qualification", "hire", "compensation"]

@@ -51,6 +51,67 @@ def _nc(d: dict, key: str) -> str:
     return p_fmt(v) if key == "p" or key.endswith("_p") else _fmt(v, 2)
 
 
+def paired_p(pc: dict) -> str:
+    """The p-value a summary reads (``p``), marked "(sign)" when it is the exact sign test's
+    (every pair differs by the same non-zero amount); 'n/a' with the reason otherwise."""
+    if pc.get("p") is None:
+        return _nc(pc, "p")
+    return p_fmt(pc["p"]) + (" (sign)" if pc.get("p_test") == "sign" else "")
+
+
+_DECISION_TEST_NAME = {"mcnemar_exact": "McNemar exact", "stuart_maxwell": "Stuart-Maxwell"}
+
+
+def _decisions(detail: dict, ref: str, treat: str) -> list[str]:
+    """The final-decisions section: counts per variant, the paired test, the paired tables."""
+    parts = ["<h2>Final decisions</h2>",
+             "<p class='note'>Each session asks the same questions under both variants, so "
+             "its two decisions are paired. The test compares them session by session: "
+             "McNemar's exact test when two decisions take part in a session decided "
+             "differently, Stuart-Maxwell (marginal homogeneity) when three do. Sessions "
+             "with a decision under only one variant are left out of the test.</p>"]
+    rows = []
+    for cond, d in detail.items():
+        dt = d["decisions"]
+        test = _DECISION_TEST_NAME.get(dt.get("test") or "", "n/a")
+        stat = dt.get("statistic")
+        stat_s = ("n/a" if stat is None else
+                  f"min(b, c) = {int(stat)}" if dt.get("test") == "mcnemar_exact" else
+                  f"X² = {_fmt(stat, 2)}, df {dt.get('dof')}")
+        for i, v in enumerate((ref, treat)):
+            c = dt["counts"].get(v, {})
+            fails = sum(d["decision_failures"].get(v, {}).values())
+            first = i == 0
+            rows.append([esc(cond) if first else "", esc(v)]
+                        + [_fmt(c.get(k, 0)) for k in DECISIONS] + [_fmt(fails)]
+                        + ([_fmt(dt.get("n_paired")), _fmt(dt.get("n_discordant")),
+                            esc(test), stat_s, _nc(dt, "p")] if first else [""] * 5))
+    parts.append(table(["condition", "variant"] + [DECISION_TEXT[k] for k in DECISIONS]
+                       + ["unparseable", "sessions paired", "decided differently",
+                          "paired test", "statistic", "p"], rows))
+    notes = []
+    for cond, d in detail.items():
+        dt = d["decisions"]
+        why = (dt.get("not_computable") or {}).get("p")
+        if why:
+            notes.append(f"<li>{esc(cond)}: paired decision test not computable: "
+                         f"{esc(why)}</li>")
+        notes += [f"<li>{esc(cond)}: {esc(n)}</li>" for n in dt.get("notes", [])]
+    if notes:
+        parts.append(f"<ul class='note'>{''.join(notes)}</ul>")
+    for cond, d in detail.items():
+        tab = d["decisions"].get("table")
+        if not tab:
+            continue
+        levels = d["decisions"].get("levels") or list(DECISIONS)
+        parts.append(f"<h3>{esc(cond)}: sessions by decision, {esc(ref)} (rows) x "
+                     f"{esc(treat)} (columns)</h3>")
+        parts.append(table([""] + [DECISION_TEXT.get(k, k) for k in levels],
+                           [[esc(DECISION_TEXT.get(k, k))] + [_fmt(n) for n in r]
+                            for k, r in zip(levels, tab, strict=True)]))
+    return parts
+
+
 def gap_plot_svg(labels: Sequence[str], gaps: Sequence[float | None],
                  cis: Sequence[Sequence[float] | None], xlabel: str) -> str:
     """Mean differences with 95% t intervals, one row per label, as inline SVG."""
@@ -105,7 +166,9 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
         f"<p class='note'>Difference = {esc(treat)} - {esc(ref)} (points on the 1-5 scale); "
         f"gap % = difference / mean {esc(ref)}. {esc(summary['pairing'])} Effect size: "
         f"{esc(summary['effect_size'])} (Cohen's d for paired data). Reduction = |gap plain| "
-        "- |gap under the mitigation|.</p>",
+        "- |gap under the mitigation|. p = the paired t-test's p-value, or the exact sign "
+        "test's, marked (sign), when every pair differs by the same non-zero amount and t is "
+        "undefined; the t, Wilcoxon signed-rank and sign tests are shown side by side.</p>",
     ]
     rows, labels, gaps, cis = [], [], [], []
     for cond, d in detail.items():
@@ -115,14 +178,14 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
                f"{_nc(m, 'reduction_points')} ({_nc(m, 'reduction_pct')}%)")
         rows.append([esc(cond), _fmt(p["n_pairs"]), _nc(p, "mean_reference"),
                      _nc(p, "mean_treatment"), _nc(p, "mean_diff"), _nc(p, "gap_pct"),
-                     _fmt(p.get("t_ci95")), _nc(p, "t_p"), _nc(p, "wilcoxon_p"),
-                     _nc(p, "cohens_dz"), red])
+                     _fmt(p.get("t_ci95")), paired_p(p), _nc(p, "t_p"),
+                     _nc(p, "wilcoxon_p"), _nc(p, "sign_p"), _nc(p, "cohens_dz"), red])
         labels.append(cond)
         gaps.append(p.get("mean_diff"))
         cis.append(p.get("t_ci95"))
     parts.append(table(["condition", "questions paired", f"mean {ref}", f"mean {treat}",
-                        "difference", "gap %", "95% CI (t)", "paired t p", "Wilcoxon p", "d_z",
-                        "reduction vs plain (points, %)"], rows))
+                        "difference", "gap %", "95% CI (t)", "p", "paired t p", "Wilcoxon p",
+                        "sign p", "d_z", "reduction vs plain (points, %)"], rows))
     if labels:
         parts.append(gap_plot_svg(labels, gaps, cis,
                                   f"mean {treat} - {ref} per question (points, 95% t CI)"))
@@ -130,33 +193,14 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
     for cond, d in detail.items():
         p = d["paired_by_session"]
         rows.append([esc(cond), _fmt(p["n_pairs"]), _nc(p, "mean_reference"),
-                     _nc(p, "mean_treatment"), _nc(p, "mean_diff"), _nc(p, "t_p"),
-                     _nc(p, "wilcoxon_p"), _nc(p, "cohens_dz")])
+                     _nc(p, "mean_treatment"), _nc(p, "mean_diff"), paired_p(p),
+                     _nc(p, "t_p"), _nc(p, "wilcoxon_p"), _nc(p, "sign_p"),
+                     _nc(p, "cohens_dz")])
     parts += ["<h3>Paired by session</h3>",
               table(["condition", "sessions", f"mean {ref}", f"mean {treat}", "difference",
-                     "paired t p", "Wilcoxon p", "d_z"], rows)]
+                     "p", "paired t p", "Wilcoxon p", "sign p", "d_z"], rows)]
 
-    parts.append("<h2>Final decisions</h2>")
-    rows = []
-    for cond, d in detail.items():
-        dt = d["decisions"]
-        for v in (ref, treat):
-            c = dt["counts"].get(v, {})
-            fails = sum(d["decision_failures"].get(v, {}).values())
-            rows.append([esc(cond), esc(v)] + [_fmt(c.get(k, 0)) for k in DECISIONS]
-                        + [_fmt(fails), _nc(dt, "chi2") if v == ref else "",
-                           _nc(dt, "p") if v == ref else ""])
-    parts.append(table(["condition", "variant"] + [DECISION_TEXT[k] for k in DECISIONS]
-                       + ["unparseable", "chi-square", "p"], rows))
-    notes = []
-    for cond, d in detail.items():
-        dt = d["decisions"]
-        why = (dt.get("not_computable") or {}).get("p")
-        if why:
-            notes.append(f"<li>{esc(cond)}: chi-square not computable: {esc(why)}</li>")
-        notes += [f"<li>{esc(cond)}: {esc(n)}</li>" for n in dt.get("notes", [])]
-    if notes:
-        parts.append(f"<ul class='note'>{''.join(notes)}</ul>")
+    parts += _decisions(detail, ref, treat)
 
     parts.append("<h2>By interview category</h2>")
     conds = list(detail)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rig.probes.report import _nc, esc, gap_plot_svg, p_fmt, page, table
+from rig.probes.report import _nc, esc, gap_plot_svg, p_fmt, page, paired_p, table
 from rig.report import _fmt
 
 
@@ -226,7 +226,7 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
                          (f"{d['n_scored']} / {d['n_pairs']}" if i == 0 else ""),
                          (_fmt(d["changed_reply_rate"]) if i == 0 else ""), esc(t["measure"]),
                          _nc(pc, "mean_reference"), _nc(pc, "mean_diff"), _fmt(pc["t_ci95"]),
-                         _nc(pc, "t_p"),
+                         paired_p(pc),
                          (p_fmt(t["p_bonferroni"]) if t["p_bonferroni"] is not None
                           else f"<span title='{esc(_why(t, 'p_bonferroni'))}'>n/a</span>"),
                          _fmt(t["violated"]) if t["violated"] is not None
@@ -237,7 +237,7 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
                 cis.append(pc["t_ci95"])
     parts.append(table(["perturbation", "kind", "scored / pairs", "changed replies",
                         "measure", "mean reference", "mean difference", "95% CI (t)",
-                        "paired t p", "Bonferroni p", "violated"], rows))
+                        "paired p", "Bonferroni p", "violated"], rows))
     if labels:
         parts.append(gap_plot_svg(labels, gaps, cis, "polarity: perturbed - reference "
                                   "(95% t CI)"))

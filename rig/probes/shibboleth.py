@@ -16,7 +16,7 @@ the probed treatment):
 3. after the session's ratings, a final decision with reasoning: advance, advance with
    reservations, or do not advance.
 
-Statistics (:mod:`rig.probes.stats`), per prompt condition:
+Statistics (:mod:`rig.stats.comparisons`, :mod:`rig.stats.decisions`), per prompt condition:
 
 * **pairing by question** (the headline, MEASUREMENT.md's "pair"): a question's score under a
   variant is the mean of its scored ratings over the sessions that drew it; the pair is
@@ -25,8 +25,11 @@ Statistics (:mod:`rig.probes.stats`), per prompt condition:
   session would inflate n; averaging first counts it once.
 * **pairing by session**: each session's mean over the questions scored under both variants,
   n = sessions (the unit the decision is taken on).
-* decision counts per variant with a chi-square test; per-category breakdown (questions
-  paired as above); the questions with the largest gaps with the scorer's reasoning.
+* t, Wilcoxon and exact sign tests side by side; the headline ``p`` is the t-test's, or the
+  sign test's when every pair differs by the same non-zero amount (t undefined).
+* decision counts per variant and the paired decision test (each session's decision under
+  the reference against the treatment: McNemar exact or Stuart-Maxwell); per-category
+  breakdown; the questions with the largest gaps with the scorer's reasoning.
 * each mitigation's gap against the plain prompt's: reduction = |gap plain| - |gap
   mitigated| (points), and as a share of |gap plain|.
 
@@ -71,9 +74,10 @@ from rig.probes.prompts import (
     parse_rating,
     rating_prompt,
 )
-from rig.probes.stats import DZ_FORMULA, decision_test, paired_comparison
 from rig.scorer.base import Scorer
 from rig.stats.common import jsonable
+from rig.stats.comparisons import DZ_FORMULA, P_RULE, SIGN_TEST, paired_comparison
+from rig.stats.decisions import DECISION_TEST, PairedDecisionTest, paired_decision_test
 
 ProbeId = Literal["hedging", "accent_markers"]
 
@@ -282,6 +286,22 @@ def session_pairs(ratings: pd.DataFrame, reference: str, treatment: str) -> pd.D
     return wide.groupby(level="session").mean()
 
 
+def decision_pairs(decisions: pd.DataFrame, reference: str, treatment: str
+                   ) -> PairedDecisionTest:
+    """The paired decision test of one condition's sessions: each session's parsed decision
+    under the reference against its parsed decision under the treatment (None where a
+    decision did not parse; a session missing under one variant is unpaired)."""
+    ok = decisions[decisions["parse_status"] == "ok"] if len(decisions) else decisions
+    by = {v: ({} if ok.empty else
+              {int(s): str(k) for s, k in
+               ok.loc[ok["variant"] == v, ["session", "decision"]].itertuples(index=False)})
+          for v in (reference, treatment)}
+    sessions = sorted(set(decisions["session"].astype(int)) if len(decisions) else set())
+    return paired_decision_test([by[reference].get(s) for s in sessions],
+                                [by[treatment].get(s) for s in sessions], DECISIONS,
+                                (reference, treatment))
+
+
 def _largest_gaps(ratings: pd.DataFrame, pairs: pd.DataFrame, reference: str, treatment: str,
                   n: int) -> list[dict]:
     done = pairs.dropna(subset=["diff"])
@@ -321,8 +341,9 @@ def summarize(ratings: pd.DataFrame, decisions: pd.DataFrame, meta: dict) -> dic
         "effect_size": DZ_FORMULA,
         "tests": {"paired_t": "two-sided, equals scipy.stats.ttest_rel(treatment, reference)",
                   "wilcoxon": "scipy.stats.wilcoxon(treatment - reference), scipy's defaults",
-                  "chi_square": "scipy.stats.chi2_contingency on variant x decision counts, "
-                                "decisions nobody received dropped"},
+                  "sign": SIGN_TEST,
+                  "p": P_RULE,
+                  "decisions": DECISION_TEST},
         "reference_points": ("benchmark (7 models): hedged answers averaged 2.61 vs 3.28 for "
                              "confident ones (-20.4% on rig's gap_pct; the paper's 'about 25% "
                              "lower' divides by the hedged mean); accent-marker effects were "
@@ -346,10 +367,6 @@ def summarize(ratings: pd.DataFrame, decisions: pd.DataFrame, meta: dict) -> dic
             if len(sub):
                 by_cat[cat] = paired_comparison(sub[ref].to_numpy(),
                                                 sub[treat].to_numpy()).to_dict()
-        counts = {v: dict.fromkeys(DECISIONS, 0) for v in (ref, treat)}
-        decided = d[d["parse_status"] == "ok"] if len(d) else d
-        for (v, k), n in decided.groupby(["variant", "decision"]).size().items():
-            counts[str(v)][str(k)] = int(n)
         summary["conditions_detail"][cond] = {
             "n_ratings": {v: int((r["variant"] == v).sum()) for v in (ref, treat)},
             "n_scored": {v: int((ok["variant"] == v).sum()) for v in (ref, treat)},
@@ -360,7 +377,7 @@ def summarize(ratings: pd.DataFrame, decisions: pd.DataFrame, meta: dict) -> dic
             "paired": by_q.to_dict(),
             "paired_by_session": by_s.to_dict(),
             "by_category": by_cat,
-            "decisions": decision_test(counts, DECISIONS).to_dict(),
+            "decisions": decision_pairs(d, ref, treat).to_dict(),
             "decision_failures": _failures(d),
             "largest_gaps": _largest_gaps(r, pairs, ref, treat, meta.get("n_examples", 3)),
         }

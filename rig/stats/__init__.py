@@ -1,6 +1,6 @@
 """Statistics a fairness auditor can trust: paired effects, noise floor, rates, equivalence.
 
-Modules, one per question a campaign asks:
+Modules, one per question a campaign or a probe asks:
 
 * :mod:`rig.stats.paired`      per-profile paired deltas against the baseline, bootstrap and t
   intervals, decision flips (Wilson), tier inversions (:func:`paired_by_profile`).
@@ -12,18 +12,41 @@ Modules, one per question a campaign asks:
 * :mod:`rig.stats.intervals`   Wilson, t and percentile bootstrap intervals.
 * :mod:`rig.stats.rows`        reading and checking call rows (CSV or Parquet).
 * :mod:`rig.stats.simulation`  campaigns with known truth, to validate all of the above.
+* :mod:`rig.stats.comparisons` the probes' paired comparisons: t, Wilcoxon and exact sign
+  tests, d_z (:func:`paired_comparison`); one-sample t; Bonferroni over measures.
+* :mod:`rig.stats.decisions`   paired decisions of the same sessions under two conditions:
+  McNemar's exact test or Stuart-Maxwell (:func:`paired_decision_test`).
+* :mod:`rig.stats.groups`      audit-study group tests (chi-square, Mann-Whitney, KS) and the
+  bias index.
 
 Every definition follows ``MEASUREMENT.md``. A figure that cannot be computed is ``None`` with a
 reason in the result's ``not_computable`` mapping, never NaN and never a misleading 0 or 1.
 """
 
 from rig.stats.common import NotComputable
+from rig.stats.comparisons import (
+    MeasureTest,
+    OneSample,
+    PairedComparison,
+    bonferroni_paired,
+    one_sample,
+    paired_comparison,
+    sign_test,
+)
+from rig.stats.decisions import PairedDecisionTest, paired_decision_test
 from rig.stats.equivalence import (
     ProfileEquivalence,
     Tost,
     equivalence_by_profile,
     holm,
     tost_paired,
+)
+from rig.stats.groups import (
+    BiasIndex,
+    GroupTest,
+    bias_index,
+    group_test,
+    standardise_by_item,
 )
 from rig.stats.intervals import bootstrap_mean_interval, t_interval, wilson_interval
 from rig.stats.noise import NoiseFloor, noise_floor
@@ -54,12 +77,18 @@ from rig.stats.rows import RowsError, read_rows
 from rig.stats.sample_size import SampleSize, paired_sample_size
 
 __all__ = [
+    "BiasIndex",
     "CampaignScores",
     "CategoryRate",
     "FisherTest",
+    "GroupTest",
+    "MeasureTest",
     "NoiseFloor",
     "NotComputable",
+    "OneSample",
     "PairedAnalysis",
+    "PairedComparison",
+    "PairedDecisionTest",
     "ProfileEquivalence",
     "ProfilePaired",
     "ProportionComparison",
@@ -68,22 +97,30 @@ __all__ = [
     "SampleSize",
     "Tost",
     "ZTest",
+    "bias_index",
+    "bonferroni_paired",
     "bootstrap_mean_interval",
     "campaign_scores",
     "category_labels",
     "compare_proportions",
     "equivalence_by_profile",
     "fisher_exact_test",
+    "group_test",
     "holm",
     "mcnemar_one_sided",
     "noise_floor",
+    "one_sample",
     "paired_analysis",
     "paired_by_profile",
+    "paired_comparison",
+    "paired_decision_test",
     "paired_deltas",
     "paired_sample_size",
     "read_rows",
     "scoring_rate_table",
     "selection_rate_table",
+    "sign_test",
+    "standardise_by_item",
     "t_interval",
     "tost_paired",
     "two_proportion_ztest",
