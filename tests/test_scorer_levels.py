@@ -62,7 +62,7 @@ def test_score_levels_sums_expected_points_and_fails_on_a_missing_criterion():
     assert [c.criterion_id for c in res.criteria] == [c.id for c in q.rubric]
     short = score_levels(q, dists[:-1])
     assert (short.status, short.score) == ("missing_field", None)
-    bad = score_levels(q, [[0, 0, 0, 0, 0]] + dists[1:])
+    bad = score_levels(q, [[0, 0, 0, 0, 0], *dists[1:]])
     assert (bad.status, bad.score) == ("out_of_range", None)
 
 
@@ -134,7 +134,7 @@ def test_openai_logprobs_give_renormalised_level_distributions():
     reply = levels_from_logprobs(content, ["situation", "outcome"])
     assert reply.chosen == {"situation": 3, "outcome": 4}
     s, o = reply.distributions
-    assert s == pytest.approx([0, 0, 0.3 / 0.8, 0.5 / 0.8, 0][:2] + [0.3, 0.5, 0], rel=1e-9)
+    assert s == pytest.approx([0, 0, 0.3, 0.5, 0], rel=1e-9)  # " 2" and "2" both count
     assert np.asarray(s).sum() == pytest.approx(0.8)  # renormalised later by grade_criterion
     assert grade_criterion("s", 20, s).points == pytest.approx(20 * (2 * 0.375 + 3 * 0.625) / 4)
     assert o == pytest.approx([0.2, 0, 0, 0.2, 0.6])

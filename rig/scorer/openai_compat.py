@@ -203,8 +203,9 @@ class OpenAICompatScorer(Scorer):
         if not content or not isinstance(content, list) or "top_logprobs" not in content[0]:
             raise ModeUnsupported(
                 "scorer mode expected needs token log-probabilities, and "
-                f"{redact_url(self.base_url)} (model {self.model!r}) returned no choices[0].logprobs.content[].top_logprobs;"
-                " use mode: argmax with this endpoint")
+                f"{redact_url(self.base_url)} (model {self.model!r}) returned no "
+                "choices[0].logprobs.content[].top_logprobs; use mode: argmax with this "
+                "endpoint")
         return levels_from_logprobs(content, criterion_ids)
 
     def _chat(self, system: str, user: str, seed: int, top_logprobs: int | None = None
