@@ -1,0 +1,101 @@
+"""The embedded judge (Qwen2.5-Coder-1.5B GGUF on llama.cpp) in both scoring modes: graded
+scores, reproducibility whatever was graded before, the time budget, and `rig scorer
+validate` with its figures recomputed from its own rows."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+from rig.answers import load_bank
+from rig.cli import app
+from rig.scorer.llamacpp import LlamaCppScorer
+
+pytestmark = pytest.mark.integration
+MINI = load_bank("answer_bank/mini")
+
+
+def _answer(answer_id: str):
+    return next((q, a) for q, a in MINI.answers() if a.answer_id == answer_id)
+
+
+def test_expected_mode_grades_off_the_grid_and_truncation_costs_points():
+    s = LlamaCppScorer(mode="expected")
+    q, a = _answer("q01_strong")
+    full = s.score(q, a.clean_text, 0)
+    assert full.parse_status == "ok" and full.mode == "expected"
+    assert 0 < full.score < 100 and full.score != round(full.score)
+    assert len(full.criteria) == len(q.rubric)
+    for c in full.criteria:
+        assert sum(c.level_probs) == pytest.approx(1.0)
+        assert 0 < c.top_prob <= 1 and c.entropy_bits >= 0
+    words = a.clean_text.split()
+    cut = s.score(q, " ".join(words[: len(words) // 3]), 0)
+    assert cut.parse_status == "ok"
+    assert cut.score < full.score
+
+
+GRADE_ONE = """
+import json, sys
+from rig.answers import load_bank
+from rig.scorer.llamacpp import LlamaCppScorer
+q, a = next((q, a) for q, a in load_bank("answer_bank/mini").answers()
+            if a.answer_id == sys.argv[2])
+print(json.dumps(LlamaCppScorer(mode=sys.argv[1]).score(q, a.clean_text, 0).score))
+"""
+
+
+@pytest.mark.parametrize("mode", ["expected", "argmax"])
+def test_a_grade_does_not_depend_on_what_was_graded_before(mode):
+    """llama.cpp's own prompt cache made the cut between cached and new tokens depend on the
+    previous prompt, and with it the arithmetic; the fixed two-part evaluation does not."""
+    s = LlamaCppScorer(mode=mode)
+    ids = ["q01_border_lo", "q01_border_hi", "q03_weak"]
+
+    def grade(answer_id: str) -> float:
+        q, a = _answer(answer_id)
+        return s.score(q, a.clean_text, 0).score
+
+    first = {i: grade(i) for i in ids}
+    s._memo.clear()  # grade again, in another order: the prompt cache holds other prefixes
+    second = {i: grade(i) for i in reversed(ids)}
+    assert first == second
+    # a fresh process, with nothing graded before, gives the same grade
+    out = subprocess.run([sys.executable, "-c", GRADE_ONE, mode, "q01_border_hi"],
+                         capture_output=True, text=True, check=True, timeout=600)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == first["q01_border_hi"]
+
+
+def test_a_grading_past_its_budget_is_a_timeout():
+    q, a = _answer("q03_strong")
+    res = LlamaCppScorer(mode="expected", budget_s=0.001).score(q, a.clean_text, 0)
+    assert res.parse_status == "timeout" and res.score is None
+
+
+def test_rig_scorer_validate_json_recomputes_from_its_rows(tmp_path):
+    r = CliRunner().invoke(app, ["scorer", "validate", "--answers", "answer_bank/mini",
+                                 "--modes", "expected", "--json", "--no-progress",
+                                 "--out", str(tmp_path / "v")])
+    assert r.exit_code == 0, r.output
+    res = json.loads(r.stdout)
+    rows = [x for x in res["answers"] if x["mode"] == "expected"]
+    assert len(rows) == 8 and all(x["parse_status"] == "ok" for x in rows)
+    v = res["modes"]["expected"]["validity"]
+    s = [x["score"] for x in rows]
+    ref = [x["reference_score"] for x in rows]
+    assert v["spearman"] == pytest.approx(stats.spearmanr(s, ref)[0])
+    assert v["pearson"] == pytest.approx(stats.pearsonr(s, ref)[0])
+    agree = sum((x["score"] >= x["cutoff"]) == (x["reference_score"] >= x["cutoff"])
+                for x in rows)
+    assert v["n_decisions_agree"] == agree
+    assert v["distinct_scores"] == len({round(x, 1) for x in s})
+    assert res["inter_grader"]["validity"]["n_answers"] == 8
+    written = json.loads((tmp_path / "v" / "validity.json").read_text())
+    assert written["modes"] == res["modes"]
+    page = (tmp_path / "v" / "report.html").read_text()
+    assert "<svg" in page and "ceiling" in page and "http" not in page.split("<svg")[0]
