@@ -379,15 +379,12 @@ def _flip_floor(prev: CampaignScores, cand: CampaignScores, profile: str
     (rate, where it comes from), or (None, why not)."""
     why = []
     for name, s in (("previous release", prev), ("candidate", cand)):
-        sizes = s.repeat_counts(profile)
-        if sizes is None:
-            why.append(f"{name}: no pairs")
-            continue
         try:
-            rate = s.noise_floor().flip_rate_averaged(*sizes)
+            rate = s.no_change_flip_rate(profile)
         except NotComputable as exc:
             why.append(f"{name}: {exc.reason}")
             continue
+        sizes = s.repeat_counts(profile) or (0, 0)
         return rate, (f"no-change flip rate of {sizes[0]}- vs {sizes[1]}-repeat means, "
                       f"{name}")
     return None, "; ".join(why)

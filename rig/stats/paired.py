@@ -81,10 +81,12 @@ class ProfilePaired:
             anything. (Not a claim of no effect: read ``t_ci95``, or a TOST against a margin,
             :mod:`rig.stats.equivalence`, for that.)
         noise_floor_flip_rate_averaged: the flip rate under no change of the same kind of
-            decision as this profile's: the mean of ``noise_floor_flip_repeats[0]`` calls
-            against the mean of ``noise_floor_flip_repeats[1]`` (the most common repeat counts
-            of this profile and of the baseline over the pairs), from the baseline's repeats
-            (:meth:`~rig.stats.noise.NoiseFloor.flip_rate_averaged`).
+            decision as this profile's, over its pairs: the decision on the mean of the
+            profile's repeats against the decision on the mean of the baseline's, at each
+            pair's repeat counts, from the baseline's ``repeat_sd`` and each answer's baseline
+            score (:meth:`~rig.stats.noise.NoiseFloor.flip_rate_averaged`).
+            noise_floor_flip_repeats: the most common (profile, baseline) repeat counts of
+            the pairs, for reading.
         flip_within_noise_floor: ``flip_rate <= noise_floor_flip_rate_averaged``.
         n_boot, seed: the bootstrap settings used.
         not_computable: field -> reason, for every field that is None.
@@ -158,6 +160,7 @@ class _AnswerScores:
     mean: pd.DataFrame  # index answer_id, columns profile_id: repeat-averaged score
     n_rep: pd.DataFrame  # same shape: scored repeats averaged (NaN: none)
     advance: pd.DataFrame | None  # same shape: 1.0 advance / 0.0 reject / NaN
+    cutoff: pd.Series | None  # answer_id -> cutoff (points), when decided on a cutoff
     decide_reason: str | None
     question: pd.Series | None  # answer_id -> question_id
     tier: pd.Series | None  # answer_id -> tier
@@ -173,6 +176,7 @@ def _answer_scores(calls: pd.DataFrame) -> _AnswerScores:
                                aggfunc="size").reindex(index=mean.index, columns=mean.columns)
     advance = None
     reason = None
+    cut = None
     if "cutoff" in calls.columns and calls["cutoff"].notna().any():
         cutoff = calls.dropna(subset=["cutoff"]).groupby("answer_id")["cutoff"].first()
         cut = cutoff.reindex(mean.index)
@@ -204,7 +208,8 @@ def _answer_scores(calls: pd.DataFrame) -> _AnswerScores:
         wi, si = np.nonzero(same)
         weak_strong = (w[wi], st[si])
     counts = calls.groupby("profile_id")["failed"].agg(n_calls="size", n_failed="sum")
-    return _AnswerScores(mean, n_rep, advance, reason, question, tier, weak_strong, counts)
+    return _AnswerScores(mean, n_rep, advance, cut, reason, question, tier, weak_strong,
+                         counts)
 
 
 def _tier_inversions(scores: _AnswerScores, baseline: str, profile: str
@@ -305,9 +310,9 @@ def _profile_row(scores: _AnswerScores, nf: NoiseFloor, baseline: str, profile: 
                   "noise_floor_flip_rate_averaged", "noise_floor_flip_repeats"):
             why[k] = _BASELINE_REASON
     else:
-        kp = scores.n_rep[profile].to_numpy(dtype=float)[both] if n_pairs else np.array([])
-        kb = scores.n_rep[baseline].to_numpy(dtype=float)[both] if n_pairs else np.array([])
         if n_pairs:
+            kp = scores.n_rep[profile].to_numpy(dtype=float)[both]
+            kb = scores.n_rep[baseline].to_numpy(dtype=float)[both]
             try:
                 se, limit = nf.mean_delta_limit(kp, kb)
             except NotComputable as exc:
@@ -315,7 +320,7 @@ def _profile_row(scores: _AnswerScores, nf: NoiseFloor, baseline: str, profile: 
                     exc.reason
             sizes = (_most_common(kp), _most_common(kb))
             try:
-                flip_avg = nf.flip_rate_averaged(*sizes)
+                flip_avg = _no_change_flip_rate(scores, nf, baseline, profile)
             except NotComputable as exc:
                 why["noise_floor_flip_rate_averaged"] = exc.reason
         else:
@@ -347,6 +352,28 @@ def _profile_row(scores: _AnswerScores, nf: NoiseFloor, baseline: str, profile: 
         noise_floor_flip_rate_averaged=flip_avg, noise_floor_flip_repeats=sizes,
         within_noise_floor=within, flip_within_noise_floor=flip_within, n_boot=int(n_boot),
         seed=int(seed), not_computable=why, notes=tuple(notes))
+
+
+def _no_change_flip_rate(scores: _AnswerScores, nf: NoiseFloor, baseline: str,
+                         profile: str) -> float:
+    """:meth:`NoiseFloor.flip_rate_averaged` over ``profile``'s pairs: each answer's
+    repeat-averaged baseline score, cutoff and repeat counts.
+
+    Raises:
+        NotComputable: no pairs, decisions not taken on a cutoff, or the floor not measured.
+    """
+    if scores.cutoff is None or scores.decide_reason:
+        raise NotComputable(scores.decide_reason or "no cutoff column: decisions of single "
+                            "calls cannot be averaged")
+    if profile not in scores.mean or baseline not in scores.mean:
+        raise NotComputable("no pairs")
+    sel = scores.mean[[profile, baseline]].notna().all(axis=1).to_numpy()
+    if not sel.any():
+        raise NotComputable("no pairs")
+    return nf.flip_rate_averaged(scores.mean[baseline].to_numpy(float)[sel],
+                                 scores.cutoff.to_numpy(float)[sel],
+                                 scores.n_rep[profile].to_numpy(float)[sel],
+                                 scores.n_rep[baseline].to_numpy(float)[sel])
 
 
 def _most_common(counts: np.ndarray) -> int:
@@ -397,6 +424,15 @@ class CampaignScores:
                  for p in self.profiles}
         return PairedAnalysis(self.baseline, table, nf, len(self.calls),
                               int(self.calls["failed"].sum()))
+
+    def no_change_flip_rate(self, profile: str) -> float:
+        """The flip rate under no change of ``profile``'s kind of decision (the
+        ``noise_floor_flip_rate_averaged`` of :class:`ProfilePaired`).
+
+        Raises:
+            NotComputable: no pairs, no cutoff, or the noise floor not measured (reason).
+        """
+        return _no_change_flip_rate(self.scores, self.noise_floor(), self.baseline, profile)
 
     def repeat_counts(self, profile: str) -> tuple[int, int] | None:
         """The most common numbers of scored repeats averaged per pair: (under ``profile``,
