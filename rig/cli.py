@@ -55,6 +55,10 @@ def _print_summary(summary: dict, out: Path) -> None:
                   f"[{f(tci[0])}, {f(tci[1])}]" if tci else "n/a", f(d.get("flip_rate"), 3),
                   f(d.get("wer_mean"), 3), f(d.get("truncation_rate"), 3))
     print_table(t, min_width=140)
+    nf = summary.get("noise_floor") or {}
+    if nf.get("measured") is False:
+        stdout_console().print(f"noise floor: {nf.get('reason')}", markup=False,
+                               highlight=False)
     stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
@@ -78,6 +82,9 @@ def _run(spec, progress: bool, interviewer_url: str | None = None, **calls) -> N
         _fail(exc)
     console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
                   f"{res.seconds:.0f} s", markup=False)
+    if res.n_repeats_skipped:
+        console.print(f"{res.n_repeats_skipped} repeats skipped, "
+                      f"{res.repeats_skipped['reason']}", markup=False, highlight=False)
     failed = [r for r in res.rows if r.get("status") != "ok"]
     if failed:
         console.print(Text(f"warning: {len(failed)} of {len(res.rows)} calls failed (rerun the "
@@ -96,7 +103,10 @@ def demo(
     repeats: Annotated[int, typer.Option(min=1, help="repeats per call")] = 1,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
 ) -> None:
-    """Run the demo campaign on the embedded defaults (offline; 35 calls, 5-10 min on 2 cores)."""
+    """Run the demo campaign on the embedded defaults (offline; 30 calls, 5-10 min on 2 cores).
+
+    The baseline is planned twice for the noise floor; with the deterministic reference
+    pipeline its second repeat could not differ, so it is skipped and reported as such."""
     from rig.campaign.runner import CampaignSpec
 
     d = DEFAULTS
@@ -126,6 +136,12 @@ def campaign_run(
                            ] = None,
     baseline_repeats: Annotated[int | None, typer.Option(
         help="at least this many baseline repeats (noise floor)")] = None,
+    skip_deterministic_repeats: Annotated[bool, typer.Option(
+        "--skip-deterministic-repeats/--run-deterministic-repeats",
+        help="skip repeats that cannot differ from repeat 0 (nothing seeded in the profile, "
+             "a scorer deterministic at its temperature, the simulated line); "
+             "--run-deterministic-repeats runs them anyway, e.g. to check reproducibility",
+        )] = True,
     n_boot: Annotated[int, typer.Option(min=100, help="bootstrap resamples")] = 2000,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
     transport: Annotated[str, typer.Option(
@@ -155,7 +171,8 @@ def campaign_run(
                         profile_ids=tuple(profile or ()), answer_ids=tuple(answer_id or ()),
                         question_ids=tuple(question or ()), repeat_ids=tuple(repeat or ()),
                         n_boot=n_boot, baseline_repeats=baseline_repeats,
-                        transport=transport)
+                        transport=transport,
+                        skip_deterministic_repeats=skip_deterministic_repeats)
     if transport not in ("sim", "webrtc", "twilio", "sip"):
         _fail(RigError(f"--transport: one of sim, webrtc, twilio, sip (got {transport!r})"))
     _check_transport_options(transport, {
@@ -244,7 +261,8 @@ def campaign_summarize(
         _fail(exc)
     rows = [r for r in log.rows() if r.get("pipeline_version") == meta["pipeline_version"]]
     write_outputs(out, rows, campaign_id=meta["campaign_id"], version=meta["pipeline_version"],
-                  baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"))
+                  baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"),
+                  repeats_skipped=meta.get("repeats_skipped"))
     _print_summary(json.loads((out / "summary.json").read_text()), out)
 
 

@@ -106,8 +106,9 @@ def report_command(
     ] = None,
     config: ConfigOpt = None,
     noise_floor_from: Annotated[Path | None, typer.Option(
-        help="A campaign's summary.json: its noise_floor.sd_repeat_diff becomes the scorer "
-             "noise floor (same scorer and score scale only).")] = None,
+        help="A campaign's summary.json: its noise_floor.repeat_sd (one call's scorer noise) "
+             "becomes alerts.scorer_repeat_sd_points (same scorer and score scale only).")
+    ] = None,
     fail_on_alert: Annotated[bool, typer.Option(
         "--fail-on-alert", help="Exit 1 when the week raises an alert.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print alerts.json.")] = False,
@@ -151,16 +152,20 @@ def _read_table(path: Path):
 
 
 def _with_scorer_floor(cfg, summary: Path):
+    """``cfg`` with ``alerts.scorer_repeat_sd_points`` from a campaign summary's noise floor
+    (its single-call ``repeat_sd``; the alerts scale it to a shift of weekly means)."""
     try:
         data = json.loads(summary.read_text(encoding="utf-8"))
-        floor = data["noise_floor"]["sd_repeat_diff"]
+        nf = data["noise_floor"]
+        sd = nf["repeat_sd"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise RigError(f"{summary}: noise_floor.sd_repeat_diff: not found in a campaign "
+        raise RigError(f"{summary}: noise_floor.repeat_sd: not found in a campaign "
                        f"summary ({type(exc).__name__})") from exc
-    if floor is None:
-        raise RigError(f"{summary}: noise_floor.sd_repeat_diff: not computable in that "
-                       "campaign (run it with --repeats 2 or more)")
-    alerts = cfg.alerts.model_copy(update={"scorer_noise_floor_points": float(floor)})
+    if nf.get("measured") is False or sd is None:
+        why = nf.get("reason") or "not computable in that campaign"
+        raise RigError(f"{summary}: noise_floor.repeat_sd: {why} (it needs a campaign whose "
+                       "baseline repeats can differ, run with --repeats 2 or more)")
+    alerts = cfg.alerts.model_copy(update={"scorer_repeat_sd_points": float(sd)})
     return cfg.model_copy(update={"alerts": alerts})
 
 
@@ -276,5 +281,6 @@ def segments_command(config: ConfigOpt = None) -> None:
     typer.echo(f"alerts: ratio < {a.ratio_threshold:g} or |shift| > noise floor, n >= "
                f"{a.min_n}, {a.correction}-adjusted p < {a.alpha:g}; baseline "
                f"{a.baseline_weeks} weeks; noise floor {a.noise_floor_k:g} x SD of weekly "
-               f"means (>= {a.min_baseline_weeks} weeks), at least "
-               f"{a.scorer_noise_floor_points:g} points")
+               f"means (>= {a.min_baseline_weeks} weeks), at least {a.noise_floor_k:g} x "
+               f"scorer repeat SD {a.scorer_repeat_sd_points:g} points x sqrt(1/n_week + "
+               "1/n_baseline)")

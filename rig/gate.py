@@ -20,9 +20,13 @@ Checks (each can be switched off in the policy):
    rate) **and** the rise is significant: exact one-sided McNemar test (McNemar 1947, in its
    binomial form) on the answers whose flip status changed: b = answers that flip only in the
    candidate, c = only in the previous release, p = P(Binomial(b + c, 1/2) >= b). The noise
-   floor is the previous release's baseline repeat flip rate (the reference the release is held
-   to; a noisier candidate must not loosen its own gate), or the candidate's when the previous
-   one has a single repeat.
+   floor is, per profile, the flip rate under no change of the same kind of decision as the
+   profile's (the mean of the profile's repeats against the mean of the baseline's, at the
+   repeat counts the release used: :meth:`rig.stats.noise.NoiseFloor.flip_rate_averaged`), not
+   the flip rate between single repeats, which is wider when repeats are averaged. It is the
+   previous release's (the reference the release is held to; a noisier candidate must not
+   loosen its own gate), or the candidate's when the previous one's is not measured (single
+   repeats, or identical ones).
 3. **Impact ratios** of the candidate by ``impact.by`` (default: profile): selection rates
    (four-fifths rule, 29 CFR 1607.4(D)) by default, and LL144 scoring rates when
    ``impact.kinds`` lists ``scoring``. Repeats are averaged per
@@ -59,7 +63,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rig.config import load_model
 from rig.errors import ConfigError
-from rig.stats.common import jsonable
+from rig.stats.common import NotComputable, jsonable
 from rig.stats.equivalence import holm
 from rig.stats.paired import CampaignScores, campaign_scores
 from rig.stats.rates import (
@@ -84,7 +88,8 @@ class _Strict(BaseModel):
 
 class FlipPolicy(_Strict):
     """Flip-rate check. ``min_rise`` (share, 0-1) is the smallest rise that can block, used
-    when it exceeds the noise-floor flip rate."""
+    when it exceeds the noise-floor flip rate (``use_noise_floor``: the no-change flip rate of
+    decisions on repeat-averaged scores, per profile; see the module docstring)."""
 
     enabled: bool = True
     min_rise: float = Field(0.0, ge=0.0, le=1.0)
@@ -333,23 +338,20 @@ def _flip_checks(cand: CampaignScores, prev: CampaignScores, fp: FlipPolicy,
         which = "candidate" if fc is None else "previous release"
         return [GateCheck("flip_rate", "*", None, None, None, None, None, False, False,
                           f"the {which} has no decisions to compare (no cutoff column)")]
-    margin, source = fp.min_rise, "policy min_rise"
-    if fp.use_noise_floor:
-        nf_prev, nf_cand = prev.noise_floor().flip_rate, cand.noise_floor().flip_rate
-        nf = nf_prev if nf_prev is not None else nf_cand
-        if nf is None:
-            notes.append("no noise floor (single repeats in both releases): the flip margin "
-                         f"is the policy's min_rise {fp.min_rise:g}")
-        elif nf > margin:
-            margin = nf
-            source = "noise-floor flip rate of the " + (
-                "previous release" if nf_prev is not None else "candidate")
     out = []
+    no_floor: list[str] = []
     for p in sorted(set(fc) | set(fpv)):
         if p not in fc or p not in fpv:
             notes.append(f"profile {p!r} is only in the "
                          f"{'candidate' if p in fc else 'previous release'}; not compared")
             continue
+        margin, source = fp.min_rise, "policy min_rise"
+        if fp.use_noise_floor:
+            nf, nf_source = _flip_floor(prev, cand, p)
+            if nf is None:
+                no_floor.append(f"{p} ({nf_source})")
+            elif nf > margin:
+                margin, source = nf, nf_source
         both = pd.concat([fc[p].rename("c"), fpv[p].rename("p")], axis=1, join="inner")
         if both.empty:
             out.append(GateCheck("flip_rate", p, None, None, margin, None, None, False, False,
@@ -364,7 +366,28 @@ def _flip_checks(cand: CampaignScores, prev: CampaignScores, fp: FlipPolicy,
             f"{source})",
             {"n_answers": len(both), "rise": rc - rp, "only_candidate_flips": b,
              "only_previous_flips": c}))
+    if no_floor:
+        notes.append("no noise-floor flip rate for " + "; ".join(no_floor) + ": the flip "
+                     f"margin there is the policy's min_rise {fp.min_rise:g}")
     return out
+
+
+def _flip_floor(prev: CampaignScores, cand: CampaignScores, profile: str
+                ) -> tuple[float | None, str]:
+    """The no-change flip rate of ``profile``'s kind of decision: the previous release's
+    baseline noise at the previous release's repeat counts, else the candidate's. Returns
+    (rate, where it comes from), or (None, why not)."""
+    why = []
+    for name, s in (("previous release", prev), ("candidate", cand)):
+        try:
+            rate = s.no_change_flip_rate(profile)
+        except NotComputable as exc:
+            why.append(f"{name}: {exc.reason}")
+            continue
+        sizes = s.repeat_counts(profile) or (0, 0)
+        return rate, (f"no-change flip rate of {sizes[0]}- vs {sizes[1]}-repeat means, "
+                      f"{name}")
+    return None, "; ".join(why)
 
 
 def _averaged_with_segments(scores: CampaignScores, raw: pd.DataFrame, ip: ImpactPolicy,

@@ -27,7 +27,8 @@ DEFAULTS = Defaults(
     pipelines=_ROOT / "pipelines",
     audio_cache=Path(os.environ.get("RIG_AUDIO_CACHE") or _ROOT / "audio" / "cache"),
     # two questions with a strong and a weak answer each (so tier inversions are defined)
-    # and one borderline answer, under every demo profile: 35 calls, 5-10 min on 2 idle cores
+    # and one borderline answer, under every demo profile: 35 planned calls (30 run with a
+    # deterministic pipeline: the second baseline repeat is skipped), 5-10 min on 2 idle cores
     # once the models are assembled
     demo_answer_ids=("q01_strong", "q01_border_lo", "q01_weak", "q02_strong", "q02_weak"),
 )

@@ -110,6 +110,41 @@ def _validity_html(summary: dict) -> str:
             f"{figs}. {html.escape(str(v.get('source', '')))}.</p>")
 
 
+def _noise_floor_html(summary: dict, profiles: dict[str, dict], baseline: str) -> str:
+    """The noise-floor section: whether it was measured, its single-call figures, and each
+    profile's figures beside the no-change figures of the same kind (docs/measurement.md)."""
+    nf = summary.get("noise_floor") or {}
+    parts = []
+    if nf.get("measured") is False:
+        parts.append(f"<p class='flag'>{html.escape(str(nf.get('reason')))}</p>")
+    skipped = summary.get("repeats_skipped") or {}
+    if skipped.get("n"):
+        parts.append(f"<p class='note'>{skipped['n']} planned repeats not run: "
+                     f"{html.escape(str(skipped.get('reason')))}.</p>")
+    items = "".join(f"<li>{html.escape(k)}: {_fmt(v, 3)}</li>" for k, v in nf.items()
+                    if not isinstance(v, dict | list) and k not in ("measured", "reason"))
+    parts.append(f"<ul>{items or '<li>n/a</li>'}</ul>")
+    rows = "".join(
+        f"<tr><td>{html.escape(pid)}</td><td>{_fmt(d.get('mean_delta'))}</td>"
+        f"<td>{_fmt(d.get('noise_floor_mean_delta_limit'))}</td>"
+        f"<td>{_fmt(d.get('flip_rate'), 3)}</td>"
+        f"<td>{_fmt(d.get('noise_floor_flip_rate_averaged'), 3)}</td>"
+        f"<td>{_fmt(d.get('within_noise_floor'))} / "
+        f"{_fmt(d.get('flip_within_noise_floor'))}</td></tr>"
+        for pid, d in profiles.items() if pid != baseline)
+    if rows:
+        parts.append(
+            "<p class='note'>sd_repeat_diff and the repeat flip rate describe single calls. A "
+            "profile's mean delta is held to the largest |mean delta| repeat noise alone "
+            "gives at 95% (t x the standard error of a mean delta under no change, with the "
+            "repeats averaged on each side), and its flip rate to the flip rate under no "
+            "change of decisions on repeat-averaged scores.</p><table><tr><th>profile</th>"
+            "<th>mean delta</th><th>noise limit (|delta|)</th><th>flip rate</th>"
+            "<th>no-change flip rate</th><th>within (delta / flips)</th></tr>"
+            f"{rows}</table>")
+    return "".join(parts)
+
+
 def write_campaign_report(path: str | Path, summary: dict, rows: pd.DataFrame) -> Path:
     """Write ``report.html`` from a campaign summary and its call rows."""
     path = Path(path)
@@ -134,9 +169,7 @@ def write_campaign_report(path: str | Path, summary: dict, rows: pd.DataFrame) -
             why.append(f"<li><b>{html.escape(pid)}</b>: {html.escape(str(note))}</li>")
     why_html = (f"<details><summary>n/a and notes ({len(why)})</summary><ul>{''.join(why)}"
                 f"</ul></details>") if why else ""
-    nf = summary.get("noise_floor") or {}
-    nf_html = "".join(f"<li>{html.escape(k)}: {_fmt(v, 3)}</li>" for k, v in nf.items()
-                      if not isinstance(v, dict | list))
+    nf_html = _noise_floor_html(summary, profiles, baseline)
     worst = ""
     if not rows.empty and "words_lost_share" in rows:
         tr = rows[rows.get("truncated", False) == True]  # noqa: E712 - pandas mask
@@ -165,7 +198,7 @@ text).</p>
 <table><tr><th>profile</th>{head}</tr>{''.join(body)}</table>
 {why_html}
 {_delta_plot_svg(profiles, baseline)}
-<h2>Scorer noise floor (baseline repeats)</h2><ul>{nf_html or '<li>n/a</li>'}</ul>
+<h2>Scorer noise floor (baseline repeats)</h2>{nf_html}
 {worst}
 </body></html>"""
     path.write_text(doc, encoding="utf-8")

@@ -78,7 +78,10 @@ def spec(tmp_path, **kw):
                 profiles_path=ROOT / "profiles" / "demo",
                 pipeline_path=ROOT / "pipelines" / "reference.yaml", out_dir=tmp_path / "c",
                 repeats=2, profile_ids=("long_pauses", "short_pauses"),
-                question_ids=("q01_conflict", "q02_upset_customer"), n_boot=500)
+                question_ids=("q01_conflict", "q02_upset_customer"), n_boot=500,
+                # these tests count every planned repeat; skipping the repeats that cannot
+                # differ is tested in tests/test_campaign_repeats_unit.py
+                skip_deterministic_repeats=False)
     base.update(kw)
     return CampaignSpec(**base)
 

@@ -275,7 +275,10 @@ def test_run_gate_writes_gate_json(tmp_path: Path) -> None:
     assert data["verdict"] == "block" == res.verdict and data["exit_code"] == 1
     assert data["reasons"] and data["policy"]["alpha"] == 0.05
     assert data["candidate"]["profiles"]["p"]["flip_rate"] == 0.5
-    assert data["previous"]["noise_floor"]["sd_repeat_diff"] == 0.0
+    # identical repeats (no noise in crafted()) measure nothing: not measured, never 0.0
+    nf = data["previous"]["noise_floor"]
+    assert nf["measured"] is False and nf["sd_repeat_diff"] is None
+    assert nf["reason"].startswith("repeats identical: the noise floor is not measured")
     out = tmp_path / "elsewhere" / "g.json"
     run_gate(prev, prev, out=out)
     assert json.loads(out.read_text())["verdict"] == "pass"

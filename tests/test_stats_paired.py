@@ -16,6 +16,7 @@ from statsmodels.stats.anova import anova_lm
 from statsmodels.stats.proportion import proportion_confint
 
 from rig.stats import RowsError, noise_floor, paired_analysis, paired_by_profile, paired_deltas
+from rig.stats.noise import NOT_MEASURED
 from rig.stats.simulation import Design, simulate_campaign
 
 pytestmark = pytest.mark.unit
@@ -310,10 +311,14 @@ def test_noise_floor_needs_two_repeats() -> None:
     assert "repeats" in row.not_computable["within_noise_floor"]
 
 
-def test_noise_floor_of_a_deterministic_pipeline_is_zero() -> None:
+def test_noise_floor_of_a_deterministic_pipeline_is_not_measured() -> None:
+    # was: sd_repeat_diff == 0.0 and flip_rate == 0.0; identical repeats measure nothing, so
+    # the floor is "not measured" (MEASUREMENT.md), never a 0 presented as a measurement
     rows = rows_from({(f"a{i}", "baseline"): [50.0 + i, 50.0 + i] for i in range(5)})
     nf = noise_floor(rows)
-    assert nf.sd_repeat_diff == 0.0 and nf.flip_rate == 0.0
+    assert nf.measured is False and nf.reason.startswith(NOT_MEASURED)
+    assert nf.sd_repeat_diff is None and nf.flip_rate is None
+    assert nf.n_identical_repeat_pairs == nf.n_repeat_pairs == 5
 
 
 def test_within_noise_floor_label() -> None:

@@ -10,6 +10,11 @@ Output folder:
 
 Running the same command again skips the calls already in ``calls.jsonl`` and retries the
 ones that failed.
+
+Repeats that cannot differ from repeat 0 (a profile that draws nothing from the seed, a
+scorer deterministic at its temperature, the simulated line: :mod:`rig.campaign.repeats`)
+are not run; ``campaign.json`` and ``summary.json`` report them under ``repeats_skipped``
+with the reason, and the baseline's noise floor is then reported as not measured.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ class CampaignSpec:
     n_boot: int = 2000
     baseline_repeats: int | None = None  # extra baseline repeats for the noise floor
     transport: str = "sim"  # sim, or the real transport of rig.calls (recorded only)
+    # run only the first repeat of an (answer, profile) whose repeats cannot differ
+    skip_deterministic_repeats: bool = True
 
 
 @dataclass
@@ -60,6 +67,8 @@ class CampaignResult:
     n_skipped: int
     seconds: float
     files: dict[str, Path] = field(default_factory=dict)
+    n_repeats_skipped: int = 0  # planned repeats not run: they could not differ (reason in
+    repeats_skipped: dict = field(default_factory=dict)  # ... this, as in summary.json)
 
 
 @dataclass(frozen=True)
@@ -100,21 +109,72 @@ def _select(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet
     return pairs, profs
 
 
-def plan_calls(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet,
-               version: str) -> list[PlannedCall]:
+@dataclass(frozen=True)
+class CampaignPlan:
+    """The calls to run, and the repeats left out because they could not differ.
+
+    ``repeats_skipped`` is what ``campaign.json`` and ``summary.json`` record:
+    ``{"n": total, "reason": one sentence or None, "by_profile": {profile_id: {"n", "reason"}}}``.
+    """
+    calls: list[PlannedCall]
+    repeats_skipped: dict
+
+
+def no_repeats_skipped() -> dict:
+    """``repeats_skipped`` of a campaign that skipped nothing."""
+    return {"n": 0, "reason": None, "by_profile": {}}
+
+
+def plan_campaign(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, version: str,
+                  pipeline: PipelineConfig | None = None, temperature: float | None = None
+                  ) -> CampaignPlan:
     """Every call of the campaign, grouped by question (so the scorer's prompt prefix is
-    reused) and ordered answer, profile, repeat. Repeat r uses seed r."""
+    reused) and ordered answer, profile, repeat. Repeat r uses seed r.
+
+    With ``pipeline`` given and ``spec.skip_deterministic_repeats`` on, an (answer, profile)
+    whose repeats cannot differ (:func:`rig.campaign.repeats.repeat_variation` of the profile,
+    the pipeline, ``spec.transport`` and ``temperature``, the temperature of the scorer that
+    will run, default the pipeline's) keeps only its first planned repeat; the others are
+    counted in ``repeats_skipped`` with the reason.
+    """
+    from rig.campaign.repeats import deterministic_summary, repeat_variation
+
     pairs, profs = _select(spec, bank, profiles)
     repeats = list(spec.repeat_ids) if spec.repeat_ids else list(range(spec.repeats))
-    out = []
+    out: list[PlannedCall] = []
+    skipped: dict[str, dict] = {}
+    for p in profs:
+        fixed = None
+        if pipeline is not None and spec.skip_deterministic_repeats:
+            v = repeat_variation(p, pipeline, spec.transport, temperature)
+            fixed = None if v.can_differ else v.reason
+        if fixed is not None:
+            skipped[p.profile_id] = {"n": 0, "reason": fixed}
     for q, a in pairs:
         for p in profs:
             reps = repeats
             if p.profile_id == profiles.baseline.profile_id and spec.baseline_repeats:
                 reps = sorted(set(repeats) | set(range(spec.baseline_repeats)))
+            if p.profile_id in skipped and len(reps) > 1:
+                skipped[p.profile_id]["n"] += len(reps) - 1
+                reps = [min(reps)]
             for r in reps:
                 out.append(PlannedCall(q, a, p, r, r, call_id(q, a, p, r, r, version)))
-    return out
+    by_profile = {pid: d for pid, d in skipped.items() if d["n"]}
+    if not by_profile:
+        return CampaignPlan(out, no_repeats_skipped())
+    assert pipeline is not None
+    return CampaignPlan(out, {
+        "n": sum(d["n"] for d in by_profile.values()),
+        "reason": deterministic_summary(list(by_profile), pipeline, temperature),
+        "by_profile": by_profile})
+
+
+def plan_calls(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, version: str,
+               pipeline: PipelineConfig | None = None, temperature: float | None = None
+               ) -> list[PlannedCall]:
+    """The calls of :func:`plan_campaign` (without ``pipeline``, every planned repeat)."""
+    return plan_campaign(spec, bank, profiles, version, pipeline, temperature).calls
 
 
 def _oracle_key(question: Question, answer: Answer, seed: int, version: str) -> str:
@@ -191,7 +251,9 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
             raise ConfigError(out / "campaign.json", "transport", f"this folder holds a "
                               f"{was!r} campaign; give --transport {spec.transport} its own "
                               "--out", spec.transport)
-    plan = plan_calls(spec, bank, profiles, version)
+    campaign_plan = plan_campaign(spec, bank, profiles, version, pipeline,
+                                  None if stages is None else stages.scorer.temperature)
+    plan = campaign_plan.calls
     if stages is None:
         # fail fast, naming the package, rather than record every call as failed
         from rig.models import ensure_model
@@ -211,6 +273,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         "selectors": {"profiles": list(spec.profile_ids), "answers": list(spec.answer_ids),
                       "questions": list(spec.question_ids), "repeats": list(spec.repeat_ids)},
         "n_planned_calls": len(plan), "transport": spec.transport,
+        "repeats_skipped": campaign_plan.repeats_skipped,
     }, indent=2))
     todo = [c for c in plan if c.call_id not in log or log.get(c.call_id)["status"] != "ok"]
     n_skipped = len(plan) - len(todo)
@@ -234,16 +297,20 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     files = write_outputs(out, rows, campaign_id=campaign_id, version=version,
                           baseline=profiles.baseline.profile_id, n_boot=spec.n_boot,
                           n_excluded=len(log.rows()) - len(rows),
-                          pipeline=pipeline.model_dump(mode="json"))
+                          pipeline=pipeline.model_dump(mode="json"),
+                          repeats_skipped=campaign_plan.repeats_skipped)
     return CampaignResult(out, rows, json.loads(files["summary"].read_text()), len(todo),
-                          n_skipped, time.perf_counter() - t_start, files)
+                          n_skipped, time.perf_counter() - t_start, files,
+                          campaign_plan.repeats_skipped["n"], campaign_plan.repeats_skipped)
 
 
 def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version: str,
                   baseline: str, n_boot: int, n_excluded: int = 0,
-                  pipeline: dict | None = None) -> dict[str, Path]:
+                  pipeline: dict | None = None, repeats_skipped: dict | None = None
+                  ) -> dict[str, Path]:
     """Write calls.parquet, summary.json and report.html from the call rows (rows without the
     transport columns, logged by an older rig, get them: ``transport`` ``sim``, facts null).
+    ``repeats_skipped``: the plan's (:class:`CampaignPlan`), as campaign.json records it.
     calls.parquet's columns have the types of :data:`rig.campaign.call.ROW_TYPES`, null or
     not, so any two campaigns' files read together."""
     import pandas as pd
@@ -254,7 +321,8 @@ def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version:
     rows = [with_transport_columns(r) for r in rows]
     calls = write_parquet(rows, out / "calls.parquet", types=ROW_TYPES)
     summary = build_summary(pd.DataFrame(list(rows)), campaign_id=campaign_id,
-                            pipeline_version=version, baseline=baseline, n_boot=n_boot)
+                            pipeline_version=version, baseline=baseline, n_boot=n_boot,
+                            repeats_skipped=repeats_skipped)
     summary["n_log_rows_not_in_plan"] = n_excluded
     if pipeline is not None:
         summary["pipeline"] = pipeline  # the release gate compares configurations

@@ -6,6 +6,11 @@ plus the audio-path measures over the profile's calls: mean WER against the full
 against the words spoken before turn close, truncation rate, mean share of words lost, and the
 mean of score - oracle_score (the loss caused by the audio path). Failed calls and parse
 failures are left out of every mean and counted.
+
+``repeats_skipped`` is the campaign plan's record of the repeats not run because they could
+not differ (:mod:`rig.campaign.repeats`); ``noise_floor`` is the baseline's
+(:class:`rig.stats.noise.NoiseFloor`), with ``measured`` false and the reason when its
+repeats were identical or skipped as such.
 """
 
 from __future__ import annotations
@@ -30,12 +35,16 @@ def _num(v: object) -> object:
 
 
 def build_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str,
-                  baseline: str = "baseline", n_boot: int = 2000, seed: int = 0) -> dict:
-    """Summarise call rows (the columns of ``calls.parquet``). Pure: same rows, same JSON."""
+                  baseline: str = "baseline", n_boot: int = 2000, seed: int = 0,
+                  repeats_skipped: dict | None = None) -> dict:
+    """Summarise call rows (the columns of ``calls.parquet``). Pure: same rows (and the same
+    ``repeats_skipped``, from campaign.json), same JSON."""
+    skipped = repeats_skipped or {"n": 0, "reason": None, "by_profile": {}}
+    base_skipped = (skipped.get("by_profile") or {}).get(baseline, {}).get("reason")
     out: dict = {"campaign_id": campaign_id, "pipeline_version": pipeline_version,
                  "baseline": baseline, "n_calls": len(rows), "bootstrap": {
                      "resamples": n_boot, "seed": seed, "method": "percentile"},
-                 "profiles": {}}
+                 "repeats_skipped": skipped, "profiles": {}}
     if rows.empty:
         out["noise_floor"] = None
         return out
@@ -48,10 +57,12 @@ def build_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str
         out["scorer_temperature"] = _num(float(rows["temperature"].iloc[0]))
     # failed calls carry no score; the paired analysis sees them as parse failures
     rows.loc[~scored, "score"] = float("nan")
-    table = paired_by_profile(rows, baseline=baseline, n_boot=n_boot, seed=seed)
+    table = paired_by_profile(rows, baseline=baseline, n_boot=n_boot, seed=seed,
+                              repeats_skipped=base_skipped)
     from rig.stats import noise_floor
 
-    out["noise_floor"] = noise_floor(rows, baseline=baseline).to_dict()
+    out["noise_floor"] = noise_floor(rows, baseline=baseline,
+                                     repeats_skipped=base_skipped).to_dict()
     out["judge_validity"] = judge_validity_block(rows, n_boot=n_boot, seed=seed)
     order = [baseline, *sorted(p for p in rows["profile_id"].unique() if p != baseline)]
     for pid in order:

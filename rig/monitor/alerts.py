@@ -32,11 +32,16 @@ many):
 call, so the floor is how much the segment's weekly mean moves when nothing is known to have
 changed: ``noise_floor_k`` (2) x the standard deviation of its weekly means over the baseline
 weeks that have ``min_n`` scored calls, when there are at least ``min_baseline_weeks`` (3) of
-them (a Shewhart-style control limit), and never less than ``scorer_noise_floor_points``
-(the scorer's own repeat noise, MEASUREMENT.md's noise floor, e.g. ``sd_repeat_diff`` from a
-campaign of the same pipeline). With too few baseline weeks and no scorer floor it falls back
-to the sampling floor, z(1 - alpha/2) x the standard error of the shift, and says so
-(``noise_floor_source``: ``week_to_week``, ``scorer`` or ``sampling``).
+them (a Shewhart-style control limit), and never less than the **scorer floor**. The scorer
+floor is on the scale of a shift of means: ``scorer_repeat_sd_points`` is the scorer's noise
+in *one* call's score (the SD between repeats, ``repeat_sd`` of a campaign of the same
+pipeline: MEASUREMENT.md's noise floor describes single calls), and a weekly mean of n_week
+calls minus a baseline mean of n_baseline calls carries that noise with standard error
+``scorer_repeat_sd_points * sqrt(1/n_week + 1/n_baseline)``; the scorer floor is
+``noise_floor_k`` x that standard error. With too few baseline weeks the floor is the larger
+of the scorer floor and the sampling floor, z(1 - alpha/2) x the standard error of the shift
+(Welch), and says which (``noise_floor_source``: ``week_to_week``, ``scorer`` or
+``sampling``).
 
 **Adjustment**: with ``correction: holm`` (default) every test of the week that could raise
 an alert (both ratios of every eligible non-reference segment, every eligible mean shift) is
@@ -235,17 +240,17 @@ def _shift(base_rows: list[dict], n_w: int, mean_w: float | None, sd_w: float | 
     se = None
     if sd_w is not None and sd_b is not None and n_w >= 2 and n_b >= 2:
         se = math.sqrt(sd_w**2 / n_w + sd_b**2 / n_b)
+    scorer = scorer_floor(cfg, n_w, n_b)
+    floors: list[tuple[float, NoiseFloorSource]] = []
     if out["sd_week_to_week"] is not None:
-        floor = cfg.noise_floor_k * out["sd_week_to_week"]
-        src: NoiseFloorSource = "week_to_week"
-        if cfg.scorer_noise_floor_points > floor:
-            floor, src = cfg.scorer_noise_floor_points, "scorer"
-        out["noise_floor"], out["noise_floor_source"] = floor, src
-    elif cfg.scorer_noise_floor_points > 0:
-        out["noise_floor"], out["noise_floor_source"] = cfg.scorer_noise_floor_points, "scorer"
+        floors.append((cfg.noise_floor_k * out["sd_week_to_week"], "week_to_week"))
     elif se is not None:
-        out["noise_floor"] = float(stats.norm.ppf(1 - cfg.alpha / 2)) * se
-        out["noise_floor_source"] = "sampling"
+        floors.append((float(stats.norm.ppf(1 - cfg.alpha / 2)) * se, "sampling"))
+    if scorer is not None:
+        floors.append((scorer, "scorer"))
+    if floors:  # the largest; on a tie the first (week_to_week or sampling)
+        floor, src = max(floors, key=lambda f: f[0])
+        out["noise_floor"], out["noise_floor_source"] = floor, src
     if se is None or se == 0:
         why["shift_t"] = "fewer than two scored calls on a side, or no variation in the scores"
         return out
@@ -253,6 +258,19 @@ def _shift(base_rows: list[dict], n_w: int, mean_w: float | None, sd_w: float | 
     out["t"], out["p"] = float(res.statistic), float(res.pvalue)
     out["eligible"] = n_w >= cfg.min_n and n_b >= cfg.min_n and out["noise_floor"] is not None
     return out
+
+
+def scorer_floor(cfg: AlertsConfig, n_week: int, n_baseline: int) -> float | None:
+    """The scorer's part of the noise floor of a shift between a mean of ``n_week`` calls
+    and a mean of ``n_baseline`` calls, in score points: ``noise_floor_k`` x
+    ``scorer_repeat_sd_points`` x sqrt(1/n_week + 1/n_baseline) (each call's score carries
+    independent scorer noise of SD ``scorer_repeat_sd_points``; the variance of a mean of n
+    of them is SD^2 / n, of a difference of two such means the sum). None when the SD is not
+    given (0) or a side has no calls."""
+    if cfg.scorer_repeat_sd_points <= 0 or n_week < 1 or n_baseline < 1:
+        return None
+    return cfg.noise_floor_k * cfg.scorer_repeat_sd_points * math.sqrt(
+        1.0 / n_week + 1.0 / n_baseline)
 
 
 def _as_date(v: object) -> date:

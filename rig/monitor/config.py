@@ -25,7 +25,7 @@ Example (the defaults)::
       baseline_weeks: 4
       min_baseline_weeks: 3
       noise_floor_k: 2.0
-      scorer_noise_floor_points: 0.0
+      scorer_repeat_sd_points: 0.0   # the scorer's single-call repeat SD (0: unknown)
     privacy:
       hash_key_env: RIG_MONITOR_HASH_KEY
       min_cell: 5
@@ -40,7 +40,7 @@ import math
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rig.config import content_hash, load_model
 
@@ -120,7 +120,15 @@ class SegmentsConfig(_Strict):
 
 
 class AlertsConfig(_Strict):
-    """When a segment raises an alert (see :mod:`rig.monitor.alerts`)."""
+    """When a segment raises an alert (see :mod:`rig.monitor.alerts`).
+
+    ``scorer_repeat_sd_points``: the scorer's own noise as the standard deviation of one
+    call's score between repeats, in score points: a campaign's ``noise_floor.repeat_sd`` on
+    the same scorer and score scale (``rig monitor report --noise-floor-from``); 0 when unknown.
+    It is a single-call figure: the floor it gives a weekly mean shift is
+    ``noise_floor_k`` x ``scorer_repeat_sd_points`` x sqrt(1/n_week + 1/n_baseline), the
+    standard error of a difference of two means of that noise.
+    """
     min_n: int = Field(30, ge=2, description="calls a segment (and its reference) needs")
     alpha: float = Field(0.05, gt=0, lt=1)
     correction: Literal["holm", "none"] = "holm"
@@ -128,7 +136,18 @@ class AlertsConfig(_Strict):
     baseline_weeks: int = Field(4, ge=1, le=52)
     min_baseline_weeks: int = Field(3, ge=2, le=52)
     noise_floor_k: float = Field(2.0, gt=0, le=10)
-    scorer_noise_floor_points: float = Field(0.0, ge=0)
+    scorer_repeat_sd_points: float = Field(0.0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: object) -> object:
+        if isinstance(data, dict) and "scorer_noise_floor_points" in data:
+            raise ValueError(
+                "scorer_noise_floor_points is replaced by scorer_repeat_sd_points: give the "
+                "scorer's single-call repeat SD (a campaign's noise_floor.repeat_sd); the old "
+                "key was compared with a weekly mean shift as if it were the error of a mean, "
+                "about sqrt(n) too wide")
+        return data
 
 
 class PrivacyConfig(_Strict):

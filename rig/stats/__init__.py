@@ -4,7 +4,9 @@ Modules, one per question a campaign or a probe asks:
 
 * :mod:`rig.stats.paired`      per-profile paired deltas against the baseline, bootstrap and t
   intervals, decision flips (Wilson), tier inversions (:func:`paired_by_profile`).
-* :mod:`rig.stats.noise`       the baseline's repeat-to-repeat noise floor (:func:`noise_floor`).
+* :mod:`rig.stats.noise`       the baseline's repeat-to-repeat noise floor (:func:`noise_floor`)
+  and what a profile is held to: the error of a mean delta and the flip rate of averaged
+  decisions under no change; "not measured" when the repeats were identical.
 * :mod:`rig.stats.sample_size` answers needed for a paired campaign (:func:`paired_sample_size`).
 * :mod:`rig.stats.rates`       LL144 scoring-rate impact ratios, four-fifths selection-rate
   ratios, two-proportion z-test and Fisher's exact test.

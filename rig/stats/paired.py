@@ -66,11 +66,28 @@ class ProfilePaired:
             s under this profile (repeat-averaged scores; a tie is not an inversion): a strong
             candidate on a bad line losing to a weak candidate on a clean one.
             n_tier_inversions / n_tier_pairs.
-        noise_floor_sd, noise_floor_flip_rate: the baseline's noise floor (see
-            :class:`~rig.stats.noise.NoiseFloor`), repeated here for reading.
-        within_noise_floor: ``|mean_delta| <= noise_floor_sd``: the effect is no larger than
-            the change from re-running the same call, so it is not evidence of anything.
-            flip_within_noise_floor: ``flip_rate <= noise_floor_flip_rate``.
+        noise_floor_sd, noise_floor_flip_rate: the baseline's single-call noise floor
+            (``sd_repeat_diff`` and the repeat flip rate of
+            :class:`~rig.stats.noise.NoiseFloor`), repeated here for reading; neither is
+            what this profile's figures are held to.
+        noise_floor_se_mean_delta: the standard error of this profile's mean delta if nothing
+            had changed, from the baseline's ``repeat_sd`` and the repeats averaged on each
+            side of every pair: ``repeat_sd * sqrt(sum_i (1/kp_i + 1/kb_i)) / n``
+            (:meth:`~rig.stats.noise.NoiseFloor.se_mean_delta`, derivation there).
+        noise_floor_mean_delta_limit: the largest |mean delta| repeat noise alone gives at
+            95%: t(0.975, df_within) x ``noise_floor_se_mean_delta``.
+        within_noise_floor: ``|mean_delta| <= noise_floor_mean_delta_limit``: the effect is
+            no larger than re-running the same calls would give, so it is not evidence of
+            anything. (Not a claim of no effect: read ``t_ci95``, or a TOST against a margin,
+            :mod:`rig.stats.equivalence`, for that.)
+        noise_floor_flip_rate_averaged: the flip rate under no change of the same kind of
+            decision as this profile's, over its pairs: the decision on the mean of the
+            profile's repeats against the decision on the mean of the baseline's, at each
+            pair's repeat counts, from the baseline's ``repeat_sd`` and each answer's baseline
+            score (:meth:`~rig.stats.noise.NoiseFloor.flip_rate_averaged`).
+            noise_floor_flip_repeats: the most common (profile, baseline) repeat counts of
+            the pairs, for reading.
+        flip_within_noise_floor: ``flip_rate <= noise_floor_flip_rate_averaged``.
         n_boot, seed: the bootstrap settings used.
         not_computable: field -> reason, for every field that is None.
         notes: warnings a reader needs (small samples, unpaired answers, parse failures).
@@ -94,6 +111,10 @@ class ProfilePaired:
     n_tier_pairs: int
     noise_floor_sd: float | None
     noise_floor_flip_rate: float | None
+    noise_floor_se_mean_delta: float | None
+    noise_floor_mean_delta_limit: float | None
+    noise_floor_flip_rate_averaged: float | None
+    noise_floor_flip_repeats: tuple[int, int] | None
     within_noise_floor: bool | None
     flip_within_noise_floor: bool | None
     n_boot: int
@@ -137,7 +158,9 @@ class _AnswerScores:
     """Repeat-averaged scores per (answer, profile) and what is needed to decide on them."""
 
     mean: pd.DataFrame  # index answer_id, columns profile_id: repeat-averaged score
+    n_rep: pd.DataFrame  # same shape: scored repeats averaged (NaN: none)
     advance: pd.DataFrame | None  # same shape: 1.0 advance / 0.0 reject / NaN
+    cutoff: pd.Series | None  # answer_id -> cutoff (points), when decided on a cutoff
     decide_reason: str | None
     question: pd.Series | None  # answer_id -> question_id
     tier: pd.Series | None  # answer_id -> tier
@@ -149,8 +172,11 @@ def _answer_scores(calls: pd.DataFrame) -> _AnswerScores:
     scored = calls[~calls["failed"]]
     mean = scored.pivot_table(index="answer_id", columns="profile_id", values="score",
                               aggfunc="mean")
+    n_rep = scored.pivot_table(index="answer_id", columns="profile_id", values="score",
+                               aggfunc="size").reindex(index=mean.index, columns=mean.columns)
     advance = None
     reason = None
+    cut = None
     if "cutoff" in calls.columns and calls["cutoff"].notna().any():
         cutoff = calls.dropna(subset=["cutoff"]).groupby("answer_id")["cutoff"].first()
         cut = cutoff.reindex(mean.index)
@@ -182,7 +208,8 @@ def _answer_scores(calls: pd.DataFrame) -> _AnswerScores:
         wi, si = np.nonzero(same)
         weak_strong = (w[wi], st[si])
     counts = calls.groupby("profile_id")["failed"].agg(n_calls="size", n_failed="sum")
-    return _AnswerScores(mean, advance, reason, question, tier, weak_strong, counts)
+    return _AnswerScores(mean, n_rep, advance, cut, reason, question, tier, weak_strong,
+                         counts)
 
 
 def _tier_inversions(scores: _AnswerScores, baseline: str, profile: str
@@ -275,19 +302,41 @@ def _profile_row(scores: _AnswerScores, nf: NoiseFloor, baseline: str, profile: 
         tier_rate = n_inv / n_tier
 
     within = flip_within = None
+    se = limit = flip_avg = None
+    sizes: tuple[int, int] | None = None
     if is_base:
         why["within_noise_floor"] = why["flip_within_noise_floor"] = _BASELINE_REASON
+        for k in ("noise_floor_se_mean_delta", "noise_floor_mean_delta_limit",
+                  "noise_floor_flip_rate_averaged", "noise_floor_flip_repeats"):
+            why[k] = _BASELINE_REASON
     else:
-        if mean_delta is None or nf.sd_repeat_diff is None:
-            why["within_noise_floor"] = why.get("mean_delta") or nf.not_computable.get(
-                "sd_repeat_diff", "noise floor not computable")
+        if n_pairs:
+            kp = scores.n_rep[profile].to_numpy(dtype=float)[both]
+            kb = scores.n_rep[baseline].to_numpy(dtype=float)[both]
+            try:
+                se, limit = nf.mean_delta_limit(kp, kb)
+            except NotComputable as exc:
+                why["noise_floor_se_mean_delta"] = why["noise_floor_mean_delta_limit"] = \
+                    exc.reason
+            sizes = (_most_common(kp), _most_common(kb))
+            try:
+                flip_avg = _no_change_flip_rate(scores, nf, baseline, profile)
+            except NotComputable as exc:
+                why["noise_floor_flip_rate_averaged"] = exc.reason
         else:
-            within = abs(mean_delta) <= nf.sd_repeat_diff
-        if flip_rate is None or nf.flip_rate is None:
-            why["flip_within_noise_floor"] = why.get("flip_rate") or nf.not_computable.get(
-                "flip_rate", "noise floor not computable")
+            for k in ("noise_floor_se_mean_delta", "noise_floor_mean_delta_limit",
+                      "noise_floor_flip_rate_averaged", "noise_floor_flip_repeats"):
+                why[k] = "no pairs"
+        if mean_delta is None or limit is None:
+            why["within_noise_floor"] = why.get("mean_delta") or why.get(
+                "noise_floor_mean_delta_limit", "noise floor not computable")
         else:
-            flip_within = flip_rate <= nf.flip_rate
+            within = abs(mean_delta) <= limit
+        if flip_rate is None or flip_avg is None:
+            why["flip_within_noise_floor"] = why.get("flip_rate") or why.get(
+                "noise_floor_flip_rate_averaged", "noise floor not computable")
+        else:
+            flip_within = flip_rate <= flip_avg
     if nf.sd_repeat_diff is None:
         why["noise_floor_sd"] = nf.not_computable.get("sd_repeat_diff", "")
     if nf.flip_rate is None:
@@ -299,8 +348,38 @@ def _profile_row(scores: _AnswerScores, nf: NoiseFloor, baseline: str, profile: 
         ci95=ci95, t_ci95=t_ci95, flip_rate=flip_rate, flip_ci95=flip_ci95, n_flips=n_flips,
         tier_inversion_rate=tier_rate, n_tier_inversions=n_inv, n_tier_pairs=n_tier,
         noise_floor_sd=nf.sd_repeat_diff, noise_floor_flip_rate=nf.flip_rate,
+        noise_floor_se_mean_delta=se, noise_floor_mean_delta_limit=limit,
+        noise_floor_flip_rate_averaged=flip_avg, noise_floor_flip_repeats=sizes,
         within_noise_floor=within, flip_within_noise_floor=flip_within, n_boot=int(n_boot),
         seed=int(seed), not_computable=why, notes=tuple(notes))
+
+
+def _no_change_flip_rate(scores: _AnswerScores, nf: NoiseFloor, baseline: str,
+                         profile: str) -> float:
+    """:meth:`NoiseFloor.flip_rate_averaged` over ``profile``'s pairs: each answer's
+    repeat-averaged baseline score, cutoff and repeat counts.
+
+    Raises:
+        NotComputable: no pairs, decisions not taken on a cutoff, or the floor not measured.
+    """
+    if scores.cutoff is None or scores.decide_reason:
+        raise NotComputable(scores.decide_reason or "no cutoff column: decisions of single "
+                            "calls cannot be averaged")
+    if profile not in scores.mean or baseline not in scores.mean:
+        raise NotComputable("no pairs")
+    sel = scores.mean[[profile, baseline]].notna().all(axis=1).to_numpy()
+    if not sel.any():
+        raise NotComputable("no pairs")
+    return nf.flip_rate_averaged(scores.mean[baseline].to_numpy(float)[sel],
+                                 scores.cutoff.to_numpy(float)[sel],
+                                 scores.n_rep[profile].to_numpy(float)[sel],
+                                 scores.n_rep[baseline].to_numpy(float)[sel])
+
+
+def _most_common(counts: np.ndarray) -> int:
+    """The most common repeat count (the larger one on a tie)."""
+    vals, n = np.unique(counts.astype(int), return_counts=True)
+    return int(vals[n == n.max()].max())
 
 
 def _check_baseline(calls: pd.DataFrame, baseline: str, source: str) -> None:
@@ -316,9 +395,11 @@ class CampaignScores:
     each figure.
     """
 
-    def __init__(self, calls: pd.DataFrame, baseline: str) -> None:
+    def __init__(self, calls: pd.DataFrame, baseline: str,
+                 repeats_skipped: str | None = None) -> None:
         self.calls = calls
         self.baseline = baseline
+        self.repeats_skipped = repeats_skipped
         self.scores = _answer_scores(calls)
         others = sorted(p for p in calls["profile_id"].unique() if p != baseline)
         self.profiles = [baseline, *others]
@@ -331,7 +412,7 @@ class CampaignScores:
     def noise_floor(self) -> NoiseFloor:
         """The baseline's noise floor (:func:`~rig.stats.noise.noise_floor`)."""
         if self._noise is None:
-            self._noise = noise_floor_from(self.calls, self.baseline)
+            self._noise = noise_floor_from(self.calls, self.baseline, self.repeats_skipped)
         return self._noise
 
     def paired(self, n_boot: int = 2000, seed: int = 0) -> PairedAnalysis:
@@ -343,6 +424,27 @@ class CampaignScores:
                  for p in self.profiles}
         return PairedAnalysis(self.baseline, table, nf, len(self.calls),
                               int(self.calls["failed"].sum()))
+
+    def no_change_flip_rate(self, profile: str) -> float:
+        """The flip rate under no change of ``profile``'s kind of decision (the
+        ``noise_floor_flip_rate_averaged`` of :class:`ProfilePaired`).
+
+        Raises:
+            NotComputable: no pairs, no cutoff, or the noise floor not measured (reason).
+        """
+        return _no_change_flip_rate(self.scores, self.noise_floor(), self.baseline, profile)
+
+    def repeat_counts(self, profile: str) -> tuple[int, int] | None:
+        """The most common numbers of scored repeats averaged per pair: (under ``profile``,
+        under the baseline), over the answers scored under both; None when there are none."""
+        n = self.scores.n_rep
+        if profile not in n or self.baseline not in n:
+            return None
+        both = n[[profile, self.baseline]].dropna()
+        if both.empty:
+            return None
+        return (_most_common(both[profile].to_numpy()),
+                _most_common(both[self.baseline].to_numpy()))
 
     def deltas(self) -> dict[str, pd.Series]:
         """Paired deltas (points) per non-baseline profile, indexed by answer_id."""
@@ -397,8 +499,12 @@ class CampaignScores:
 
 
 def campaign_scores(rows: pd.DataFrame, baseline: str = "baseline",
-                    score_col: str = "score") -> CampaignScores:
+                    score_col: str = "score", repeats_skipped: str | None = None
+                    ) -> CampaignScores:
     """Check ``rows`` and average repeats once (see :class:`CampaignScores`).
+
+    ``repeats_skipped``: why the campaign did not run the baseline's repeats r > 0 (they
+    could not differ; :func:`rig.stats.noise.noise_floor`).
 
     Raises:
         RowsError: a required column is missing, a value is malformed (names the file, the
@@ -406,11 +512,12 @@ def campaign_scores(rows: pd.DataFrame, baseline: str = "baseline",
     """
     calls = standardise(rows, score_col)
     _check_baseline(calls, baseline, source_of(rows))
-    return CampaignScores(calls, baseline)
+    return CampaignScores(calls, baseline, repeats_skipped)
 
 
 def paired_analysis(rows: pd.DataFrame, baseline: str = "baseline", n_boot: int = 2000,
-                    seed: int = 0, score_col: str = "score") -> PairedAnalysis:
+                    seed: int = 0, score_col: str = "score",
+                    repeats_skipped: str | None = None) -> PairedAnalysis:
     """Per-profile paired table and the baseline's noise floor (see :func:`paired_by_profile`).
 
     Raises:
@@ -419,18 +526,21 @@ def paired_analysis(rows: pd.DataFrame, baseline: str = "baseline", n_boot: int 
     """
     if n_boot < 0:
         raise ValueError(f"n_boot must be >= 0 (got {n_boot!r})")
-    return campaign_scores(rows, baseline, score_col).paired(n_boot, seed)
+    return campaign_scores(rows, baseline, score_col, repeats_skipped).paired(n_boot, seed)
 
 
 def paired_by_profile(rows: pd.DataFrame, baseline: str = "baseline", n_boot: int = 2000,
-                      seed: int = 0, score_col: str = "score") -> dict[str, ProfilePaired]:
+                      seed: int = 0, score_col: str = "score",
+                      repeats_skipped: str | None = None) -> dict[str, ProfilePaired]:
     """Paired effect of every profile against ``baseline``: delta, intervals, flips, inversions.
 
     ``rows``: one row per call with at least ``answer_id``, ``profile_id`` and ``score_col``
     (points, NaN for a parse failure); ``parse_status``, ``repeat``, ``cutoff`` (points;
     advance when the repeat-averaged score >= cutoff), ``decision`` (used for flips only when
-    there is no cutoff and one scored repeat per answer and profile), ``question_id`` and
-    ``tier`` are used when present. Each figure's definition is on :class:`ProfilePaired`.
+    there is no cutoff and one scored repeat per answer and profile), ``question_id``,
+    ``tier`` and ``transcript`` (identical repeats) are used when present. Each figure's
+    definition is on :class:`ProfilePaired`. ``repeats_skipped``: why the campaign's planner
+    did not run the baseline's repeats r > 0 (the noise floor is then not measured).
 
     Sources: matched-pairs design and paired t-interval (Student 1908); percentile bootstrap
     (Efron & Tibshirani 1993); Wilson interval (Wilson 1927); the flip, tier inversion and noise
@@ -447,7 +557,7 @@ def paired_by_profile(rows: pd.DataFrame, baseline: str = "baseline", n_boot: in
             column and the value), or no row has profile ``baseline``.
         ValueError: ``n_boot`` negative.
     """
-    return paired_analysis(rows, baseline, n_boot, seed, score_col).table
+    return paired_analysis(rows, baseline, n_boot, seed, score_col, repeats_skipped).table
 
 
 def paired_deltas(rows: pd.DataFrame, baseline: str = "baseline",

@@ -209,7 +209,8 @@ def standardise(rows: pd.DataFrame, score_col: str = "score") -> pd.DataFrame:
 
     Columns: ``answer_id``, ``profile_id`` (str), ``score`` (float points, NaN for a parse
     failure), ``failed`` (bool), and when present in ``rows``: ``repeat`` (float),
-    ``question_id`` (str), ``tier`` (lower case), ``cutoff`` (float points) and ``advance``
+    ``question_id`` (str), ``tier`` (lower case), ``transcript`` (str), ``cutoff`` (float
+    points) and ``advance``
     (1.0 advance, 0.0 reject, from ``decision``). A row whose ``parse_status`` is not "ok" has
     its score set to NaN, so it is never used.
 
@@ -233,6 +234,8 @@ def standardise(rows: pd.DataFrame, score_col: str = "score") -> pd.DataFrame:
         out["question_id"] = rows["question_id"].astype("string")
     if "tier" in rows.columns:
         out["tier"] = rows["tier"].astype("string").str.strip().str.lower()
+    if "transcript" in rows.columns:  # tells identical repeats apart (rig.stats.noise)
+        out["transcript"] = rows["transcript"].astype("string")
     if "cutoff" in rows.columns:
         out["cutoff"] = numeric_column(rows, "cutoff")
         spread = out.dropna(subset=["cutoff"]).groupby("answer_id")["cutoff"].nunique()
