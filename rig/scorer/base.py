@@ -140,6 +140,9 @@ class Scorer(ABC):
     mode: ScoringMode = "argmax"
     #: seconds one grading may take; past it the grading is a ``timeout`` (None: no limit)
     budget_s: float | None = None
+    #: the same prompt at temperature 0 always gives the same reply (llama.cpp here: yes; a
+    #: remote endpoint: not promised), so :meth:`score` may reuse a grading within a process
+    reproducible_at_zero: bool = True
 
     def score(self, question: Question, transcript: str, seed: int) -> ScoreResult:
         """Grade ``transcript`` for ``question`` in this scorer's ``mode``. Never raises for a
@@ -147,12 +150,14 @@ class Scorer(ABC):
         scorer cannot run at all (a missing model package or engine, an unsupported mode).
 
         At temperature 0 an identical (rubric, transcript) pair is graded once per process
-        and the result reused. That hides nothing: the backends evaluate a prompt the same
+        and the result reused, for backends that are ``reproducible_at_zero`` (a remote
+        endpoint is asked again: its repeats are real). That hides nothing: the backends evaluate a prompt the same
         way whatever was graded before it (llama.cpp: the rubric prefix and the transcript
         are always evaluated as two fixed batches), so a fresh process gives the same grade.
         """
         key = (question.rubric_hash, transcript.strip(), self.mode)
-        if self.temperature == 0 and key in self._memo:
+        memoise = self.temperature == 0 and self.reproducible_at_zero
+        if memoise and key in self._memo:
             return dataclasses.replace(self._memo[key], seed=seed, seconds=0.0)
         t0 = time.perf_counter()
         deadline = time.monotonic() + self.budget_s if self.budget_s else None
@@ -183,7 +188,7 @@ class Scorer(ABC):
         if deadline is not None and res.parse_status != "timeout" and seconds > self.budget_s:
             res = self._timeout(seed, f"took {seconds:.1f} s", raw=res.raw)
         res = dataclasses.replace(res, seconds=seconds)
-        if self.temperature == 0 and res.parse_status not in ("error", "timeout"):
+        if memoise and res.parse_status not in ("error", "timeout"):
             self._memo[key] = res
         return res
 

@@ -83,6 +83,7 @@ class OpenAICompatScorer(Scorer):
     """
 
     name = "openai"
+    reproducible_at_zero = False  # an endpoint promises no determinism at temperature 0
 
     def __init__(self, base_url: str, model: str, api_key_env: str | None = None, *,
                  temperature: float = 0.0, max_tokens: int = 256, timeout_s: float = 120.0,
