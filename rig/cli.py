@@ -42,7 +42,7 @@ def _fail(exc: Exception) -> None:
 def _print_summary(summary: dict, out: Path) -> None:
     t = Table(title=f"{summary['campaign_id']} ({summary['pipeline_version']})")
     for col in ("profile", "pairs", "mean delta", "95% CI (bootstrap)", "95% CI (t)",
-                "flip rate", "WER", "truncation"):
+                "flip rate", "WER", "content sim.", "truncation"):
         t.add_column(col, justify="right" if col != "profile" else "left", no_wrap=True)
 
     def f(v, d=2):
@@ -53,8 +53,11 @@ def _print_summary(summary: dict, out: Path) -> None:
         t.add_row(pid, f(d.get("n_pairs")), f(d.get("mean_delta")),
                   f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a",
                   f"[{f(tci[0])}, {f(tci[1])}]" if tci else "n/a", f(d.get("flip_rate"), 3),
-                  f(d.get("wer_mean"), 3), f(d.get("truncation_rate"), 3))
+                  f(d.get("wer_mean"), 3), f(d.get("content_similarity_mean"), 3),
+                  f(d.get("truncation_rate"), 3))
     print_table(t, min_width=140)
+    if summary.get("content_similarity_note"):
+        console.print(Text(summary["content_similarity_note"]), highlight=False, soft_wrap=True)
     stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
