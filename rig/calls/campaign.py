@@ -8,7 +8,8 @@ caller channel, over the transport to the interviewer), and the turn detection, 
 scorer stages return what the interviewer reported for that call id (its VAD's turn close,
 its transcript, its score). Every column of the simulated row is therefore computed the same
 way (WER against the script, truncation from the render's word timings, decision, score
-minus oracle), and the transport columns (:data:`rig.campaign.call.TRANSPORT_COLUMNS`, on a
+minus oracle, content similarity of the interviewer's transcript to the script), and the
+transport columns (:data:`rig.campaign.call.TRANSPORT_COLUMNS`, on a
 simulated row too: ``transport`` ``sim``, the rest null) hold what this call measured.
 
 Times: the interviewer stamps its turn close in wall-clock epoch seconds; the agent knows when
@@ -344,6 +345,7 @@ class TransportCaller:
                       render=stages.render, caller_channel=stages.caller_channel,
                       telephony=telephony,
                       detect_turn=detect_turn, transcribe=transcribe,
+                      content_similarity=stages.content_similarity,
                       audio_cache_dir=stages.audio_cache_dir)
         row = run_call(question=question, answer=answer, profile=profile, repeat=repeat,
                        seed=seed, pipeline=pipeline, pipeline_version=pipeline_version,

@@ -14,8 +14,11 @@ the default caller-channel stage, and is left empty when a test replaces that st
 ``wer`` uses the clean reference (``wer_reference_policy``); ``wer_verbatim`` is the same
 transcript against every word as spoken, fillers and repetitions included (fillers are kept
 as words on both sides: Whisper's normaliser would otherwise drop "um" and "uh", and the two
-policies would never differ on them). The transport columns (:data:`TRANSPORT_COLUMNS`) are
-on every row: ``transport`` is ``sim`` here, and what a real transport measures is null.
+policies would never differ on them). ``content_similarity`` is the cosine of the script's and
+the transcript's sentence embeddings (:mod:`rig.similarity`); it is null, with the reason in
+``content_similarity_error``, when the ``similarity`` extra is not installed (the call goes
+on). The transport columns (:data:`TRANSPORT_COLUMNS`) are on every row: ``transport`` is
+``sim`` here, and what a real transport measures is null.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path
 
 from rig.answers import Answer, Question
 from rig.asr import AsrOptions, Transcript
+from rig.errors import EngineUnavailable, RigError
 from rig.pipeline import PipelineConfig
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
@@ -123,8 +127,8 @@ ROW_TYPES: dict[str, str] = {
         "wer_reference_policy", "voice_engine", "voice_id", "voice_version", "turn_closed_by",
         "transcript", "scorer_raw", "scorer_reason", "scorer_error", "transport",
         "transport_codec", "transport_packet_unit", "transport_hung_up_by",
-        "interviewer_status", "recording_path", "scorer_mode", "scorer_criteria_json"),
-        _STRING),
+        "interviewer_status", "recording_path", "scorer_mode", "scorer_criteria_json",
+        "content_similarity_error"), _STRING),
     **dict.fromkeys((
         "reference_score", "cutoff", "temperature", "oracle_score", "score", "pace_rate",
         "pace_wpm_target", "pauses_pause_s", "response_delay_s", "fillers_per_100_words",
@@ -133,7 +137,8 @@ ROW_TYPES: dict[str, str] = {
         "channel_clipped_pct", "audio_duration_s", "speech_start_s", "speech_end_s",
         "snr_db_measured", "turn_speech_start_s", "turn_close_s", "words_lost_share",
         "pace_rate_used", "pace_wpm_measured", "pauses_total_s", "asr_avg_logprob",
-        "asr_no_speech_prob", "wer", "wer_spoken", "wer_verbatim", "score_minus_oracle",
+        "asr_no_speech_prob", "wer", "wer_spoken", "wer_verbatim", "content_similarity",
+        "score_minus_oracle",
         "t_synth_s", "t_channel_s", "t_vad_s", "t_asr_s", "t_scorer_s",
         "transport_jitter_ms", "transport_call_duration_s", "time_to_first_answer_s",
         "response_delay_measured_s", "interviewer_gap_s", "scorer_top_prob_min",
@@ -184,6 +189,32 @@ def _default_transcribe(audio, options: AsrOptions) -> Transcript:
     return transcribe(audio, options)
 
 
+def _default_content_similarity(reference: str, hypothesis: str) -> float:
+    from rig.similarity import content_similarity
+
+    return content_similarity(reference, hypothesis)
+
+
+def content_similarity_columns(similarity: Callable[[str, str], float], script: str,
+                               transcript: str) -> dict:
+    """``content_similarity`` of the transcript to the script and, when it cannot be computed,
+    ``content_similarity_error`` (the reason; the extra missing reads
+    :data:`rig.similarity.EXTRA_MISSING`). Never raises: the metric failing never fails the
+    call."""
+    try:
+        return {"content_similarity": float(similarity(script, transcript)),
+                "content_similarity_error": None}
+    except EngineUnavailable:
+        from rig.similarity import EXTRA_MISSING
+
+        reason = EXTRA_MISSING
+    except RigError as exc:  # the model package missing or altered: the message says how
+        reason = str(exc)
+    except Exception as exc:  # a metric's bug must not lose the call's score
+        reason = f"{type(exc).__name__}: {exc}"
+    return {"content_similarity": None, "content_similarity_error": reason}
+
+
 @dataclass
 class Stages:
     """The pipeline's stages as callables (real by default)."""
@@ -193,6 +224,7 @@ class Stages:
     telephony: Callable = _default_telephony
     detect_turn: Callable = _default_detect_turn
     transcribe: Callable = _default_transcribe
+    content_similarity: Callable[[str, str], float] = _default_content_similarity
     audio_cache_dir: Path | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -289,6 +321,8 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
             "transcript": tr.text, "asr_avg_logprob": tr.avg_logprob,
             "asr_no_speech_prob": tr.no_speech_prob, "wer": w_full.wer,
             "wer_spoken": w_spoken.wer, "wer_verbatim": w_verbatim.wer,
+            **content_similarity_columns(stages.content_similarity, answer.clean_text,
+                                         tr.text),
         })
         stage = "scorer"
         t0 = time.perf_counter()

@@ -4,13 +4,16 @@ Per profile: the paired statistics of :func:`rig.stats.paired.paired_by_profile`
 averaged per (answer, profile), then paired by answer with the baseline; seeded bootstrap CI)
 plus the audio-path measures over the profile's calls: mean WER against the full script and
 against the words spoken before turn close, truncation rate, mean share of words lost, and the
-mean of score - oracle_score (the loss caused by the audio path). Failed calls and parse
-failures are left out of every mean and counted.
+mean of score - oracle_score (the loss caused by the audio path), and the mean
+``content_similarity`` of transcript to script (:mod:`rig.similarity`; ``content_similarity_note``
+says once why it is null on completed calls, e.g. the ``similarity`` extra not installed).
+Failed calls and parse failures are left out of every mean and counted.
 
 ``repeats_skipped`` is the campaign plan's record of the repeats not run because they could
 not differ (:mod:`rig.campaign.repeats`); ``noise_floor`` is the baseline's
 (:class:`rig.stats.noise.NoiseFloor`), with ``measured`` false and the reason when its
-repeats were identical or skipped as such.
+repeats were identical or skipped as such. ``judge_validity`` is the judge's agreement with
+the reference grades on this campaign's answers (:func:`judge_validity_block`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,21 @@ def _num(v: object) -> object:
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return v
+
+
+def _similarity_note(ok_rows: pd.DataFrame) -> str | None:
+    """Why ``content_similarity`` is null on completed calls, once for the campaign."""
+    if ok_rows.empty:
+        return None
+    values = ok_rows.get("content_similarity", pd.Series(None, index=ok_rows.index))
+    null = pd.to_numeric(values, errors="coerce").isna()
+    if not null.any():
+        return None
+    reasons = ok_rows.get("content_similarity_error", pd.Series(None, index=ok_rows.index))
+    reasons = reasons[null].fillna("not recorded (a row logged before the column existed)")
+    counts = reasons.value_counts(sort=True)
+    return "; ".join(f"content_similarity: {r} (null on {n} of {len(ok_rows)} completed calls)"
+                     for r, n in counts.items())
 
 
 def build_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str,
@@ -64,6 +82,7 @@ def build_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str
     out["noise_floor"] = noise_floor(rows, baseline=baseline,
                                      repeats_skipped=base_skipped).to_dict()
     out["judge_validity"] = judge_validity_block(rows, n_boot=n_boot, seed=seed)
+    out["content_similarity_note"] = _similarity_note(rows[ok])
     order = [baseline, *sorted(p for p in rows["profile_id"].unique() if p != baseline)]
     for pid in order:
         g = rows[rows["profile_id"] == pid]
@@ -76,6 +95,8 @@ def build_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str
             "score_mean": _mean(gok["score"]),
             "wer_mean": _mean(gok.get("wer", pd.Series(dtype=float))),
             "wer_spoken_mean": _mean(gok.get("wer_spoken", pd.Series(dtype=float))),
+            "content_similarity_mean": _mean(gok.get("content_similarity",
+                                                     pd.Series(dtype=float))),
             "truncation_rate": _mean(gok["truncated"].astype(float))
             if "truncated" in gok and len(gok) else None,
             "words_lost_share_mean": _mean(gok.get("words_lost_share",

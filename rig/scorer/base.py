@@ -151,9 +151,9 @@ class Scorer(ABC):
 
         At temperature 0 an identical (rubric, transcript) pair is graded once per process
         and the result reused, for backends that are ``reproducible_at_zero`` (a remote
-        endpoint is asked again: its repeats are real). That hides nothing: the backends evaluate a prompt the same
-        way whatever was graded before it (llama.cpp: the rubric prefix and the transcript
-        are always evaluated as two fixed batches), so a fresh process gives the same grade.
+        endpoint is asked again: its repeats are real). That hides nothing: llama.cpp
+        evaluates a prompt the same way whatever was graded before it (the rubric prefix and
+        the transcript as two fixed batches), so a fresh process gives the same grade.
         """
         key = (question.rubric_hash, transcript.strip(), self.mode)
         memoise = self.temperature == 0 and self.reproducible_at_zero
