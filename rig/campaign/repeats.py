@@ -67,7 +67,10 @@ def scorer_seeded(pipeline: PipelineConfig, temperature: float | None = None) ->
     """
     t = pipeline.scorer.temperature if temperature is None else temperature
     out = []
-    if t > 0:
+    # the embedded judge in expected mode reads each criterion's level distribution from the
+    # same prompt state and scores its expectation: nothing is sampled, at any temperature
+    sampled = not (pipeline.scorer.backend == "llamacpp" and pipeline.scorer.mode == "expected")
+    if t > 0 and sampled:
         out.append(f"scorer sampling at temperature {t:g}")
     if pipeline.scorer.backend == "openai":
         out.append("an OpenAI-compatible scorer endpoint (not reproducible even at "

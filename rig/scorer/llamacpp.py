@@ -11,9 +11,12 @@ grade of a prompt then depends on the prompt alone, not on the process's history
 grades the same scripts in orders that share prefixes differently and compares.
 
 **Graded judging** (``mode="expected"``): the reply skeleton ``{"levels": {"<id>": `` is
-written for the judge and the logits at each level position are read directly
+written for the judge and the logits at the level position are read directly
 (``llama_get_logits_ith``), so no ``logits_all`` (which slows prompt evaluation, and whose
-token logprobs were offset by one position in llama-cpp-python issue 1983) is needed.
+token logprobs were offset by one position in llama-cpp-python issue 1983) is needed. Every
+criterion is read from the same state (the prompt and ``{"levels": {``), so the level of one
+criterion cannot anchor the next: on the core bank this ranked the answers better (Spearman
+0.85 against 0.83 when each criterion followed the levels chosen before it).
 """
 
 from __future__ import annotations
@@ -62,10 +65,10 @@ class LlamaCppScorer(Scorer):
 
     Args:
         model: a verified model name from :mod:`rig.models`.
-        temperature: 0 is greedy decoding (repeats identical); above 0 samples with ``seed``
-            (in ``expected`` mode it samples the level written at each position, which the
-            later criteria are conditioned on; the expected points use the model's own
-            distribution).
+        temperature: ``argmax``: 0 is greedy decoding (repeats identical); above 0 samples
+            with ``seed``. ``expected``: no part: every criterion's level distribution is read
+            from the same prompt state (the reply up to ``{"levels": {``) and its expectation
+            is the grade, so nothing is sampled and a grading is deterministic.
         max_tokens: cap on an ``argmax`` reply (the grammar keeps replies well inside it).
         with_reason: ``argmax`` only: also ask for a one-sentence reason (about 3x slower).
         mode: ``argmax`` or ``expected`` (:mod:`rig.scorer.levels`).
@@ -151,7 +154,6 @@ class LlamaCppScorer(Scorer):
         if any(len(t) != 1 for t in level_ids):  # pragma: no cover - a tokenizer property
             raise EngineUnavailable(f"{self.model}: a credit level is not one token")
         ids = [t[0] for t in level_ids]
-        rng = np.random.default_rng(seed)
         llm.eval(rest + llm.tokenize(reply_prefix().encode(), add_bos=False, special=False))
         fork = llm.n_tokens  # every criterion is read from here: no halo from the others
         dists: list[list[float]] = []
@@ -168,9 +170,5 @@ class LlamaCppScorer(Scorer):
             p = np.exp(z - z.max())
             p /= p.sum()
             dists.append(p.tolist())
-            if self.temperature > 0:
-                q = np.exp((z - z.max()) / self.temperature)
-                chosen[cid] = int(rng.choice(len(ids), p=q / q.sum()))
-            else:
-                chosen[cid] = int(np.argmax(z))
+            chosen[cid] = int(np.argmax(z))
         return LevelsReply(dists, chosen)
