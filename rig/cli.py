@@ -56,6 +56,14 @@ def _print_summary(summary: dict, out: Path) -> None:
                   f(d.get("wer_mean"), 3), f(d.get("content_similarity_mean"), 3),
                   f(d.get("truncation_rate"), 3))
     print_table(t, min_width=140)
+    v = summary.get("judge_validity") or {}
+    if v.get("verdict") in ("adequate", "low"):
+        line = (f"judge validity on these {v.get('n_answers')} answers ({v.get('scoring_mode')}): "
+                f"Spearman {f(v.get('spearman'))}, decision agreement "
+                f"{f(v.get('decision_agreement'))}: {v['verdict']}")
+        if v["verdict"] == "low":
+            line += " (the deltas say more about the judge than about the audio path)"
+        stdout_console().print(line, markup=False, highlight=False)
     nf = summary.get("noise_floor") or {}
     if nf.get("measured") is False:
         stdout_console().print(f"noise floor: {nf.get('reason')}", markup=False,

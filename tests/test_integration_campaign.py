@@ -36,6 +36,20 @@ def test_every_call_ran_through_the_real_chain(campaign):
     assert df["oracle_score"].notna().all()
 
 
+def test_graded_judging_fills_the_scorer_columns_and_the_validity_block(campaign):
+    spec, res = campaign
+    df = pd.read_parquet(spec.out_dir / "calls.parquet")
+    assert (df["scorer_mode"] == "expected").all()
+    assert (df["score"] != df["score"].round()).any()  # off the integer grid
+    crit = json.loads(df["scorer_criteria_json"].iloc[0])
+    assert len(crit) == 4 and all(abs(sum(c["level_probs"]) - 1) < 1e-9 for c in crit)
+    assert df["scorer_top_prob_min"].between(0, 1).all()
+    v = res.summary["judge_validity"]
+    assert v["scoring_mode"] == "expected" and v["n_answers"] == 2
+    assert v["verdict"] == "not_measured"  # two answers cannot be ranked
+    assert "spearman" in v["not_computable"]
+
+
 def test_a_pause_longer_than_the_timer_truncates_and_a_shorter_one_does_not(campaign):
     spec, _res = campaign
     df = pd.read_parquet(spec.out_dir / "calls.parquet").set_index("profile_id")

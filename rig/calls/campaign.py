@@ -339,7 +339,8 @@ class TransportCaller:
             q = got["q"]
             return ScoreResult(q["score"], q["parse_status"], q["scorer_raw"],
                                q["scorer_reason"], None, q["t_scorer_s"],
-                               stages.scorer.temperature, seed, q["scorer_error"])
+                               stages.scorer.temperature, seed, q["scorer_error"],
+                               stages.scorer.mode)
 
         real = Stages(scorer=_Reported(scorer_result, stages.scorer.temperature),
                       render=stages.render, caller_channel=stages.caller_channel,
