@@ -21,6 +21,7 @@ criterion cannot anchor the next: on the core bank this ranked the answers bette
 
 from __future__ import annotations
 
+import atexit
 import os
 import time
 from functools import lru_cache
@@ -35,6 +36,9 @@ from rig.scorer.levels import LEVEL_DIGITS, reply_key, reply_prefix
 _SPLIT = "\x00RIG_SPLIT\x00"
 
 
+_OPEN: list = []
+
+
 @lru_cache(maxsize=2)
 def _llama(model: str, n_ctx: int, n_threads: int):
     try:
@@ -42,8 +46,19 @@ def _llama(model: str, n_ctx: int, n_threads: int):
     except ImportError as exc:  # pragma: no cover
         raise EngineUnavailable("the embedded scorer needs llama-cpp-python: pip install "
                                 "'llama-cpp-python==0.3.36' (or 'rig[pipeline]')") from exc
-    return Llama(model_path=str(ensure_model(model)), n_ctx=n_ctx, n_threads=n_threads,
-                 verbose=False)
+    llm = Llama(model_path=str(ensure_model(model)), n_ctx=n_ctx, n_threads=n_threads,
+                verbose=False)
+    _OPEN.append(llm)
+    return llm
+
+
+@atexit.register
+def close_models() -> None:
+    """Free the loaded models now (also at exit: left to ``Llama.__del__`` during interpreter
+    shutdown, the release printed tracebacks after a test run's summary)."""
+    _llama.cache_clear()
+    while _OPEN:
+        _OPEN.pop().close()
 
 
 @lru_cache(maxsize=64)
