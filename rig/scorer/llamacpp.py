@@ -10,6 +10,15 @@ next prompt shares it, else evaluated afresh from position 0) and the rest in on
 grade of a prompt then depends on the prompt alone, not on the process's history; a test
 grades the same scripts in orders that share prefixes differently and compares.
 
+**Where an ``argmax`` grading's time goes.** It generates about 40-47 tokens (the points JSON,
+which the model pretty-prints), each sampled under the GBNF grammar, after evaluating the
+prompt (the ~300-token rubric prefix only when the question changes). Measured per grading,
+the generation took 24-115 s on a loaded 2-core machine for the same 45 tokens (never near
+``max_tokens``: every reply stopped on its own), and ~2.8 s median when idle: load and the
+per-token grammar check, not a runaway reply, make the slow gradings (one of 40 ran past a
+120 s budget in ``benchmarks/judge_validity.py``). ``expected`` mode generates nothing: it
+evaluates about ten forced tokens per criterion in one batch.
+
 **Graded judging** (``mode="expected"``): the reply skeleton ``{"levels": {"<id>": `` is
 written for the judge and the logits at the level position are read directly
 (``llama_get_logits_ith``), so no ``logits_all`` (which slows prompt evaluation, and whose
