@@ -150,6 +150,11 @@ def test_the_pipeline_and_transport_can_make_any_profile_vary() -> None:
     assert repeat_variation(quiet, REFERENCE, transport="webrtc").can_differ
     lossless = _profile(channel={"steps": [{"kind": "packet_loss", "loss_pct": 0.0}]})
     assert not repeat_variation(lossless, REFERENCE).can_differ
+    # the embedded judge in expected mode samples nothing, whatever its temperature
+    expected_hot = REFERENCE.model_copy(update={"scorer": REFERENCE.scorer.model_copy(
+        update={"temperature": 0.7})})
+    assert expected_hot.scorer.mode == "expected"
+    assert not repeat_variation(quiet, expected_hot).can_differ
 
 
 def test_demo_plan_skips_the_second_baseline_repeat() -> None:

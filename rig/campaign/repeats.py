@@ -63,13 +63,14 @@ def scorer_seeded(pipeline: PipelineConfig, temperature: float | None = None) ->
     """What in the scorer varies between repeats, in words (empty: deterministic).
 
     ``temperature``: the temperature of the scorer that will run, when it is not the
-    pipeline's (a test's fake); default the pipeline's.
+    pipeline's (a test's fake, taken to sample above 0); default the pipeline's.
     """
     t = pipeline.scorer.temperature if temperature is None else temperature
     out = []
     # the embedded judge in expected mode reads each criterion's level distribution from the
     # same prompt state and scores its expectation: nothing is sampled, at any temperature
-    sampled = not (pipeline.scorer.backend == "llamacpp" and pipeline.scorer.mode == "expected")
+    sampled = temperature is not None or not (pipeline.scorer.backend == "llamacpp"
+                                              and pipeline.scorer.mode == "expected")
     if t > 0 and sampled:
         out.append(f"scorer sampling at temperature {t:g}")
     if pipeline.scorer.backend == "openai":
