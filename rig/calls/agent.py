@@ -307,10 +307,10 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
     """
     from pipecat.audio.vad.vad_analyzer import VADState
 
-    from rig.vad import TurnParams, _analyzer
+    from rig.vad import TurnParams, silero_analyzer
 
     transcribe = transcribe or _transcriber(settings.asr_model)
-    vad = _analyzer(8000, TurnParams(silence_timeout_ms=settings.stop_ms,
+    vad = silero_analyzer(8000, TurnParams(silence_timeout_ms=settings.stop_ms,
                                      start_ms=settings.start_ms, confidence=settings.confidence,
                                      min_volume=settings.min_volume))
     brain = AgentBrain(answers, settings.hangup_delay_s)

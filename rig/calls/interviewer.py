@@ -214,13 +214,13 @@ class InterviewSession:
         """The caller's audio: int16 mono PCM at ``sample_rate_hz`` (resampled to 8 kHz)."""
         from pipecat.audio.vad.vad_analyzer import VADState
 
-        from rig.vad import _analyzer
+        from rig.vad import silero_analyzer
 
         if sample_rate_hz != CALL_RATE_HZ:
             a = Audio(pcm16_to_float(np.frombuffer(pcm, np.int16)), sample_rate_hz)
             pcm = float_to_pcm16(a.resample(CALL_RATE_HZ).samples).tobytes()
         if self._vad is None:
-            self._vad = _analyzer(CALL_RATE_HZ, self._params)
+            self._vad = silero_analyzer(CALL_RATE_HZ, self._params)
             self._prev = VADState.QUIET
         self._pending += pcm
         arrival = now_s()
