@@ -12,7 +12,7 @@ External interviewers return scores in one of two ways:
 * the results webhook, ``POST /results`` with ``Authorization: Bearer <token>`` (the token is
   read from the environment variable named at start-up, never logged), a JSON body
   ``{"call_id": ..., "score": 0-100 or null, "transcript": ..., "decision": ...}`` or a list
-  of them (:func:`rig.calls.service.results_router`); one body that lists a call id twice
+  of them (:func:`rig.calls.webhook.results_router`); one body that lists a call id twice
   with different contents is refused;
 * a CSV or Parquet file with at least ``call_id`` and ``score`` columns, or a JSONL file of
   the same records (:func:`import_scores`).
