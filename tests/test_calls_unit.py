@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from rig.audio import Audio
-from rig.calls.agent import AgentAnswer, AgentBrain, classify_utterance, expected_question_s
+from rig.calls.brain import AgentAnswer, AgentBrain, classify_utterance, expected_question_s
 from rig.calls.media import (
     FRAME_BYTES,
     JitterMeter,

@@ -45,7 +45,8 @@ from typing import Literal
 from rig.answers import Answer, Question, load_bank
 from rig.asr import Transcript
 from rig.audio import Audio
-from rig.calls.agent import AgentAnswer, AgentResult, AgentSettings, expected_question_s, run_agent
+from rig.calls.agent import AgentResult, AgentSettings, run_agent
+from rig.calls.brain import AgentAnswer, expected_question_s
 from rig.calls.interviewer import InterviewerSettings
 from rig.calls.results import ResultStore
 from rig.calls.row import transport_columns, write_recording
