@@ -85,6 +85,12 @@ def silero_analyzer(sample_rate_hz: int, params: TurnParams):
     return vad
 
 
+def _check_rate(audio: Audio, caller: str) -> None:
+    if audio.sample_rate_hz not in SILERO_RATES_HZ:
+        raise ValueError(f"{caller}: Silero VAD takes {SILERO_RATES_HZ} Hz, got "
+                         f"{audio.sample_rate_hz} Hz; resample first")
+
+
 def detect_turn(audio: Audio, params: TurnParams) -> TurnResult:
     """Run the VAD frame by frame and return where the turn closes.
 
@@ -95,9 +101,7 @@ def detect_turn(audio: Audio, params: TurnParams) -> TurnResult:
     Raises:
         ValueError: the sample rate is not one Silero accepts.
     """
-    if audio.sample_rate_hz not in SILERO_RATES_HZ:
-        raise ValueError(f"detect_turn: Silero VAD takes {SILERO_RATES_HZ} Hz, got "
-                         f"{audio.sample_rate_hz} Hz; resample first")
+    _check_rate(audio, "detect_turn")
     return asyncio.run(_detect(audio, params))
 
 
@@ -184,9 +188,7 @@ def detect_turns(audio: Audio, params: TurnParams) -> tuple[Turn, ...]:
     Raises:
         ValueError: the sample rate is not one Silero accepts.
     """
-    if audio.sample_rate_hz not in SILERO_RATES_HZ:
-        raise ValueError(f"detect_turns: Silero VAD takes {SILERO_RATES_HZ} Hz, got "
-                         f"{audio.sample_rate_hz} Hz; resample first")
+    _check_rate(audio, "detect_turns")
     return asyncio.run(_detect_all(audio, params))
 
 
