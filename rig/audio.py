@@ -120,14 +120,6 @@ def write_wav(path: str | Path, audio: Audio) -> Path:
     return path
 
 
-def rms_db(samples: np.ndarray) -> float:
-    """Root-mean-square level in dB full scale (float32 scale, 0 dB = RMS of 1.0)."""
-    if len(samples) == 0:
-        return float("-inf")
-    p = float(np.mean(np.square(samples, dtype=np.float64)))
-    return 10.0 * np.log10(p) if p > 0 else float("-inf")
-
-
 def active_speech_mask(samples: np.ndarray, sample_rate_hz: int, frame_ms: int = 20,
                        floor_db: float = 40.0) -> np.ndarray:
     """Per-sample boolean mask of active speech by frame energy.

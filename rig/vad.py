@@ -59,7 +59,16 @@ class TurnResult:
     speech_segments_s: tuple[tuple[float, float], ...]
 
 
-def _analyzer(sample_rate_hz: int, params: TurnParams):
+def silero_analyzer(sample_rate_hz: int, params: TurnParams):
+    """pipecat's ``SileroVADAnalyzer`` set up with ``params`` (``stop_secs`` is the
+    endpointing timer), ready for 20 ms frames of int16 PCM at ``sample_rate_hz`` (8000 or
+    16000) through ``await analyze_audio(frame) -> VADState``. The caller owns it: ``await
+    cleanup()`` when done. Used by :func:`detect_turn` and by the real-call agent and
+    interviewer (:mod:`rig.calls`), so every stage runs the same state machine.
+
+    Raises:
+        EngineUnavailable: pipecat (with Silero) is not installed (the message says how).
+    """
     from loguru import logger
 
     logger.disable("pipecat")  # pipecat logs every VAD (re)configuration at DEBUG to stderr
@@ -76,6 +85,12 @@ def _analyzer(sample_rate_hz: int, params: TurnParams):
     return vad
 
 
+def _check_rate(audio: Audio, caller: str) -> None:
+    if audio.sample_rate_hz not in SILERO_RATES_HZ:
+        raise ValueError(f"{caller}: Silero VAD takes {SILERO_RATES_HZ} Hz, got "
+                         f"{audio.sample_rate_hz} Hz; resample first")
+
+
 def detect_turn(audio: Audio, params: TurnParams) -> TurnResult:
     """Run the VAD frame by frame and return where the turn closes.
 
@@ -86,9 +101,7 @@ def detect_turn(audio: Audio, params: TurnParams) -> TurnResult:
     Raises:
         ValueError: the sample rate is not one Silero accepts.
     """
-    if audio.sample_rate_hz not in SILERO_RATES_HZ:
-        raise ValueError(f"detect_turn: Silero VAD takes {SILERO_RATES_HZ} Hz, got "
-                         f"{audio.sample_rate_hz} Hz; resample first")
+    _check_rate(audio, "detect_turn")
     return asyncio.run(_detect(audio, params))
 
 
@@ -97,7 +110,7 @@ async def _events(audio: Audio, params: TurnParams):
     and ``("close", t_s)`` when the endpointing timer fires, frame by frame."""
     from pipecat.audio.vad.vad_analyzer import VADState
 
-    vad = _analyzer(audio.sample_rate_hz, params)
+    vad = silero_analyzer(audio.sample_rate_hz, params)
     pcm = audio.to_pcm16().tobytes()
     frame_bytes = audio.sample_rate_hz * FRAME_MS // 1000 * 2
     prev = VADState.QUIET
@@ -175,9 +188,7 @@ def detect_turns(audio: Audio, params: TurnParams) -> tuple[Turn, ...]:
     Raises:
         ValueError: the sample rate is not one Silero accepts.
     """
-    if audio.sample_rate_hz not in SILERO_RATES_HZ:
-        raise ValueError(f"detect_turns: Silero VAD takes {SILERO_RATES_HZ} Hz, got "
-                         f"{audio.sample_rate_hz} Hz; resample first")
+    _check_rate(audio, "detect_turns")
     return asyncio.run(_detect_all(audio, params))
 
 

@@ -2,11 +2,21 @@
 
 WER = (substitutions + deletions + insertions) / reference words, after the same
 normalisation of both sides (Whisper's ``EnglishTextNormalizer``: lower case, punctuation,
-spelled-out numbers to digits, British spellings, whitespace). See MEASUREMENT.md.
+spelled-out numbers to digits, British spellings, whitespace). See docs/measurement.md.
+
+Reference policies (a call row records each; ``wer_reference_policy`` names the one ``wer``
+uses):
+
+* clean, :func:`wer` against the script's words (no fillers, no repetitions): ``wer``;
+* spoken, :func:`wer` against the script's words spoken before the turn closed:
+  ``wer_spoken``;
+* verbatim, :func:`wer_verbatim` against every word as spoken, fillers and the first saying
+  of each repeated word included: ``wer_verbatim``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -46,3 +56,26 @@ def wer(reference: str, hypothesis: str) -> WerResult:
     out = jiwer.process_words(ref, hyp)
     return WerResult(float(out.wer), out.substitutions, out.deletions, out.insertions,
                      len(ref.split()))
+
+
+#: The filler words kept by :func:`wer_verbatim` ("um", "uh", "erm", "hmm", "mm", "mhm").
+_FILLER_WORD = re.compile(r"\b(um+|uh+|erm|hmm+|mm+|mhm)\b", re.IGNORECASE)
+
+
+def wer_verbatim(reference: str, hypothesis: str) -> WerResult:
+    """WER under the verbatim reference policy: fillers kept as words on both sides.
+
+    Whisper's English normaliser drops "um", "uh", "hmm" and "mm"; without this the clean and
+    verbatim policies would never differ on fillers. Each filler is replaced by a token the
+    normaliser keeps ("filler" plus its first two letters, lower-cased: ``um`` -> ``fillerum``,
+    ``Hmm`` -> ``fillerhm``) before :func:`wer`, so a filler spoken and transcribed counts as a
+    match, and one spoken but not transcribed as a deletion.
+
+    Args:
+        reference: every word as spoken (fillers and repetitions included).
+        hypothesis: the transcript.
+    """
+    def keep(text: str) -> str:
+        return _FILLER_WORD.sub(lambda m: "filler" + m.group(1).lower()[:2], text)
+
+    return wer(keep(reference), keep(hypothesis))

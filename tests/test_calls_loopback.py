@@ -17,8 +17,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rig.calls.campaign import TRANSPORT_COLUMNS, TransportCaller
+from rig.calls.campaign import TransportCaller
 from rig.calls.interviewer import InterviewerSettings
+from rig.campaign.call import TRANSPORT_COLUMNS
 from rig.campaign.runner import CampaignSpec, run_campaign
 
 pytestmark = pytest.mark.integration

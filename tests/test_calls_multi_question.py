@@ -21,7 +21,8 @@ import yaml
 
 from rig.answers import load_bank
 from rig.audio import Audio, pcm16_to_float
-from rig.calls.agent import AgentAnswer, AgentSettings, expected_question_s, run_agent
+from rig.calls.agent import AgentSettings, run_agent
+from rig.calls.brain import AgentAnswer, expected_question_s
 from rig.calls.interviewer import InterviewerSettings, tts
 from rig.calls.results import ResultStore
 from rig.calls.service import InterviewerService, ServiceThread

@@ -17,9 +17,10 @@ import pytest
 
 from rig.audio import Audio
 from rig.calls.agent import AgentResult, AnswerPlay
-from rig.calls.campaign import TransportCaller, interviewer_gap_s
+from rig.calls.campaign import TransportCaller
 from rig.calls.media import FRAME_BYTES, PlayoutBuffer
 from rig.calls.results import ResultStore
+from rig.calls.row import interviewer_gap_s
 from rig.calls.transports.twilio import TwilioCredentials, place_call, scrub_credentials
 from rig.campaign.call import ROW_TYPES, TRANSPORT_COLUMNS, Stages
 from rig.campaign.runner import CampaignSpec, run_campaign

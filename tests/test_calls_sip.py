@@ -24,7 +24,8 @@ import soundfile as sf
 from rig.answers import load_bank
 from rig.asr import AsrOptions, transcribe
 from rig.audio import Audio, read_wav
-from rig.calls.agent import AgentAnswer, AgentSettings, run_agent
+from rig.calls.agent import AgentSettings, run_agent
+from rig.calls.brain import AgentAnswer
 from rig.calls.interviewer import tts
 from rig.calls.transports.sip import SipLink
 from rig.channel import telephony_path

@@ -14,8 +14,7 @@ import pandas as pd
 import pytest
 
 from rig.audio import Audio
-from rig.calls.agent import AgentAnswer, AgentBrain, classify_utterance, expected_question_s
-from rig.calls.campaign import TRANSPORT_COLUMNS
+from rig.calls.brain import AgentAnswer, AgentBrain, classify_utterance, expected_question_s
 from rig.calls.media import (
     FRAME_BYTES,
     JitterMeter,
@@ -38,6 +37,7 @@ from rig.calls.transports.twilio import (
     validate_signature,
 )
 from rig.calls.transports.webrtc import negotiated_codec
+from rig.campaign.call import TRANSPORT_COLUMNS
 from rig.errors import ConfigError
 
 pytestmark = pytest.mark.unit

@@ -319,14 +319,14 @@ def independent_snr_db(speech: np.ndarray, mix: np.ndarray) -> float:
 @pytest.fixture
 def fake_voices(monkeypatch):
     """Babble talkers spoken by the fake engine (one per voice id), not by real TTS."""
-    from rig.synth import render as render_mod
+    from rig.synth import babble
 
     engines: dict[str, FakeEngine] = {}
 
     def get_engine(engine: str, voice_id: str) -> FakeEngine:
         return engines.setdefault(f"{engine}:{voice_id}", FakeEngine(f"{engine}-{voice_id}"))
 
-    monkeypatch.setattr(render_mod, "get_engine", get_engine)
+    monkeypatch.setattr(babble, "get_engine", get_engine)
     return engines
 
 

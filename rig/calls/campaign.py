@@ -10,7 +10,8 @@ its transcript, its score). Every column of the simulated row is therefore compu
 way (WER against the script, truncation from the render's word timings, decision, score
 minus oracle, content similarity of the interviewer's transcript to the script), and the
 transport columns (:data:`rig.campaign.call.TRANSPORT_COLUMNS`, on a
-simulated row too: ``transport`` ``sim``, the rest null) hold what this call measured.
+simulated row too: ``transport`` ``sim``, the rest null) hold what this call measured
+(:mod:`rig.calls.row`, which also writes the call's two-sided recording).
 
 Times: the interviewer stamps its turn close in wall-clock epoch seconds; the agent knows when
 its answer's first frame went out. ``turn_close_s`` is the close minus the answer's *origin*
@@ -34,7 +35,6 @@ Without ``interviewer_url`` the reference interviewer runs in-process on a loopb
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import Callable
@@ -42,17 +42,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
-
 from rig.answers import Answer, Question, load_bank
 from rig.asr import Transcript
 from rig.audio import Audio
-from rig.calls.agent import AgentAnswer, AgentResult, AgentSettings, expected_question_s, run_agent
+from rig.calls.agent import AgentResult, AgentSettings, run_agent
+from rig.calls.brain import AgentAnswer, expected_question_s
 from rig.calls.interviewer import InterviewerSettings
-from rig.calls.media import TransportFacts
 from rig.calls.results import ResultStore
+from rig.calls.row import transport_columns, write_recording
 from rig.calls.transports.twilio import scrub_credentials
-from rig.campaign.call import TRANSPORT_COLUMNS, Stages, call_id, run_call
+from rig.campaign.call import Stages, call_id, run_call
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
 from rig.vad import TurnResult
@@ -61,17 +60,6 @@ Transport = Literal["sim", "webrtc", "twilio", "sip"]
 TRANSPORTS: tuple[str, ...] = ("sim", "webrtc", "twilio", "sip")
 #: How long a call that failed on the caller's side waits for the interviewer's result (s).
 FAILED_CALL_RESULT_S = 10.0
-
-
-def interviewer_gap_s(question: dict | None) -> float | None:
-    """The interviewer's gap on its own clock: the end of its last prompt before the graded
-    turn (the question, or its last repeat request) to the start of speech its VAD detected in
-    that turn (negative on a barge-in); None when it detected none or did not say."""
-    if not question:
-        return None
-    start = question.get("turn_speech_start_epoch_s")
-    end = question.get("prompt_end_epoch_s", question.get("question_end_epoch_s"))
-    return None if start is None or end is None else start - end
 
 
 class _Reported(Scorer):
@@ -352,7 +340,11 @@ class TransportCaller:
                        seed=seed, pipeline=pipeline, pipeline_version=pipeline_version,
                        campaign_id=campaign_id, stages=real, oracle=oracle,
                        resolve_path=resolve_path)
-        row.update(self._facts(cid, got))
+        res: AgentResult | None = got.get("agent")
+        recording = (write_recording(self.out_dir / "recordings" / f"{cid}.wav", cid, res)
+                     if res is not None else None)
+        row.update(transport_columns(self.transport, res, got.get("stats") or {},
+                                     got.get("result") or {}, got.get("q"), recording))
         # the detect_turn, transcribe and scorer stages above only read the interviewer's
         # result: their stage times would be near zero. The interviewer's own, when given.
         q = got.get("q") or {}
@@ -362,50 +354,3 @@ class TransportCaller:
             if row.get(k):
                 row[k] = scrub_credentials(row[k])
         return row
-
-    def _facts(self, cid: str, got: dict) -> dict:
-        out: dict = dict.fromkeys(TRANSPORT_COLUMNS)
-        out["transport"] = self.transport
-        res: AgentResult | None = got.get("agent")
-        if res is None:
-            return out
-        stats = got.get("stats") or {}
-        facts = TransportFacts(
-            transport=self.transport, codec=stats.get("codec", "unknown"),
-            packet_unit=stats.get("packet_unit"),
-            packets_sent=int(stats.get("packets_sent") or 0),
-            packets_received=int(stats.get("packets_received") or 0),
-            packets_lost=stats.get("packets_lost"), jitter_ms=stats.get("jitter_ms"),
-            call_duration_s=res.duration_s, underruns=res.underruns, hung_up_by=res.hung_up_by)
-        out.update(facts.to_row())
-        result = got.get("result") or {}
-        q = got.get("q")
-        out.update({
-            "repeat_requests": q["repeat_requests"] if q else None,
-            "repeat_requests_heard": res.repeat_requests_heard,
-            "time_to_first_answer_s": res.time_to_first_answer_s,
-            # the agent's clock: the question's end as it heard it to its first answer's
-            # first frame (what the profile's response_delay_s sets)
-            "response_delay_measured_s": res.response_delay_s,
-            "interviewer_gap_s": interviewer_gap_s(q),
-            "interviewer_status": result.get("status"),
-            "recording_path": str(self._record(cid, res)),
-        })
-        return out
-
-    def _record(self, cid: str, res: AgentResult) -> Path:
-        import soundfile as sf
-
-        path = self.out_dir / "recordings" / f"{cid}.wav"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        n = min(len(res.sent.samples), len(res.received.samples))
-        sf.write(str(path), np.stack([res.sent.samples[:n], res.received.samples[:n]], axis=1),
-                 res.sent.sample_rate_hz, subtype="PCM_16")
-        (path.with_suffix(".json")).write_text(json.dumps({
-            "call_id": cid, "t0_epoch_s": res.t0_epoch_s, "events": res.events,
-            "heard": res.heard, "utterances": res.utterances,
-            "plays": [p.__dict__ for p in res.plays],
-            "response_delay_s": res.response_delay_s, "underruns": res.underruns,
-            "empty_ticks": res.empty_ticks,
-            "channels": ["caller_sent", "interviewer_received"]}, indent=1))
-        return path

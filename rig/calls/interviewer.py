@@ -8,7 +8,8 @@ state machine as :func:`rig.vad.detect_turn`), transcribes the turn with faster-
 ``repair_below_logprob``, or ``no_speech_prob`` above ``repair_above_no_speech``, or empty),
 asks the caller to repeat (the repair loop that burns interview time), at most
 ``max_repeat_requests`` times per question. It scores the last transcript with the rig scorer
-and writes the result keyed by the call id (:class:`rig.calls.results.ResultStore`).
+and writes the result (:class:`rig.calls.results.InterviewResult`) keyed by the call id
+(:class:`rig.calls.results.ResultStore`).
 
 The session is transport-neutral: :meth:`InterviewSession.feed` takes the caller's audio
 (8 kHz int16 PCM, any chunk size) and :meth:`InterviewSession.run` speaks through a ``say``
@@ -29,12 +30,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from rig.answers import Question
 from rig.asr import AsrOptions, Transcript
 from rig.audio import Audio, float_to_pcm16, pcm16_to_float
 from rig.calls.media import CALL_RATE_HZ, FRAME_BYTES, FRAME_MS, now_s
+from rig.calls.results import InterviewResult, QuestionResult
 from rig.pipeline import PipelineConfig
 from rig.scorer.base import Scorer
 from rig.vad import TurnParams
@@ -67,52 +68,6 @@ class InterviewerSettings:
     pause_before_s: float = 0.6
     repeat_prompt: str = "Sorry, I didn't catch that. Could you repeat your answer, please?"
     closing: str = "Thank you. That's all the questions I have. Goodbye."
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class QuestionResult(_Frozen):
-    """One question of a call, as the interviewer heard and scored it. Times: epoch s.
-
-    ``question_end_epoch_s`` is when the question's audio ended; ``prompt_end_epoch_s`` when
-    the last thing said before the graded turn ended (the question, or the last repeat
-    request)."""
-    question_id: str
-    question_end_epoch_s: float
-    prompt_end_epoch_s: float
-    turn_speech_start_epoch_s: float | None
-    turn_close_epoch_s: float
-    turn_closed_by: str
-    transcript: str
-    asr_avg_logprob: float | None
-    asr_no_speech_prob: float | None
-    repeat_requests: int
-    attempts: tuple[str, ...]
-    score: float | None
-    parse_status: str
-    scorer_raw: str
-    scorer_reason: str | None
-    scorer_error: str | None
-    seed: int
-    t_asr_s: float
-    t_scorer_s: float
-
-
-class InterviewResult(_Frozen):
-    """A whole call from the interviewer's side, keyed by the rig's ``call_id``."""
-    call_id: str
-    transport: str
-    pipeline_version: str
-    started_epoch_s: float
-    ended_epoch_s: float
-    questions: tuple[QuestionResult, ...]
-    status: str = "ok"
-    error: str | None = None
-    #: the caller's id of this attempt at the call: a retried call has the same ``call_id``,
-    #: and the caller takes only the result of its own attempt
-    attempt_id: str | None = None
 
 
 @lru_cache(maxsize=64)
@@ -214,13 +169,13 @@ class InterviewSession:
         """The caller's audio: int16 mono PCM at ``sample_rate_hz`` (resampled to 8 kHz)."""
         from pipecat.audio.vad.vad_analyzer import VADState
 
-        from rig.vad import _analyzer
+        from rig.vad import silero_analyzer
 
         if sample_rate_hz != CALL_RATE_HZ:
             a = Audio(pcm16_to_float(np.frombuffer(pcm, np.int16)), sample_rate_hz)
             pcm = float_to_pcm16(a.resample(CALL_RATE_HZ).samples).tobytes()
         if self._vad is None:
-            self._vad = _analyzer(CALL_RATE_HZ, self._params)
+            self._vad = silero_analyzer(CALL_RATE_HZ, self._params)
             self._prev = VADState.QUIET
         self._pending += pcm
         arrival = now_s()

@@ -1,18 +1,19 @@
-"""Interviewer results keyed by the rig's call id: the store, the webhook, the file import.
+"""Interviewer results keyed by the rig's call id: the records, the store, the file import.
 
 An interviewer (the reference one in :mod:`rig.calls.interviewer`, or an external one under
 test) returns what it decided for each call, keyed by the ``call_id`` the rig sent with the
-call. :class:`ResultStore` keeps them in ``results.jsonl``, a time-ordered log (appended and
-fsync'ed; each record is stamped with ``received_seq``, 1, 2, ... across restarts, and
-``received_at``, epoch s): the last record for a call id wins, so a later write is a
-correction. A waiting campaign picks them up.
+call. The reference interviewer's record is an :class:`InterviewResult` (one
+:class:`QuestionResult` per question asked). :class:`ResultStore` keeps them in
+``results.jsonl``, a time-ordered log (appended and fsync'ed; each record is stamped with
+``received_seq``, 1, 2, ... across restarts, and ``received_at``, epoch s): the last record
+for a call id wins, so a later write is a correction. A waiting campaign picks them up.
 
 External interviewers return scores in one of two ways:
 
 * the results webhook, ``POST /results`` with ``Authorization: Bearer <token>`` (the token is
   read from the environment variable named at start-up, never logged), a JSON body
   ``{"call_id": ..., "score": 0-100 or null, "transcript": ..., "decision": ...}`` or a list
-  of them (:func:`rig.calls.service.results_router`); one body that lists a call id twice
+  of them (:func:`rig.calls.webhook.results_router`); one body that lists a call id twice
   with different contents is refused;
 * a CSV or Parquet file with at least ``call_id`` and ``score`` columns, or a JSONL file of
   the same records (:func:`import_scores`).
@@ -48,6 +49,50 @@ class ExternalScore(BaseModel):
     score: float | None = Field(None, ge=0, le=100, allow_inf_nan=False)
     transcript: str | None = None
     decision: Literal["advance", "reject"] | None = None
+
+
+class QuestionResult(BaseModel):
+    """One question of a call, as the interviewer heard and scored it. Times: epoch s.
+
+    ``question_end_epoch_s`` is when the question's audio ended; ``prompt_end_epoch_s`` when
+    the last thing said before the graded turn ended (the question, or the last repeat
+    request)."""
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    question_id: str
+    question_end_epoch_s: float
+    prompt_end_epoch_s: float
+    turn_speech_start_epoch_s: float | None
+    turn_close_epoch_s: float
+    turn_closed_by: str
+    transcript: str
+    asr_avg_logprob: float | None
+    asr_no_speech_prob: float | None
+    repeat_requests: int
+    attempts: tuple[str, ...]
+    score: float | None
+    parse_status: str
+    scorer_raw: str
+    scorer_reason: str | None
+    scorer_error: str | None
+    seed: int
+    t_asr_s: float
+    t_scorer_s: float
+
+
+class InterviewResult(BaseModel):
+    """A whole call from the interviewer's side, keyed by the rig's ``call_id``."""
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    call_id: str
+    transport: str
+    pipeline_version: str
+    started_epoch_s: float
+    ended_epoch_s: float
+    questions: tuple[QuestionResult, ...]
+    status: str = "ok"
+    error: str | None = None
+    #: the caller's id of this attempt at the call: a retried call has the same ``call_id``,
+    #: and the caller takes only the result of its own attempt
+    attempt_id: str | None = None
 
 
 def result_is_attempt(row: dict, attempt_id: str | None) -> bool:
@@ -149,7 +194,7 @@ class ResultStore:
 
 def interviewer_record_score(rec: dict) -> dict:
     """An external-score record from one record of the reference interviewer's own
-    ``results.jsonl`` (an :class:`~rig.calls.interviewer.InterviewResult`), mapped as a
+    ``results.jsonl`` (an :class:`InterviewResult`), mapped as a
     real-transport campaign maps a result onto its row (:class:`rig.calls.campaign.
     TransportCaller`): a result with ``status`` ``ok`` and questions gives its last question's
     ``score`` and ``transcript``; any other status is no score returned. The interviewer

@@ -21,11 +21,12 @@ Endpoints of :meth:`InterviewerService.app`:
 ``GET /results/{call_id}/external``
     The record an external interviewer posted for the call id (404 when none).
 ``POST /results``
-    The results webhook (when a token variable is configured; :mod:`rig.calls.results`).
+    The results webhook (when a token variable is configured; :mod:`rig.calls.webhook`).
     Its records are stored apart from the interviewer's own (``webhook.jsonl`` beside
     ``results.jsonl``), so they never replace what the reference interviewer wrote.
 
-(FastAPI resolves endpoint annotations at import, so its names are imported at module level.)
+The call endpoints are added per transport (:mod:`rig.calls.routes`). (FastAPI
+resolves endpoint annotations at import, so its names are imported at module level.)
 
 Results are written to the :class:`~rig.calls.results.ResultStore` keyed by call id.
 :class:`ServiceThread` runs the app on a loopback port in a background thread (tests and
@@ -35,22 +36,20 @@ Results are written to the :class:`~rig.calls.results.ResultStore` keyed by call
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl
 
-from fastapi import FastAPI, HTTPException, Request, WebSocket
-from fastapi.responses import JSONResponse, Response
-from pydantic import ValidationError
+from fastapi import FastAPI, HTTPException, Request
 
 from rig.answers import AnswerBank, Question
 from rig.calls.interviewer import InterviewerSettings, InterviewSession, make_processor
 from rig.calls.media import CALL_RATE_HZ
 from rig.calls.results import ResultStore
+from rig.calls.routes import add_twilio_routes, add_webrtc_routes
+from rig.calls.webhook import bearer_token, results_router
 from rig.errors import ConfigError
 from rig.pipeline import PipelineConfig, pipeline_version
 from rig.scorer.base import Scorer
@@ -74,93 +73,6 @@ def restrict_ice_to(host: str) -> None:
     import aioice.ice
 
     aioice.ice.get_host_addresses = lambda use_ipv4=True, use_ipv6=True: [host]
-
-
-def _external_scores(body: object) -> list:
-    """The :class:`~rig.calls.results.ExternalScore` records of one ``POST /results`` body.
-
-    Raises:
-        HTTPException: 422 when the body is not an object or a list of them, a record is
-            invalid (names the item and the field), or one call id is listed twice with
-            different contents (names the call id: which one is meant cannot be told).
-    """
-    from rig.calls.results import LOG_FIELDS, ExternalScore
-
-    items = body if isinstance(body, list) else [body]
-    scores = []
-    for i, x in enumerate(items):
-        if not isinstance(x, dict):
-            raise HTTPException(422, f"item {i}: expected a JSON object with call_id and "
-                                f"score (got {type(x).__name__})")
-        x = {k: v for k, v in x.items() if k not in LOG_FIELDS}  # the store stamps these
-        try:
-            scores.append(ExternalScore.model_validate(x))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "record"
-            where = f"item {i}: " if isinstance(body, list) else ""
-            raise HTTPException(422, f"{where}{field}: {err['msg']}") from exc
-    seen: dict[str, object] = {}
-    out = []
-    for s in scores:
-        prev = seen.setdefault(s.call_id, s)
-        if prev is s:
-            out.append(s)
-        elif prev != s:
-            raise HTTPException(422, f"call_id {s.call_id!r} is listed twice in one body with "
-                                "different contents (score "
-                                f"{prev.score} and {s.score}, decision {prev.decision} and "
-                                f"{s.decision}); send one record per call id (a later POST "
-                                "corrects an earlier one)")
-    return out
-
-
-def bearer_token(request) -> str:
-    """The token of an ``Authorization: Bearer <token>`` header ("" without one: a header
-    without the ``Bearer`` scheme is no token)."""
-    auth = request.headers.get("Authorization", "")
-    return auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
-
-
-def results_router(store: ResultStore, token_env: str):
-    """A FastAPI router with ``POST /results`` (Bearer token from env var ``token_env``).
-
-    The body is one record or a list of them (:func:`_external_scores`); each is stored with
-    ``source: webhook``. The store is a time-ordered log: a later POST for a call id
-    corrects an earlier one. A body that is not JSON is answered 400.
-
-    Raises:
-        ConfigError: the environment variable is not set (the service refuses to start an
-            unauthenticated results endpoint).
-    """
-    import hmac
-    import json
-
-    from fastapi import APIRouter
-
-    token = os.environ.get(token_env)
-    if not token:
-        raise ConfigError(f"${token_env}", "", "the results webhook needs a token in this "
-                          "environment variable")
-    router = APIRouter()
-
-    @router.post("/results")
-    async def post_results(request: Request):
-        given = bearer_token(request)
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            raise HTTPException(status_code=401, detail="bad or missing bearer token")
-        raw = await request.body()
-        try:
-            body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise HTTPException(400, f"the body is not JSON ({exc}); send "
-                                '{"call_id": ..., "score": ...} or a list of them') from None
-        scores = _external_scores(body)
-        for s in scores:
-            store.put({**s.model_dump(mode="json"), "source": "webhook"})
-        return {"accepted": len(scores)}
-
-    return router
 
 
 def check_public_url(url: str) -> str:
@@ -279,9 +191,8 @@ class InterviewerService:
     def app(self, media: tuple[str, ...] = ("twilio", "webrtc")):
         """The FastAPI application (see the module docstring for the endpoints); ``media``
         names the call endpoints served: ``twilio`` (``/twilio/media``, ``/twilio/voice``)
-        and/or ``webrtc`` (``/api/offer``). Health and results are always served."""
-        from rig.calls.transports.twilio import parse_message, twiml_connect_stream
-
+        and/or ``webrtc`` (``/api/offer``) (:mod:`rig.calls.routes`). Health and results are
+        always served."""
         app = FastAPI(title="rig reference interviewer")
 
         @app.get("/health")
@@ -314,88 +225,12 @@ class InterviewerService:
                 raise HTTPException(404, f"no external result posted for call {call_id}")
             return ext
 
-        @app.websocket("/twilio/media")
-        async def twilio_media(ws: WebSocket):
-            from pipecat.serializers.twilio import TwilioFrameSerializer
-            from pipecat.transports.websocket.fastapi import (
-                FastAPIWebsocketParams,
-                FastAPIWebsocketTransport,
-            )
-
-            await ws.accept()
-            start = None
-            while start is None:
-                msg = parse_message(await ws.receive_text())
-                if msg["event"] == "start":
-                    start = msg
-            info = start["start"]
-            serializer = TwilioFrameSerializer(
-                stream_sid=start["streamSid"], call_sid=info.get("callSid"),
-                params=TwilioFrameSerializer.InputParams(auto_hang_up=False))
-            transport = FastAPIWebsocketTransport(ws, FastAPIWebsocketParams(
-                audio_in_enabled=True, audio_out_enabled=True, add_wav_header=False,
-                serializer=serializer, audio_in_sample_rate=CALL_RATE_HZ,
-                audio_out_sample_rate=CALL_RATE_HZ))
-            session = self.session(info.get("customParameters") or {}, "twilio")
-            await self.run_pipeline(transport, session)
-
-        @app.post("/twilio/voice")
-        async def twilio_voice(request: Request):
-            import os
-
-            from rig.calls.transports.twilio import validate_signature
-
-            token = os.environ.get("TWILIO_AUTH_TOKEN")
-            if not token:
-                raise HTTPException(503, "TWILIO_AUTH_TOKEN is not set on the interviewer")
-            # Twilio posts application/x-www-form-urlencoded (parsed here: no multipart dep)
-            form = dict(parse_qsl((await request.body()).decode(), keep_blank_values=True))
-            url = (self.public_url.rstrip("/") + request.url.path
-                   + (f"?{request.url.query}" if request.url.query else "")
-                   ) if self.public_url else str(request.url)
-            if not validate_signature(url, form, request.headers.get("X-Twilio-Signature", ""),
-                                      token):
-                raise HTTPException(403, "invalid X-Twilio-Signature")
-            base = self.public_url or f"{request.url.scheme}://{request.url.netloc}"
-            ws_url = base.replace("https://", "wss://").replace("http://", "ws://")
-            params = {k: request.query_params[k] for k in ("call_id", "question_ids", "seed",
-                                                           "attempt_id")
-                      if k in request.query_params}
-            return Response(twiml_connect_stream(ws_url.rstrip("/") + "/twilio/media", params),
-                            media_type="application/xml")
-
-        @app.post("/api/offer")
-        async def offer(request: Request):
-            from pipecat.transports.base_transport import TransportParams
-            from pipecat.transports.smallwebrtc.connection import SmallWebRTCConnection
-            from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
-
-            try:
-                body = json.loads(await request.body())
-            except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-                raise HTTPException(400, f"the offer is not JSON ({exc})") from None
-            if not isinstance(body, dict) or "sdp" not in body or "type" not in body:
-                raise HTTPException(422, "an offer needs 'sdp' and 'type'")
-            try:  # before any connection is set up: a bad offer leaves nothing behind
-                session = self.session(body, "webrtc")
-            except (KeyError, ValueError, TypeError) as exc:
-                raise HTTPException(422, f"offer: {exc}") from None
-            conn = SmallWebRTCConnection(ice_servers=[])
-            await conn.initialize(sdp=body["sdp"], type=body["type"])
-            transport = SmallWebRTCTransport(conn, TransportParams(
-                audio_in_enabled=True, audio_out_enabled=True,
-                audio_in_sample_rate=CALL_RATE_HZ, audio_out_sample_rate=CALL_RATE_HZ))
-            task = asyncio.ensure_future(self.run_pipeline(transport, session))
-            self.active[session.call_id] = task
-            task.add_done_callback(lambda _t, c=session.call_id: self.active.pop(c, None))
-            return JSONResponse(conn.get_answer())
-
+        if "twilio" in media:
+            add_twilio_routes(app, self)
+        if "webrtc" in media:
+            add_webrtc_routes(app, self)
         if self.results_token_env:
             app.include_router(results_router(self.external, self.results_token_env))
-        dropped = (({"/twilio/media", "/twilio/voice"} if "twilio" not in media else set())
-                   | ({"/api/offer"} if "webrtc" not in media else set()))
-        app.router.routes = [r for r in app.router.routes
-                             if getattr(r, "path", None) not in dropped]
         return app
 
 

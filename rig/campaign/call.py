@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rig.answers import Answer, Question
@@ -39,7 +38,7 @@ from rig.pipeline import PipelineConfig
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
 from rig.vad import TurnParams, TurnResult
-from rig.wer import wer
+from rig.wer import wer, wer_verbatim
 
 #: Bumped when the call procedure changes in a way that changes results.
 CALL_PROCEDURE_VERSION = 1
@@ -72,17 +71,6 @@ def _default_caller_channel_report(audio, channel, seed):
     from rig.channel import apply_caller_channel_report
 
     return apply_caller_channel_report(audio, channel, seed)
-
-
-_FILLER_WORD = re.compile(r"\b(um+|uh+|erm|hmm+|mm+|mhm)\b", re.IGNORECASE)
-
-
-def _wer_verbatim(reference: str, hypothesis: str):
-    """WER with fillers kept as words on both sides (the normaliser drops them otherwise)."""
-    def keep(text: str) -> str:
-        return _FILLER_WORD.sub(lambda m: "filler" + m.group(1).lower()[:2], text)
-
-    return wer(keep(reference), keep(hypothesis))
 
 
 #: The transport columns of every row. ``transport`` is ``sim`` on a simulated call (this
@@ -226,7 +214,6 @@ class Stages:
     transcribe: Callable = _default_transcribe
     content_similarity: Callable[[str, str], float] = _default_content_similarity
     audio_cache_dir: Path | None = None
-    timings: dict[str, float] = field(default_factory=dict)
 
 
 def decision_for(score: float | None, cutoff: float) -> str | None:
@@ -316,7 +303,7 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
         t["asr"] = time.perf_counter() - t0
         w_full = wer(answer.clean_text, tr.text)
         w_spoken = wer(" ".join(w.word for w in before), tr.text)
-        w_verbatim = _wer_verbatim(" ".join(w.word for w in rendered.words), tr.text)
+        w_verbatim = wer_verbatim(" ".join(w.word for w in rendered.words), tr.text)
         row.update({
             "transcript": tr.text, "asr_avg_logprob": tr.avg_logprob,
             "asr_no_speech_prob": tr.no_speech_prob, "wer": w_full.wer,

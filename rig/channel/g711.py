@@ -48,7 +48,12 @@ def _as_int16(pcm: np.ndarray) -> np.ndarray:
     return pcm
 
 
-def _as_codes(codes: np.ndarray | bytes) -> np.ndarray:
+def as_codes(codes: np.ndarray | bytes) -> np.ndarray:
+    """G.711 codes as a uint8 array (bytes are viewed, not copied).
+
+    Raises:
+        TypeError: an array that is not uint8.
+    """
     if isinstance(codes, bytes | bytearray | memoryview):
         return np.frombuffer(bytes(codes), dtype=np.uint8)
     codes = np.asarray(codes)
@@ -89,7 +94,7 @@ def mulaw_decode(codes: np.ndarray | bytes) -> np.ndarray:
     Returns:
         int16, same shape (range -32124 ... 32124).
     """
-    return _ULAW_TABLE[_as_codes(codes)]
+    return _ULAW_TABLE[as_codes(codes)]
 
 
 def alaw_encode(pcm: np.ndarray) -> np.ndarray:
@@ -125,7 +130,7 @@ def alaw_decode(codes: np.ndarray | bytes) -> np.ndarray:
     Returns:
         int16, same shape (range -32256 ... 32256).
     """
-    return _ALAW_TABLE[_as_codes(codes)]
+    return _ALAW_TABLE[as_codes(codes)]
 
 
 def _ulaw_table() -> np.ndarray:
@@ -151,7 +156,8 @@ _DECODE: dict[str, Callable[[np.ndarray | bytes], np.ndarray]] = {"mulaw": mulaw
                                                                   "alaw": alaw_decode}
 
 
-def _check_codec(codec: str) -> None:
+def check_codec(codec: str) -> None:
+    """Raises ValueError naming the codecs when ``codec`` is not one of :data:`CODECS`."""
     if codec not in CODECS:
         raise ValueError(f"unknown codec {codec!r}; use one of {list(CODECS)}")
 

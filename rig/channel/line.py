@@ -21,8 +21,8 @@ from rig.channel.g711 import (
     LINE_RATE_HZ,
     SILENCE_CODE,
     Codec,
-    _as_codes,
-    _check_codec,
+    as_codes,
+    check_codec,
     decode,
     encode,
 )
@@ -58,7 +58,7 @@ def telephony_path(audio: Audio, sample_rate_hz: int = LINE_RATE_HZ,
     Raises:
         ValueError: unknown codec.
     """
-    _check_codec(codec)
+    check_codec(codec)
     line = audio.resample(sample_rate_hz)
     if codec == "none":
         return line
@@ -87,7 +87,7 @@ def frames(codes: np.ndarray | bytes, frame_ms: int = FRAME_MS,
     if per_frame != int(per_frame) or per_frame <= 0:
         raise ValueError(f"{frame_ms} ms at {sample_rate_hz} Hz is not a whole number of samples")
     n = int(per_frame)
-    data = _as_codes(codes).reshape(-1)
+    data = as_codes(codes).reshape(-1)
     rest = len(data) % n
     if rest:
         data = (np.concatenate([data, np.full(n - rest, SILENCE_CODE[codec], np.uint8)])

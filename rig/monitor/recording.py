@@ -120,16 +120,3 @@ def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
     return CallAudio(candidate, interviewer, n_ch, layout, codec, source,
                      f"wav:{info.subtype}", sha)
 
-
-def read_call_file(path: Path, layout: str | None, default_layout: str = "candidate_left"
-                   ) -> CallAudio:
-    """:func:`read_call_audio` on a file (format from its suffix).
-
-    Raises:
-        RecordingError: as :func:`read_call_audio`, or the file cannot be read.
-    """
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise RecordingError(f"cannot read the file ({exc.strerror})") from exc
-    return read_call_audio(data, format_of(Path(path)), layout, default_layout)

@@ -12,19 +12,19 @@ Engines (one module each): ``hibari`` (default, Apache-2.0), ``piper`` (GPL extr
 human recordings). ``noise`` mixes white, pink, babble (:mod:`rig.synth.babble`), street-like or
 file noise at an SNR measured on active speech. ``pace`` measures words per minute on a render
 and meets a ``wpm`` target (engine rate, then WSOLA time-stretching). See
-:mod:`rig.synth.render` for the order of operations, the word timing approximation and the
-cache.
+:mod:`rig.synth.render` for the order of operations and the word timing approximation.
+
+Modules: ``base`` (the values returned, the engine interface, silence trimming), ``engines``
+(the registry: engine name to a loaded synthesizer), ``plan`` (script, pauses and fillers to
+chunks and silences), ``render`` (the render of one answer), ``cache`` (the on-disk render
+cache), ``pace``, ``noise``, ``babble``, and one module per engine.
 """
 
 from rig.synth.base import Engine, RenderedAnswer, WordTiming
+from rig.synth.cache import SYNTH_VERSION, default_cache_dir
+from rig.synth.engines import get_engine
 from rig.synth.pace import PaceError, measure_wpm, time_stretch
-from rig.synth.render import (
-    SYNTH_VERSION,
-    default_cache_dir,
-    get_engine,
-    render_answer,
-    render_speech,
-)
+from rig.synth.render import render_answer, render_speech
 
 __all__ = [
     "SYNTH_VERSION",

@@ -21,7 +21,9 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from rig.audio import Audio
+from rig.synth.base import cap_silences, trim
+from rig.synth.cache import atomic_write, default_cache_dir
+from rig.synth.engines import get_engine
 
 #: Bump when the babble construction changes (invalidates the cached tracks).
 BABBLE_VERSION = "1"
@@ -63,9 +65,6 @@ def talker_track(voice: str, index: int, sample_rate_hz: int,
     Raises:
         EngineUnavailable: the voice's engine is not installed.
     """
-    from rig.synth.base import cap_silences, trim
-    from rig.synth.render import _atomic_write, default_cache_dir, get_engine
-
     engine_name, _, voice_id = voice.partition(":")
     engine = get_engine(engine_name, voice_id)
     rate, texts = talker_rate(index), talker_texts(index)
@@ -91,8 +90,8 @@ def talker_track(voice: str, index: int, sample_rate_hz: int,
     power = float(np.mean(np.square(track, dtype=np.float64)))
     track = (track / np.sqrt(power)).astype(np.float32) if power > 0 else track
     folder.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, lambda p: sf.write(str(p), track, sample_rate_hz, subtype="FLOAT",
-                                           format="WAV"))
+    atomic_write(path, lambda p: sf.write(str(p), track, sample_rate_hz, subtype="FLOAT",
+                                          format="WAV"))
     return track
 
 
@@ -107,13 +106,3 @@ def babble_noise(n: int, sample_rate_hz: int, rng: np.random.Generator, talkers:
     p = float(np.mean(out ** 2)) if n else 0.0
     return (out / np.sqrt(p)).astype(np.float32) if p > 0 else out.astype(np.float32)
 
-
-def babble_audio(duration_s: float, sample_rate_hz: int, seed: int, talkers: int = 6,
-                 voices: tuple[str, ...] | None = None) -> Audio:
-    """Babble as :class:`Audio` (for listening and tests)."""
-    from rig.profiles import DEFAULT_BABBLE_VOICES
-    from rig.synth.noise import noise_rng
-
-    n = round(duration_s * sample_rate_hz)
-    return Audio(babble_noise(n, sample_rate_hz, noise_rng(seed), talkers,
-                              voices or DEFAULT_BABBLE_VOICES), sample_rate_hz)

@@ -19,8 +19,8 @@ Order of operations (every step deterministic given the seed):
 4. The whole render is scaled to an active speech level of ``TARGET_LEVEL_DB`` dBFS (peaks
    kept at or below ``PEAK_LIMIT``), so engines and recordings reach the line at one level.
 5. That speech render is cached on disk as ``<render_key>.wav`` (float32, bit-exact) plus
-   ``<render_key>.json`` (word timings), written atomically. Recorded speech is not cached
-   (reading the recording costs what reading the cache would).
+   ``<render_key>.json`` (word timings), written atomically (:mod:`rig.synth.cache`).
+   Recorded speech is not cached (reading the recording costs what reading the cache would).
 6. Noise is mixed over the whole clip at the profile's SNR (:mod:`rig.synth.noise`; babble
    talker tracks are cached beside the renders, in ``babble/``).
 
@@ -36,15 +36,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
 from rig.audio import Audio, active_speech_power
 from rig.profiles import Profile
@@ -56,6 +52,8 @@ from rig.synth.base import (
     speech_bounds,
     trim,
 )
+from rig.synth.cache import SYNTH_VERSION, default_cache_dir, load_render, store_render
+from rig.synth.engines import get_engine
 from rig.synth.noise import add_noise
 from rig.synth.pace import (
     DEFAULT_RATE_RANGE,
@@ -66,8 +64,6 @@ from rig.synth.pace import (
 )
 from rig.synth.plan import PHRASE_GAP_S, SENTENCE_GAP_S, Chunk, Silence, Step, make_plan
 
-#: Bump when the rendering code changes what it produces (invalidates the cache).
-SYNTH_VERSION = "1"
 #: Active speech level of every render, dBFS (float scale: 0 dB is an RMS of 1.0).
 TARGET_LEVEL_DB = -20.0
 #: Largest absolute sample of a clean render after levelling (about -1 dBFS).
@@ -75,40 +71,6 @@ PEAK_LIMIT = 0.89
 #: Longest silence left inside one chunk (s): a slow rate must not stretch a comma into a
 #: pause as long as an endpointing timer; deliberate pauses are the ``pauses`` dimension's.
 MAX_CHUNK_SILENCE_S = 0.5
-
-
-def default_cache_dir() -> Path:
-    """``$RIG_AUDIO_CACHE``, else ``audio/cache`` in the repository (or the working folder
-    when rig is installed outside one)."""
-    env = os.environ.get("RIG_AUDIO_CACHE")
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parents[2]
-    base = repo if (repo / "pyproject.toml").is_file() else Path.cwd()
-    return base / "audio" / "cache"
-
-
-@lru_cache(maxsize=8)
-def get_engine(engine: str, voice_id: str) -> Engine:
-    """The engine for a profile's voice, loaded once per process.
-
-    Raises:
-        EngineUnavailable: the engine or voice is not installed (the message says how).
-        ValueError: an unknown engine (``recorded`` is not a synthesizer).
-    """
-    if engine == "hibari":
-        from rig.synth.hibari import HibariEngine
-        return HibariEngine(voice_id)
-    if engine == "piper":
-        from rig.synth.piper import PiperEngine
-        return PiperEngine(voice_id)
-    if engine == "espeak-ng":
-        from rig.synth.espeak import EspeakEngine
-        return EspeakEngine(voice_id)
-    if engine == "mbrola":
-        from rig.synth.espeak import MbrolaEngine
-        return MbrolaEngine(voice_id)
-    raise ValueError(f"no synthesis engine {engine!r}; use hibari, piper, espeak-ng or mbrola")
 
 
 def _sha256(payload: dict) -> str:
@@ -235,60 +197,18 @@ def _render_recorded(script: str, profile: Profile, answer_id: str,
     return Audio(_level(samples, sr), sr), words, key
 
 
-def _cache_paths(cache_dir: Path, key: str) -> tuple[Path, Path]:
-    return cache_dir / f"{key}.wav", cache_dir / f"{key}.json"
-
-
-def _cache_load(cache_dir: Path, key: str) -> tuple[Audio, list[WordTiming]] | None:
-    wav, meta = _cache_paths(cache_dir, key)
-    if not (wav.is_file() and meta.is_file()):
-        return None
-    try:
-        info = json.loads(meta.read_text(encoding="utf-8"))
-        data, sr = sf.read(str(wav), dtype="float32", always_2d=False)
-        if info.get("key") != key or data.ndim != 1:
-            return None
-        words = [WordTiming(*w) for w in info["words"]]  # [word, start, end, filler(, kind)]
-        return Audio(np.ascontiguousarray(data, np.float32), int(sr)), words
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError):
-        return None  # a damaged entry is rendered again and overwritten
-
-
-def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".part", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _cache_store(cache_dir: Path, key: str, audio: Audio, words: list[WordTiming],
-                 engine: Engine) -> None:
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    wav, meta = _cache_paths(cache_dir, key)
-    _atomic_write(wav, lambda p: sf.write(str(p), audio.samples, audio.sample_rate_hz,
-                                          subtype="FLOAT", format="WAV"))
-    info = {"key": key, "synth_version": SYNTH_VERSION, "engine": engine.name,
-            "engine_version": engine.version, "voice_id": engine.voice_id,
-            "words": [[w.word, w.start_s, w.end_s, w.is_filler, w.kind] for w in words]}
-    _atomic_write(meta, lambda p: p.write_text(json.dumps(info), encoding="utf-8"))
-
-
 def _speak_cached(plan: list[Step], eng: Engine, rate: float, profile: Profile,
                   trailing_silence_s: float, sr: int, folder: Path, use_cache: bool,
                   stretch: float = 1.0) -> tuple[Audio, list[WordTiming], str]:
     key = render_key(plan, eng, rate, profile.response_delay_s, trailing_silence_s, sr,
                      stretch)
-    cached = _cache_load(folder, key) if use_cache else None
+    cached = load_render(folder, key) if use_cache else None
     if cached is not None:
         return cached[0], cached[1], key
     audio, words = _speak(plan, eng, rate, profile.response_delay_s, trailing_silence_s, sr,
                           stretch)
     if use_cache:
-        _cache_store(folder, key, audio, words, eng)
+        store_render(folder, key, audio, words, eng)
     return audio, words, key
 
 
@@ -365,7 +285,7 @@ def render_answer(script: str, profile: Profile, seed: int, *, answer_id: str = 
         resolve_path: turns a path named in the profile (noise file, recording folder) into a
             file path, usually ``ProfileSet.resolve_path`` bound to the profile; default: as
             given, relative to the working folder.
-        cache_dir: speech render cache; default :func:`default_cache_dir`.
+        cache_dir: speech render cache; default :func:`rig.synth.cache.default_cache_dir`.
         trailing_silence_s: silence after the last word (s), so a VAD sees the turn end.
         sample_rate_hz: output rate (soxr resampling).
         engine: a synthesizer to use instead of the profile's (tests use a fake).

@@ -1,1 +1,4 @@
-"""Caller-side links (and wire formats) per transport: ``twilio``, ``webrtc``, ``sip``."""
+"""The transports of a real call, each with the caller agent's link and its wire format:
+``twilio`` (Media Streams over a websocket; a package: messages, links, account),
+``webrtc`` (pipecat's SmallWebRTC signalling, aiortc), ``sip`` (a small SIP user agent and RTP
+PCMU; a package: rtp, message, caller, and the interviewer behind a UA)."""
