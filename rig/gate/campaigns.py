@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from rig.campaign.summary_file import load_summary_header
 from rig.errors import ConfigError
 from rig.stats.rows import RowsError, read_rows
 
@@ -50,12 +51,14 @@ def _version_from_rows(rows: pd.DataFrame) -> str | None:
 
 def load_campaign(folder: str | Path) -> Campaign:
     """Read a campaign folder: ``calls.parquet`` (or ``calls.csv``), ``summary.json`` if any
-    (``pipeline_version``, ``pipeline``), and ``pipeline.yaml``/``pipeline.json`` if any.
+    (its ``pipeline_version`` and ``pipeline``, read through
+    :func:`rig.campaign.summary_file.load_summary_header`, so a summary of any rig version, or
+    one holding only these fields, serves), and ``pipeline.yaml``/``pipeline.json`` if any.
 
     Raises:
         ConfigError: the folder or its calls file is missing, a file is unreadable, or the rows
-            hold several pipeline versions or disagree with summary.json (names file, field,
-            value).
+            hold several pipeline versions or disagree with summary.json, or a field of
+            summary.json the gate reads is malformed (names file, field, value).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -68,21 +71,14 @@ def load_campaign(folder: str | Path) -> Campaign:
     pipeline = None
     summary_path = folder / "summary.json"
     if summary_path.is_file():
-        try:
-            summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(summary_path, "", f"not valid JSON: {exc}") from exc
-        if not isinstance(summary, dict):
-            raise ConfigError(summary_path, "", "expected a JSON object", type(summary).__name__,
-                              has_value=True)
-        sv = summary.get("pipeline_version")
-        if sv is not None and version is not None and str(sv) != version:
+        head = load_summary_header(summary_path)  # the identifying fields of the contract
+        sv = head.pipeline_version
+        if sv is not None and version is not None and sv != version:
             raise ConfigError(summary_path, "pipeline_version",
                               f"differs from the rows' pipeline_version {version!r}", sv,
                               has_value=True)
-        version = version or (None if sv is None else str(sv))
-        if isinstance(summary.get("pipeline"), dict):
-            pipeline = summary["pipeline"]
+        version = version or sv
+        pipeline = head.pipeline
     for name in ("pipeline.yaml", "pipeline.json"):
         p = folder / name
         if pipeline is None and p.is_file():
