@@ -20,7 +20,7 @@ from rig.stats import (
     selection_rate_table,
     two_proportion_ztest,
 )
-from rig.stats.rates import mcnemar_one_sided, small_sample_reasons
+from rig.stats.proportions import mcnemar_one_sided, small_sample_reasons
 
 pytestmark = pytest.mark.unit
 

@@ -312,21 +312,22 @@ def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version:
     transport columns, logged by an older rig, get them: ``transport`` ``sim``, facts null).
     ``repeats_skipped``: the plan's (:class:`CampaignPlan`), as campaign.json records it.
     calls.parquet's columns have the types of :data:`rig.campaign.call.ROW_TYPES`, null or
-    not, so any two campaigns' files read together."""
+    not, so any two campaigns' files read together. summary.json is a
+    :class:`rig.campaign.schema.CampaignSummary` with ``n_log_rows_not_in_plan`` =
+    ``n_excluded`` and the resolved ``pipeline``."""
     import pandas as pd
 
-    from rig.campaign.summary import build_summary
+    from rig.campaign.summary import campaign_summary
+    from rig.campaign.summary_file import write_summary
     from rig.report import write_campaign_report
 
     rows = [with_transport_columns(r) for r in rows]
     calls = write_parquet(rows, out / "calls.parquet", types=ROW_TYPES)
-    summary = build_summary(pd.DataFrame(list(rows)), campaign_id=campaign_id,
-                            pipeline_version=version, baseline=baseline, n_boot=n_boot,
-                            repeats_skipped=repeats_skipped)
-    summary["n_log_rows_not_in_plan"] = n_excluded
-    if pipeline is not None:
-        summary["pipeline"] = pipeline  # the release gate compares configurations
-    spath = out / "summary.json"
-    spath.write_text(json.dumps(summary, indent=2))
-    report = write_campaign_report(out / "report.html", summary, pd.DataFrame(list(rows)))
+    summary = campaign_summary(pd.DataFrame(list(rows)), campaign_id=campaign_id,
+                               pipeline_version=version, baseline=baseline, n_boot=n_boot,
+                               repeats_skipped=repeats_skipped,
+                               n_log_rows_not_in_plan=n_excluded, pipeline=pipeline)
+    spath = write_summary(out / "summary.json", summary)
+    report = write_campaign_report(out / "report.html", summary.to_dict(),
+                                   pd.DataFrame(list(rows)))
     return {"calls": calls, "summary": spath, "report": report}

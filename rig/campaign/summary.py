@@ -1,4 +1,6 @@
-"""``summary.json`` of a campaign, computed from its call rows only.
+"""``summary.json`` of a campaign, computed from its call rows only, as the typed contract
+:class:`rig.campaign.schema.CampaignSummary` (:func:`campaign_summary`; :func:`build_summary`
+gives its JSON). ``docs/summary.md`` says what each field means, with units.
 
 Per profile: the paired statistics of :func:`rig.stats.paired.paired_by_profile` (repeats
 averaged per (answer, profile), then paired by answer with the baseline; seeded bootstrap CI)
@@ -22,7 +24,18 @@ import math
 
 import pandas as pd
 
-from rig.stats.paired import paired_by_profile
+from rig.campaign.schema import (
+    SCHEMA_VERSION,
+    Bootstrap,
+    CampaignSummary,
+    JudgeValidity,
+    JudgeValidityNotMeasured,
+    NoiseFloorSummary,
+    ProfileSummary,
+    RepeatsSkipped,
+)
+from rig.stats.noise import noise_floor
+from rig.stats.paired import ProfilePaired, paired_by_profile
 from rig.stats.validity import judge_validity
 
 
@@ -52,63 +65,100 @@ def _similarity_note(ok_rows: pd.DataFrame) -> str | None:
                      for r, n in counts.items())
 
 
+def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str,
+                     baseline: str = "baseline", n_boot: int = 2000, seed: int = 0,
+                     repeats_skipped: dict | None = None,
+                     n_log_rows_not_in_plan: int | None = None,
+                     pipeline: dict | None = None) -> CampaignSummary:
+    """Summarise call rows (the columns of ``calls.parquet``) as the typed
+    :class:`~rig.campaign.schema.CampaignSummary`. Pure: same rows (and the same
+    ``repeats_skipped``, from campaign.json), same summary.
+
+    ``n_log_rows_not_in_plan`` and ``pipeline`` (the resolved configuration) are what a
+    campaign run adds (:func:`rig.campaign.runner.write_outputs`); left out when None.
+
+    Raises:
+        RowsError: a required column is missing or malformed (names the column and value).
+        pydantic.ValidationError: a figure does not fit the schema (a bug in rig).
+    """
+    skipped = repeats_skipped or {"n": 0, "reason": None, "by_profile": {}}
+    base_skipped = (skipped.get("by_profile") or {}).get(baseline, {}).get("reason")
+    out: dict = {"schema_version": SCHEMA_VERSION, "campaign_id": campaign_id,
+                 "pipeline_version": pipeline_version, "baseline": baseline,
+                 "n_calls": len(rows),
+                 "bootstrap": Bootstrap(resamples=n_boot, seed=seed, method="percentile"),
+                 "repeats_skipped": RepeatsSkipped.model_validate(skipped),
+                 "profiles": {}, "noise_floor": None}
+    if not rows.empty:
+        out.update(_figures(rows, baseline=baseline, n_boot=n_boot, seed=seed,
+                            base_skipped=base_skipped))
+    if n_log_rows_not_in_plan is not None:
+        out["n_log_rows_not_in_plan"] = n_log_rows_not_in_plan
+    if pipeline is not None:
+        out["pipeline"] = pipeline  # the release gate compares configurations
+    return CampaignSummary(**out)
+
+
 def build_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str,
                   baseline: str = "baseline", n_boot: int = 2000, seed: int = 0,
                   repeats_skipped: dict | None = None) -> dict:
-    """Summarise call rows (the columns of ``calls.parquet``). Pure: same rows (and the same
-    ``repeats_skipped``, from campaign.json), same JSON."""
-    skipped = repeats_skipped or {"n": 0, "reason": None, "by_profile": {}}
-    base_skipped = (skipped.get("by_profile") or {}).get(baseline, {}).get("reason")
-    out: dict = {"campaign_id": campaign_id, "pipeline_version": pipeline_version,
-                 "baseline": baseline, "n_calls": len(rows), "bootstrap": {
-                     "resamples": n_boot, "seed": seed, "method": "percentile"},
-                 "repeats_skipped": skipped, "profiles": {}}
-    if rows.empty:
-        out["noise_floor"] = None
-        return out
+    """:func:`campaign_summary` as the JSON of ``summary.json`` (a dict)."""
+    return campaign_summary(rows, campaign_id=campaign_id, pipeline_version=pipeline_version,
+                            baseline=baseline, n_boot=n_boot, seed=seed,
+                            repeats_skipped=repeats_skipped).to_dict()
+
+
+def _figures(rows: pd.DataFrame, *, baseline: str, n_boot: int, seed: int,
+             base_skipped: str | None) -> dict:
+    """The fields of a summary with calls: counts, noise floor, judge validity, profiles."""
     rows = rows.copy()
     ok = rows["status"] == "ok"
     scored = ok & (rows["parse_status"] == "ok")
-    out["n_failed_calls"] = int((~ok).sum())
-    out["n_parse_failures"] = int((ok & ~scored).sum())
+    out: dict = {"n_failed_calls": int((~ok).sum()),
+                 "n_parse_failures": int((ok & ~scored).sum())}
     if "temperature" in rows:
         out["scorer_temperature"] = _num(float(rows["temperature"].iloc[0]))
     # failed calls carry no score; the paired analysis sees them as parse failures
     rows.loc[~scored, "score"] = float("nan")
     table = paired_by_profile(rows, baseline=baseline, n_boot=n_boot, seed=seed,
                               repeats_skipped=base_skipped)
-    from rig.stats import noise_floor
-
-    out["noise_floor"] = noise_floor(rows, baseline=baseline,
-                                     repeats_skipped=base_skipped).to_dict()
+    out["noise_floor"] = NoiseFloorSummary(**noise_floor(
+        rows, baseline=baseline, repeats_skipped=base_skipped).to_dict())
     out["judge_validity"] = judge_validity_block(rows, n_boot=n_boot, seed=seed)
     out["content_similarity_note"] = _similarity_note(rows[ok])
     order = [baseline, *sorted(p for p in rows["profile_id"].unique() if p != baseline)]
-    for pid in order:
-        g = rows[rows["profile_id"] == pid]
-        gok = g[g["status"] == "ok"]
-        entry = dict(table[pid].to_dict()) if pid in table else {"profile_id": pid}
-        entry.update({
-            "n_calls": len(g),
-            "n_failed_calls": int((g["status"] != "ok").sum()),
-            "n_parse_failures": int(((g["status"] == "ok") & (g["parse_status"] != "ok")).sum()),
-            "score_mean": _mean(gok["score"]),
-            "wer_mean": _mean(gok.get("wer", pd.Series(dtype=float))),
-            "wer_spoken_mean": _mean(gok.get("wer_spoken", pd.Series(dtype=float))),
-            "content_similarity_mean": _mean(gok.get("content_similarity",
-                                                     pd.Series(dtype=float))),
-            "truncation_rate": _mean(gok["truncated"].astype(float))
-            if "truncated" in gok and len(gok) else None,
-            "words_lost_share_mean": _mean(gok.get("words_lost_share",
-                                                   pd.Series(dtype=float))),
-            "audio_path_loss_mean": _mean(gok.get("score_minus_oracle",
-                                                  pd.Series(dtype=float))),
-        })
-        out["profiles"][pid] = {k: _num(v) for k, v in entry.items()}
+    out["profiles"] = {pid: _profile(rows[rows["profile_id"] == pid], table[pid])
+                       for pid in order}
     return out
 
 
-def judge_validity_block(rows: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> dict:
+def _profile(g: pd.DataFrame, paired: ProfilePaired) -> ProfileSummary:
+    """One profile's entry: its paired figures, then the audio-path means over its
+    completed calls."""
+    gok = g[g["status"] == "ok"]
+    entry = dict(paired.to_dict())
+
+    def mean_of(col: str) -> float | None:
+        return _mean(gok.get(col, pd.Series(dtype=float)))
+
+    entry.update({
+        "n_calls": len(g),
+        "n_failed_calls": int((g["status"] != "ok").sum()),
+        "n_parse_failures": int(((g["status"] == "ok") & (g["parse_status"] != "ok")).sum()),
+        "score_mean": _mean(gok["score"]),
+        "wer_mean": mean_of("wer"),
+        "wer_spoken_mean": mean_of("wer_spoken"),
+        "content_similarity_mean": mean_of("content_similarity"),
+        "truncation_rate": _mean(gok["truncated"].astype(float))
+        if "truncated" in gok and len(gok) else None,
+        "words_lost_share_mean": mean_of("words_lost_share"),
+        "audio_path_loss_mean": mean_of("score_minus_oracle"),
+    })
+    return ProfileSummary(**{k: _num(v) for k, v in entry.items()})
+
+
+def judge_validity_block(rows: pd.DataFrame, n_boot: int = 2000, seed: int = 0
+                         ) -> JudgeValidity | JudgeValidityNotMeasured:
     """The judge's validity on this campaign's own answers (MEASUREMENT.md, "Judge
     validity"): every call carries the oracle score of its answer's script, so the figures
     come from the oracle scores (averaged over seeds) against the reference grades, over the
@@ -117,8 +167,8 @@ def judge_validity_block(rows: pd.DataFrame, n_boot: int = 2000, seed: int = 0) 
     ``rig scorer validate`` gives the same figures on the whole bank."""
     need = {"answer_id", "question_id", "tier", "cutoff", "reference_score", "oracle_score"}
     if not need <= set(rows.columns):
-        return {"verdict": "not_measured",
-                "reason": f"the rows lack {sorted(need - set(rows.columns))}"}
+        return JudgeValidityNotMeasured(
+            verdict="not_measured", reason=f"the rows lack {sorted(need - set(rows.columns))}")
     seeds = rows.drop_duplicates(["answer_id", "seed"]) if "seed" in rows else rows
     per = (seeds.groupby("answer_id")
            .agg(question_id=("question_id", "first"), tier=("tier", "first"),
@@ -129,4 +179,4 @@ def judge_validity_block(rows: pd.DataFrame, n_boot: int = 2000, seed: int = 0) 
     v["scoring_mode"] = str(mode.iloc[0]) if len(mode) else None
     v["source"] = (f"oracle scores of the {v['n_answers']} answers in this campaign; "
                    "`rig scorer validate` measures the whole bank")
-    return {k: _num(x) for k, x in v.items()}
+    return JudgeValidity(**{k: _num(x) for k, x in v.items()})

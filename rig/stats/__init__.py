@@ -8,8 +8,12 @@ Modules, one per question a campaign or a probe asks:
   and what a profile is held to: the error of a mean delta and the flip rate of averaged
   decisions under no change; "not measured" when the repeats were identical.
 * :mod:`rig.stats.sample_size` answers needed for a paired campaign (:func:`paired_sample_size`).
-* :mod:`rig.stats.rates`       LL144 scoring-rate impact ratios, four-fifths selection-rate
-  ratios, two-proportion z-test and Fisher's exact test.
+* :mod:`rig.stats.rates`       LL144 scoring-rate impact ratios and four-fifths selection-rate
+  ratios by category (:class:`RateTable`).
+* :mod:`rig.stats.frame`       the shape of a group metric (fairlearn's ``MetricFrame``):
+  ``overall``, ``by_group``, ``ratio()``, ``difference()``.
+* :mod:`rig.stats.proportions` tests of two proportions: z-test, Fisher's exact test, the
+  four-fifths comparison (:func:`compare_proportions`), exact McNemar on matched pairs.
 * :mod:`rig.stats.equivalence` TOST per profile with Holm correction.
 * :mod:`rig.stats.intervals`   Wilson, t and percentile bootstrap intervals.
 * :mod:`rig.stats.rows`        reading and checking call rows (CSV or Parquet).
@@ -43,6 +47,7 @@ from rig.stats.equivalence import (
     holm,
     tost_paired,
 )
+from rig.stats.frame import GroupFrame
 from rig.stats.groups import (
     BiasIndex,
     GroupTest,
@@ -61,19 +66,21 @@ from rig.stats.paired import (
     paired_by_profile,
     paired_deltas,
 )
-from rig.stats.rates import (
-    CategoryRate,
+from rig.stats.proportions import (
     FisherTest,
     ProportionComparison,
-    RateTable,
     ZTest,
-    category_labels,
     compare_proportions,
     fisher_exact_test,
     mcnemar_one_sided,
+    two_proportion_ztest,
+)
+from rig.stats.rates import (
+    CategoryRate,
+    RateTable,
+    category_labels,
     scoring_rate_table,
     selection_rate_table,
-    two_proportion_ztest,
 )
 from rig.stats.rows import RowsError, read_rows
 from rig.stats.sample_size import SampleSize, paired_sample_size
@@ -83,6 +90,7 @@ __all__ = [
     "CampaignScores",
     "CategoryRate",
     "FisherTest",
+    "GroupFrame",
     "GroupTest",
     "MeasureTest",
     "NoiseFloor",

@@ -1,0 +1,92 @@
+"""The gate policy (``gate.yaml``): which checks run, and what blocks a release.
+
+Every field has a default, so an empty file (or no file) is the default policy. What each
+check does with these settings is in :mod:`rig.gate`'s docstring.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from rig.config import load_model
+from rig.errors import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FlipPolicy(_Strict):
+    """Flip-rate check. ``min_rise`` (share, 0-1) is the smallest rise that can block, used
+    when it exceeds the noise-floor flip rate (``use_noise_floor``: the no-change flip rate of
+    decisions on repeat-averaged scores, per profile; see the module docstring)."""
+
+    enabled: bool = True
+    min_rise: float = Field(0.0, ge=0.0, le=1.0)
+    use_noise_floor: bool = True
+
+
+class ImpactPolicy(_Strict):
+    """Impact-ratio check on the candidate. ``kinds``: selection rates (advance decisions) by
+    default; add ``scoring`` for LL144 scoring rates (each kind adds tests to the Holm family,
+    which lowers the power of every check). ``min_n``: rows (answers) a category and the
+    highest category each need before a low ratio can block. ``min_share``: categories under
+    this share of rows are excluded (LL144 allows 2%)."""
+
+    enabled: bool = True
+    kinds: tuple[Literal["selection", "scoring"], ...] = ("selection",)
+    by: tuple[str, ...] = ("profile_id",)
+    threshold: float = Field(0.8, gt=0.0, le=1.0)
+    min_n: int = Field(30, ge=1)
+    min_share: float = Field(0.0, ge=0.0, lt=1.0)
+    test: Literal["z", "fisher"] = "z"
+    pooled: bool = True
+    block_existing: bool = False
+
+
+class VersionPolicy(_Strict):
+    """Pipeline-version rule. ``allow_change: false`` blocks any change of pipeline_version;
+    ``forbid_changes`` lists dotted keys of the pipeline configuration that must not change."""
+
+    allow_change: bool = True
+    forbid_changes: tuple[str, ...] = ()
+
+
+class GatePolicy(_Strict):
+    """The gate policy (``gate.yaml``); every field has a default, so an empty file is valid.
+
+    ``alpha``: family-wise error rate of all the gate's tests together (Holm). ``n_boot`` and
+    ``seed``: bootstrap settings of the per-profile tables written to gate.json.
+    """
+
+    alpha: float = Field(0.05, gt=0.0, lt=1.0)
+    baseline_profile: str = "baseline"
+    n_boot: int = Field(1000, ge=0)
+    seed: int = 0
+    fail_on_not_computable: bool = False
+    flip: FlipPolicy = FlipPolicy()
+    impact: ImpactPolicy = ImpactPolicy()
+    versions: VersionPolicy = VersionPolicy()
+
+
+def load_policy(path: str | Path | None) -> GatePolicy:
+    """Read a gate policy YAML (None: the defaults; an empty file: the defaults).
+
+    Raises:
+        ConfigError: the file is missing, is not YAML, or a field is invalid (names the file,
+            the field and the value).
+    """
+    if path is None:
+        return GatePolicy()
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(path, "", "file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(path, "", f"not valid YAML: {exc}") from exc
+    return load_model(path, GatePolicy, {} if data is None else data)
