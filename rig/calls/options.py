@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rig.errors import ConfigError, RigError
@@ -77,12 +78,12 @@ def check_transport_options(opts: TransportOptions) -> None:
                                          f"{opts.transport} does not use it")
 
 
-def _check_twilio_account(opts: TransportOptions) -> None:
-    """With ``twilio_to``: the account's credentials in the environment, ``twilio_from`` and
-    a public ``wss://`` ``stream_url``."""
+def _check_twilio_account(opts: TransportOptions, env: Mapping[str, str]) -> None:
+    """With ``twilio_to``: the account's credentials in ``env``, ``twilio_from`` and a
+    public ``wss://`` ``stream_url``."""
     from rig.calls.transports.twilio import missing_credentials, stream_url_problem
 
-    missing = missing_credentials()
+    missing = missing_credentials(env)
     if missing:
         raise OptionConflict("--twilio-to", (
             f"places each call through a Twilio account: {', '.join(missing)} "
@@ -104,7 +105,7 @@ def _check_twilio_account(opts: TransportOptions) -> None:
 
 
 def transport_call_options(opts: TransportOptions,
-                           environ: dict[str, str] | None = None) -> dict[str, object]:
+                           environ: Mapping[str, str] | None = None) -> dict[str, object]:
     """Check the transport options of a campaign together; return the keyword arguments of
     :class:`rig.calls.campaign.TransportCaller` besides the transport and the paths
     (``interviewer_url``, and ``results_token_env``, ``twilio_to``, ``twilio_from``,
@@ -112,7 +113,8 @@ def transport_call_options(opts: TransportOptions,
 
     Args:
         opts: the options as given.
-        environ: where ``results_token_env`` is looked up (default ``os.environ``).
+        environ: where ``results_token_env`` and the Twilio credentials are looked up
+            (default ``os.environ``).
 
     Raises:
         ConfigError: an unknown transport; an option the transport does not use; a SIP
@@ -130,7 +132,7 @@ def transport_call_options(opts: TransportOptions,
         raise ConfigError("--interviewer-url", "", "a SIP interviewer is a sip:user@host:port "
                                                    "URI", url)
     if opts.twilio_to:
-        _check_twilio_account(opts)
+        _check_twilio_account(opts, env)
     token_env = opts.results_token_env
     if token_env and not env.get(token_env):
         raise ConfigError("--results-token-env", "", f"the environment variable {token_env} "
