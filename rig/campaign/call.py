@@ -380,8 +380,10 @@ def render_call_audio(answer: Answer, profile: Profile, seed: int, *,
     order, with the same seed. ``rig profiles render`` writes what this returns.
 
     Raises:
-        RigError: an engine, a noise file or a recording the profile names is missing; the
-            render cannot meet the profile's pace target (see :func:`rig.synth.render_answer`).
+        RigError: an engine the profile names is not installed, or the render cannot meet
+            its pace target; FileNotFoundError: a noise file or recording it names is
+            missing; ValueError: settings a recorded voice cannot take (see
+            :func:`rig.synth.render_answer`).
     """
     rendered = _default_render(answer.script, profile, seed, answer_id=answer.answer_id,
                                resolve_path=resolve_path, cache_dir=cache_dir)
