@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+import types
+import typing
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -77,14 +81,118 @@ def _loc(loc: tuple) -> str:
     return out
 
 
-def validation_error(path: str | Path, exc: ValidationError) -> ConfigError:
-    """Turn the first pydantic error into a ConfigError naming file, field and value."""
+def _edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance with adjacent transpositions (optimal string alignment)."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def close_keys(key: str, allowed: list[str]) -> list[str]:
+    """The keys of ``allowed`` that ``key`` is a likely typo of: difflib's close matches
+    (ratio >= 0.6, :func:`difflib.get_close_matches`), the fewest edits first, only those
+    tied for the fewest (``pase``: ``pace``, one edit, not ``pauses``, two)."""
+    near = difflib.get_close_matches(key, allowed, n=5, cutoff=0.6)
+    if not near:
+        return []
+    dist = {k: _edit_distance(key, k) for k in near}
+    return sorted((k for k in near if dist[k] == min(dist.values())), key=near.index)
+
+
+def _unwrap(tp: Any) -> Any:
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+def _is_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def _keys(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's keys as a YAML file spells them (the alias when it has one) -> the type."""
+    return {f.alias or name: f.annotation for name, f in model.model_fields.items()}
+
+
+def _tags(model: type[BaseModel]) -> set[str]:
+    """What names ``model`` in an error location inside a union: its class name and the
+    value of any ``Literal`` field of one value (a discriminator)."""
+    out = {model.__name__}
+    for tp in _keys(model).values():
+        args = typing.get_args(_unwrap(tp))
+        if typing.get_origin(_unwrap(tp)) is typing.Literal and len(args) == 1:
+            out.add(str(args[0]))
+    return out
+
+
+def _follow(tp: Any, part: str | int) -> list[Any]:
+    """The types that one part of a pydantic error location leads to from the type ``tp``."""
+    tp = _unwrap(tp)
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        members = [m for m in map(_unwrap, typing.get_args(tp)) if m is not type(None)]
+        named = [m for m in members if _is_model(m) and str(part) in _tags(m)]
+        return named or [t for m in members for t in _follow(m, part)]
+    if _is_model(tp):
+        return [_keys(tp)[part]] if part in _keys(tp) else []
+    args = typing.get_args(tp)
+    if isinstance(origin, type) and issubclass(origin, Mapping) and len(args) == 2:
+        return [args[1]]
+    if origin in (list, tuple, set, frozenset) and isinstance(part, int) and args:
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return [args[part]] if part < len(args) else []
+        return [args[0]]
+    return []
+
+
+def allowed_keys(model: type[BaseModel], loc: tuple) -> list[str] | None:
+    """The keys allowed in the mapping at ``loc`` inside ``model`` (a pydantic error location
+    without its last part), or None when the location does not lead to one model."""
+    found: list[Any] = [model]
+    for part in loc:
+        found = [t for tp in found for t in _follow(tp, part)]
+    models: list[type[BaseModel]] = []
+    for tp in found:
+        tp = _unwrap(tp)
+        union = typing.get_origin(tp) in (typing.Union, types.UnionType)
+        for m in map(_unwrap, typing.get_args(tp) if union else (tp,)):
+            if _is_model(m) and m not in models:
+                models.append(m)
+    return list(_keys(models[0])) if len(models) == 1 else None
+
+
+def _extra_key_hint(model: type[BaseModel] | None, loc: tuple) -> str:
+    """`` (did you mean `pace`? allowed here: a, b, c)`` for a key the model does not allow;
+    empty when the location does not lead to one model."""
+    if model is None or not loc or not isinstance(loc[-1], str):
+        return ""
+    allowed = allowed_keys(model, loc[:-1])
+    if not allowed:
+        return ""
+    near = close_keys(loc[-1], allowed)
+    mean = ("did you mean " + " or ".join(f"`{k}`" for k in near) + "? ") if near else ""
+    return f" ({mean}allowed here: {', '.join(sorted(allowed))})"
+
+
+def validation_error(path: str | Path, exc: ValidationError,
+                     model: type[BaseModel] | None = None) -> ConfigError:
+    """Turn the first pydantic error into a ConfigError naming file, field and value.
+
+    With ``model`` (the model validated), a key it does not allow is answered with the keys
+    allowed there and the close ones ("did you mean `pace`?")."""
     err = exc.errors()[0]
     more = len(exc.errors()) - 1
     msg = err["msg"]
     # a validator's ValueError reads "Value error, <the validator's message>": keep the message
     if err.get("type") == "value_error" and msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
+    if err.get("type") == "extra_forbidden":
+        msg += _extra_key_hint(model, tuple(err["loc"]))
     problem = msg + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
     field = _loc(tuple(err["loc"]))
     if any(w in field.lower() for w in _SECRET_WORDS):
@@ -93,7 +201,13 @@ def validation_error(path: str | Path, exc: ValidationError) -> ConfigError:
 
 
 def load_model(path: str | Path, model: type[M], data: object | None = None) -> M:
-    """Validate ``data`` (or the YAML at ``path``) as ``model``. Raises ConfigError."""
+    """Validate ``data`` (or the YAML at ``path``) as ``model``.
+
+    Raises:
+        ConfigError: ``FILE: FIELD: problem (got VALUE)`` for the first problem; a key the
+            model does not allow lists the keys allowed there and the close ones (``pase:
+            Extra inputs are not permitted (did you mean `pace`? allowed here: ...)``).
+    """
     if data is None:
         data = read_yaml(path)
     if not isinstance(data, dict):
@@ -101,7 +215,7 @@ def load_model(path: str | Path, model: type[M], data: object | None = None) -> 
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(path, exc) from exc
+        raise validation_error(path, exc, model) from exc
 
 
 def content_hash(obj: object, n: int = 12) -> str:

@@ -432,7 +432,7 @@ def test_serve_settings_are_checked_before_serving(tmp_path, monkeypatch):
         port = busy.getsockname()[1]
         import typer
 
-        from rig.cli_interviewer import _check_udp_port
+        from rig.cli.interviewer import _check_udp_port
 
         with pytest.raises(typer.Exit):
             _check_udp_port("127.0.0.1", port, port)

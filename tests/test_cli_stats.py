@@ -11,7 +11,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from rig.cli_stats import FIGURES, gate_command, stats_app
+from rig.cli.gate import gate_command
+from rig.cli.stats import FIGURES, stats_app
 from rig.stats import paired_by_profile
 from rig.stats.simulation import Design, simulate_campaign
 

@@ -128,7 +128,7 @@ def test_repeat_requests_from_the_interviewer_channel():
 def test_ingest_a_folder_on_the_real_pipeline_twice(tmp_path):
     """Real VAD and ASR behind `rig monitor ingest`: a wideband WAV and a raw mu-law call per
     speaker; ingesting the folder again changes nothing."""
-    from rig.cli_monitor import monitor_app
+    from rig.cli.monitor import monitor_app
 
     folder = tmp_path / "calls"
     folder.mkdir()

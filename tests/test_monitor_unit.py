@@ -429,7 +429,7 @@ def test_export_hashes_call_ids_with_a_key(monitored, tmp_path, monkeypatch):
 # --- CLI -----------------------------------------------------------------------------------
 
 def test_cli_report_exit_codes(monitored, tmp_path, monkeypatch):
-    from rig.cli_monitor import monitor_app
+    from rig.cli.monitor import monitor_app
 
     app = typer.Typer()
     app.add_typer(monitor_app, name="monitor")

@@ -340,7 +340,7 @@ def test_monitor_refuses_the_old_single_call_key(tmp_path: Path) -> None:
 
 
 def test_noise_floor_from_reads_repeat_sd_and_refuses_an_unmeasured_floor(tmp_path) -> None:
-    from rig.cli_monitor import _with_scorer_floor
+    from rig.cli.monitor import _with_scorer_floor
     from rig.errors import RigError
     from rig.monitor.config import MonitorConfig
 

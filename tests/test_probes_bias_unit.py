@@ -590,7 +590,7 @@ def test_invariance_bad_input_and_resume(inv_run, tmp_path):
 
 def test_cli_runs_the_three_probes_and_rejects_bad_input(tmp_path, monkeypatch):
     import rig.probes.core as core
-    from rig.cli_probe import probe_app
+    from rig.cli.probe import probe_app
 
     monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(biased_reply))
     runner = CliRunner(env={"COLUMNS": "200"})
@@ -687,7 +687,7 @@ def test_a_short_run_without_a_single_reply_fails_and_keeps_its_outputs(tmp_path
 
 def test_a_dead_scorer_or_judge_exits_2_from_the_cli(tmp_path, monkeypatch):
     import rig.probes.core as core
-    from rig.cli_probe import probe_app
+    from rig.cli.probe import probe_app
     from rig.probes.framing import FramingSpec
 
     monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(_dead))
@@ -719,7 +719,7 @@ def test_a_dead_scorer_or_judge_exits_2_from_the_cli(tmp_path, monkeypatch):
 def test_a_corrupt_or_incomplete_calls_parquet_is_named_without_a_traceback(tmp_path,
                                                                            monkeypatch):
     import rig.probes.core as core
-    from rig.cli_probe import probe_app
+    from rig.cli.probe import probe_app
 
     c = tmp_path / "camp"
     c.mkdir()
@@ -760,7 +760,7 @@ def test_a_copied_materials_file_names_its_bank_path(tmp_path):
 
 def test_too_many_items_names_the_option_the_value_and_the_maximum(tmp_path, monkeypatch):
     import rig.probes.core as core
-    from rig.cli_probe import probe_app
+    from rig.cli.probe import probe_app
 
     with pytest.raises(ConfigError, match=r"--items: must be from 1 to 6: the file has 6 "
                                           r"resume items \(got 7\)"):
@@ -778,7 +778,7 @@ def test_too_many_items_names_the_option_the_value_and_the_maximum(tmp_path, mon
 
 def test_mitigation_none_is_the_plain_prompt_alone_and_not_combined(tmp_path, monkeypatch):
     import rig.probes.core as core
-    from rig.cli_probe import _conditions, probe_app
+    from rig.cli.probe import _conditions, probe_app
 
     assert _conditions(["none"]) == ("plain",)
     assert _conditions(["none", "none"]) == ("plain",)
@@ -844,7 +844,7 @@ def test_name_sets_refuse_repeats_in_any_case_and_braces(tmp_path):
 
 def test_judge_errors_name_the_option_and_value(tmp_path, monkeypatch):
     import rig.probes.core as core
-    from rig.cli_probe import probe_app
+    from rig.cli.probe import probe_app
 
     real = core.build_scorer
     monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(biased_reply)
@@ -1005,7 +1005,7 @@ def test_echoes_and_negated_intensifiers_are_counted_or_go_to_the_judge(tmp_path
 
 
 def test_summarize_names_a_corrupt_parquet_file_without_a_traceback(tmp_path, monkeypatch):
-    from rig.cli_probe import probe_app
+    from rig.cli.probe import probe_app
 
     out = tmp_path / "ns"
     run_name_swap(_tiny_name_swap(out), SysFake(biased_reply))
@@ -1022,7 +1022,7 @@ def test_summarize_names_a_corrupt_parquet_file_without_a_traceback(tmp_path, mo
 
 def test_out_naming_a_file_or_an_uncreatable_path_is_a_clean_error(tmp_path, monkeypatch):
     import rig.probes.core as core
-    from rig.cli_probe import probe_app
+    from rig.cli.probe import probe_app
 
     monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(biased_reply))
     afile = tmp_path / "afile"
@@ -1045,7 +1045,7 @@ def test_out_naming_a_file_or_an_uncreatable_path_is_a_clean_error(tmp_path, mon
 
 def test_errors_name_the_cli_option_not_the_internal_field(tmp_path, monkeypatch):
     import rig.probes.core as core
-    from rig.cli_probe import probe_app
+    from rig.cli.probe import probe_app
 
     monkeypatch.setattr(core, "build_scorer", lambda spec=None: SysFake(biased_reply))
     runner = CliRunner(env={"COLUMNS": "300"})
@@ -1073,7 +1073,7 @@ def test_invariance_violation_rate_shows_its_denominator(inv_run, tmp_path, caps
                                                          monkeypatch):
     import copy
 
-    from rig.cli_probe import _print_invariance
+    from rig.cli.probe_tables import print_invariance as _print_invariance
     from rig.probes.invariance import _rate, violation_text
     from rig.probes.report_bias import write_invariance_report
 
@@ -1102,7 +1102,7 @@ def test_invariance_violation_rate_shows_its_denominator(inv_run, tmp_path, caps
 
 def test_result_tables_are_not_cut_when_stdout_is_not_a_terminal(inv_run, tmp_path,
                                                                  monkeypatch):
-    from rig.cli_probe import probe_app
+    from rig.cli.probe import probe_app
     from rig.console import WIDE, stdout_console
 
     monkeypatch.delenv("COLUMNS", raising=False)

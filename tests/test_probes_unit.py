@@ -386,7 +386,7 @@ def test_complete_memoises_at_temperature_0_and_records_failures():
 
 def test_cli_runs_checks_and_summarizes(tmp_path, monkeypatch):
     import rig.probes.core as core
-    from rig.cli_probe import probe_app
+    from rig.cli.probe import probe_app
 
     monkeypatch.setattr(core, "build_scorer", lambda spec=None: ProbeFake(style_biased_reply))
     runner = CliRunner(env={"COLUMNS": "200"})

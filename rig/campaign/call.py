@@ -30,6 +30,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rig.answers import Answer, Question
 from rig.asr import AsrOptions, Transcript
@@ -333,3 +334,47 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
     for k in ("synth", "channel", "vad", "asr", "scorer"):
         row[f"t_{k}_s"] = t.get(k)
     return row
+
+
+if TYPE_CHECKING:  # the types of render_call_audio (imported where the stages run)
+    from rig.audio import Audio
+    from rig.channel.chain import ChannelReport
+    from rig.pipeline import Telephony
+    from rig.synth.base import RenderedAnswer
+
+
+@dataclass(frozen=True)
+class CallAudio:
+    """One answer's audio as a simulated call makes it, up to the interviewer's VAD.
+
+    Attributes:
+        rendered: the render (voice, pace, pauses, fillers, delay, noise) and what was measured
+            on it (words per minute, SNR, word timings).
+        audio: float32 mono after the caller channel, and after the telephony path when one
+            was given (its rate, 8 kHz G.711 by default).
+        channel_report: what the caller channel did (:class:`rig.channel.ChannelReport`).
+    """
+    rendered: RenderedAnswer
+    audio: Audio
+    channel_report: ChannelReport
+
+
+def render_call_audio(answer: Answer, profile: Profile, seed: int, *,
+                      resolve_path: Callable | None = None, cache_dir: Path | None = None,
+                      telephony: Telephony | None = None) -> CallAudio:
+    """Render ``answer`` under ``profile`` and pass it through the caller channel and, with
+    ``telephony``, the interviewer's line: the default stages of :func:`run_call`, in its
+    order, with the same seed. ``rig profiles render`` writes what this returns.
+
+    Raises:
+        RigError: an engine the profile names is not installed, or the render cannot meet
+            its pace target; FileNotFoundError: a noise file or recording it names is
+            missing; ValueError: settings a recorded voice cannot take (see
+            :func:`rig.synth.render_answer`).
+    """
+    rendered = _default_render(answer.script, profile, seed, answer_id=answer.answer_id,
+                               resolve_path=resolve_path, cache_dir=cache_dir)
+    audio, report = _default_caller_channel_report(rendered.audio, profile.channel, seed)
+    if telephony is not None:
+        audio = _default_telephony(audio, telephony.sample_rate_hz, telephony.codec)
+    return CallAudio(rendered, audio, report)

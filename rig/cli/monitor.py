@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rig.cli.common import RigTyper, fail
 from rig.console import stdout_console
 from rig.errors import RigError
 
@@ -29,8 +30,8 @@ HELP = (
     "Exit codes: 0 ok, 1 alert raised with --fail-on-alert, 2 bad input."
 )
 
-monitor_app = typer.Typer(name="monitor", help=HELP, no_args_is_help=True,
-                          add_completion=False)
+monitor_app = RigTyper(name="monitor", help=HELP, no_args_is_help=True,
+                       add_completion=False)
 
 DbOpt = Annotated[Path, typer.Option("--db", help="The monitoring database (DuckDB file).")]
 ConfigOpt = Annotated[Path | None, typer.Option(
@@ -39,18 +40,13 @@ DEFAULT_DB = Path("monitor.duckdb")
 err = Console(stderr=True, highlight=False)
 
 
-def _fail(exc: Exception) -> None:
-    typer.echo(f"error: {exc}", err=True)
-    raise typer.Exit(2)
-
-
 def _config(path: Path | None):
     from rig.monitor.config import load_config
 
     try:
         return load_config(path)
     except RigError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @monitor_app.command("ingest")
@@ -83,7 +79,7 @@ def ingest_command(
             res = ingest_folder(path, store, cfg, manifest=manifest, on_call=on_call)
             total = store.count()
     except RigError as exc:
-        _fail(exc)
+        fail(exc)
     for bad in res.bad:
         err.print(f"skipped: {bad.reason}", markup=False, style="yellow")
     rate = res.n_ingested / (res.seconds / 60) if res.seconds > 0 and res.n_ingested else 0.0
@@ -130,7 +126,7 @@ def report_command(
                 report = build_report(store, cfg, wk)
         paths = write_report(report, out)
     except RigError as exc:
-        _fail(exc)
+        fail(exc)
     if json_out:
         typer.echo(json.dumps(report.alerts_dict(), indent=2))
     else:
@@ -207,7 +203,7 @@ def serve_command(
     try:
         serve(db, cfg, token_env, host, port, recordings)
     except RigError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @monitor_app.command("export")
@@ -228,7 +224,7 @@ def export_command(
         with MonitorStore(db, read_only=True) as store:
             n = export_calls(store, out, cfg)
     except RigError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(f"wrote {n} calls to {out}")
 
 
@@ -252,13 +248,13 @@ def sql_command(
 
     cfg = _config(config)
     if dialect not in MEDIAN_SQL:
-        _fail(RigError(f"--dialect: one of {sorted(MEDIAN_SQL)} (got {dialect!r})"))
+        fail(RigError(f"--dialect: one of {sorted(MEDIAN_SQL)} (got {dialect!r})"))
     try:
         a, b = parse_week(first_week), parse_week(last_week)
     except RigError as exc:
-        _fail(exc)
+        fail(exc)
     if b < a:
-        _fail(RigError(f"--last-week {last_week} is before --first-week {first_week}"))
+        fail(RigError(f"--last-week {last_week} is before --first-week {first_week}"))
     typer.echo(weekly_aggregate_sql(
         cfg.segments, table, dialect=dialect,  # type: ignore[arg-type]
         week_sql="week_start" if from_export else WEEK_OF_TS,

@@ -9,24 +9,17 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from rich.text import Text
 
+from rig.cli.common import RigTyper, console, fail
 from rig.console import print_table, stdout_console
 from rig.errors import ConfigError, RigError
 from rig.paths import DEFAULTS
 
-scorer_app = typer.Typer(no_args_is_help=True, pretty_exceptions_show_locals=False,
-                         help="The scorer (judge): validity against the bank's grades.")
-console = Console(stderr=True)
+scorer_app = RigTyper(no_args_is_help=True, pretty_exceptions_show_locals=False,
+                      help="The scorer (judge): validity against the bank's grades.")
 _MODES = ("argmax", "expected")
-
-
-def _fail(exc: Exception) -> None:
-    console.print(Text("error: ", style="red") + Text(str(exc)), highlight=False)
-    raise typer.Exit(2)
 
 
 def _modes(value: str | None, default: str) -> list[str]:
@@ -116,7 +109,7 @@ def validate(
                                 on_grading=lambda _row: bar.advance(task))
         result = summarise(run)
     except RigError as exc:
-        _fail(exc)
+        fail(exc)
     result["pipeline_version"] = versions[chosen[0]] if len(chosen) == 1 else None
     result["pipeline_versions"] = versions
     result["answers_path"] = str(answers)

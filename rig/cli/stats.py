@@ -1,24 +1,21 @@
-"""``rig stats`` and ``rig gate``: thin command-line wrappers over :mod:`rig.stats` and
-:mod:`rig.gate`. All computation lives there.
+"""``rig stats``: thin command-line wrappers over :mod:`rig.stats`; all computation lives
+there (``rig gate`` is :mod:`rig.cli.gate`).
 
-Exit codes: 0 pass, 1 a threshold breached (a ratio under ``--threshold``; the gate blocked),
-2 bad input (the message names the file, the column or field, and the value).
+Exit codes: 0 ok, 1 a threshold breached (a ratio under ``--threshold``), 2 bad input (the
+message names the file, the column or field, and the value).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from rig.cli.common import JsonOpt, RigTyper, fail, or_fail, print_json
 from rig.console import stdout_console
-from rig.errors import RigError
-from rig.gate import GateResult, run_gate
 from rig.stats.equivalence import equivalence_by_profile
 from rig.stats.paired import PairedAnalysis, paired_analysis
 from rig.stats.rates import (
@@ -30,8 +27,6 @@ from rig.stats.rates import (
 )
 from rig.stats.rows import parse_column_map, read_rows
 from rig.stats.sample_size import SampleSize, paired_sample_size
-
-T = TypeVar("T")
 
 FIGURES: tuple[tuple[str, str], ...] = (
     ("mean_delta", "mean over answers of (profile score - baseline score), repeats averaged "
@@ -66,10 +61,9 @@ HELP = (
     + "\n\nExit codes: 0 ok, 1 a threshold breached, 2 bad input."
 )
 
-stats_app = typer.Typer(name="stats", help=HELP, no_args_is_help=True, add_completion=False,
+stats_app = RigTyper(name="stats", help=HELP, no_args_is_help=True, add_completion=False,
                         rich_markup_mode="rich")
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 ColOpt = Annotated[list[str] | None, typer.Option(
     "--col", help="Map a column of your file onto rig's name: RIG_NAME=YOUR_NAME (repeatable), "
                   "e.g. --col profile_id=condition.")]
@@ -77,19 +71,6 @@ ColOpt = Annotated[list[str] | None, typer.Option(
 
 def _console() -> Console:
     return stdout_console(highlight=False)
-
-
-def _run(fn: Callable[[], T]) -> T:
-    """Call ``fn``; turn bad input into exit code 2 with the message on stderr."""
-    try:
-        return fn()
-    except (RigError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
-
-
-def _json(obj: dict) -> None:
-    typer.echo(json.dumps(obj, indent=2, allow_nan=False))
 
 
 def _f(x: float | None, digits: int = 2) -> str:
@@ -129,10 +110,10 @@ def sample_size_command(
 
     calls = n x (profiles + 1) x repeats.
     """
-    res: SampleSize = _run(lambda: paired_sample_size(sd, delta, alpha, power, profiles,
+    res: SampleSize = or_fail(lambda: paired_sample_size(sd, delta, alpha, power, profiles,
                                                       repeats))
     if json_out:
-        _json(res.to_dict())
+        print_json(res.to_dict())
         return
     out = _console()
     out.print(f"n = ((z(1-{alpha:g}/2) + z({power:g})) x {sd:g} / {abs(delta):g})^2 = "
@@ -161,10 +142,10 @@ def paired_command(
 
     Parse failures are left out and counted.
     """
-    res: PairedAnalysis = _run(lambda: paired_analysis(
+    res: PairedAnalysis = or_fail(lambda: paired_analysis(
         read_rows(rows, parse_column_map(col or [])), baseline, n_boot, seed, score))
     if json_out:
-        _json(res.to_dict())
+        print_json(res.to_dict())
         return
     out = _console()
     t = Table(title=f"Paired effects against {baseline!r} ({rows})")
@@ -197,7 +178,7 @@ def paired_command(
 
 def _rate_table_output(res: RateTable, json_out: bool) -> None:
     if json_out:
-        _json(res.to_dict())
+        print_json(res.to_dict())
     else:
         out = _console()
         title = (f"{res.kind.capitalize()} rates by {' x '.join(res.by)}"
@@ -254,8 +235,7 @@ def impact_command(
     Exit 1 when a ratio is under --threshold.
     """
     if score is not None and decision is not None:
-        typer.echo("error: give --score or --decision, not both", err=True)
-        raise typer.Exit(2)
+        fail("give --score or --decision, not both")
     cols = [c.strip() for c in by.split(",") if c.strip()]
 
     def compute() -> RateTable:
@@ -266,7 +246,7 @@ def impact_command(
         return scoring_rate_table(df, cols, score or "score", min_share=min_share,
                                   threshold=threshold, pooled=not unpooled, min_n=min_n)
 
-    _rate_table_output(_run(compute), json_out)
+    _rate_table_output(or_fail(compute), json_out)
 
 
 def _count(text: str, n: float, name: str) -> float:
@@ -301,9 +281,9 @@ def ztest_command(
         return compare_proportions(_count(x1, n1, "X1"), n1, _count(x2, n2, "X2"), n2,
                                    pooled=not unpooled, threshold=threshold, min_n=min_n)
 
-    res = _run(compute)
+    res = or_fail(compute)
     if json_out:
-        _json(res.to_dict())
+        print_json(res.to_dict())
     else:
         out = _console()
         out.print(f"rates: {_pct(res.rate1)} of {res.n1:g} vs {_pct(res.rate2)} of {res.n2:g}"
@@ -342,10 +322,10 @@ def equivalence_command(
     json_out: JsonOpt = False,
 ) -> None:
     """Equivalence per profile: TOST for no gap larger than --margin points, Holm-corrected."""
-    res = _run(lambda: equivalence_by_profile(
+    res = or_fail(lambda: equivalence_by_profile(
         read_rows(rows, parse_column_map(col or [])), margin, baseline, alpha, score))
     if json_out:
-        _json({"margin": margin, "alpha": alpha, "baseline": baseline,
+        print_json({"margin": margin, "alpha": alpha, "baseline": baseline,
                "profiles": {k: v.to_dict() for k, v in res.items()}})
         return
     out = _console()
@@ -361,53 +341,3 @@ def equivalence_command(
     for p, e in res.items():
         if e.tost.reason:
             out.print(f"  {p}: not computable: {e.tost.reason}")
-
-
-def _gate_output(res: GateResult, path: Path) -> None:
-    out = _console()
-    t = Table(title=f"Release gate: {res.verdict.upper()}")
-    for h in ("check", "subject", "value", "previous", "threshold", "p", "Holm p", "blocks",
-              "reason"):
-        t.add_column(h, overflow="fold")
-
-    def v(x: object) -> str:
-        return "n/a" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
-
-    for c in res.checks:
-        t.add_row(c.check, c.subject, v(c.value), v(c.previous), v(c.threshold),
-                  v(c.p_value), v(c.p_adjusted), "BLOCK" if c.blocked else "",
-                  c.reason if c.computable else "not computable: " + c.reason)
-    out.print(t)
-    for note in res.notes:
-        out.print(f"note: {note}")
-    for r in res.reasons:
-        out.print(f"[bold red]blocked[/bold red]: {r}")
-    out.print(f"wrote {path}")
-
-
-def gate_command(
-    candidate_dir: Annotated[Path, typer.Argument(help="Campaign folder of the candidate.")],
-    baseline: Annotated[Path, typer.Option(
-        "--baseline", help="Campaign folder of the previous release.")],
-    policy: Annotated[Path | None, typer.Option(help="Gate policy YAML.")] = None,
-    out: Annotated[Path | None, typer.Option(
-        help="Where to write gate.json (default CANDIDATE_DIR/gate.json).")] = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """Release gate: compare a candidate campaign with the previous release's.
-
-    Blocks when a profile's flip rate rose beyond the noise floor, significantly.
-
-    Blocks when an impact ratio fell below 0.8 with volume and significance.
-
-    Blocks when the pipeline changed in a way the policy forbids.
-
-    Writes gate.json (CANDIDATE_DIR/gate.json by default); exit 0 pass, 1 blocked, 2 bad input.
-    """
-    res: GateResult = _run(lambda: run_gate(candidate_dir, baseline, policy, out))
-    path = out if out is not None else candidate_dir / "gate.json"
-    if json_out:
-        _json(res.to_dict())
-    else:
-        _gate_output(res, path)
-    raise typer.Exit(res.exit_code)

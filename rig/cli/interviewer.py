@@ -12,22 +12,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
+from rig.cli.common import RigTyper, console, fail
 from rig.errors import RigError
 from rig.paths import DEFAULTS
 
-interviewer_app = typer.Typer(no_args_is_help=True,
-                              help="The reference interviewer as a service (real calls).")
-console = Console(stderr=True)
+interviewer_app = RigTyper(no_args_is_help=True,
+                           help="The reference interviewer as a service (real calls).")
 
 SERVE_TRANSPORTS = ("webrtc", "twilio-ws", "sip", "all")
-
-
-def _fail(msg: str) -> None:
-    console.print(Text("error: ", style="red") + Text(msg), highlight=False)
-    raise typer.Exit(2)
 
 
 @interviewer_app.command("serve")
@@ -59,7 +52,7 @@ def serve(
     pipeline's VAD and endpointing, transcribes, asks to repeat on low ASR confidence, scores,
     and writes results keyed by the call id."""
     if transport not in SERVE_TRANSPORTS:
-        _fail(f"--transport: one of {', '.join(SERVE_TRANSPORTS)} (got {transport!r})")
+        fail(f"--transport: one of {', '.join(SERVE_TRANSPORTS)} (got {transport!r})")
     try:  # the settings that can be checked cheaply, before any model loads
         from rig.calls.service import check_public_url
 
@@ -70,7 +63,7 @@ def serve(
         if results.exists() and not results.is_dir():
             raise RigError(f"--results: {results} is a file, not a folder")
     except RigError as exc:
-        _fail(str(exc))
+        fail(exc)
     try:
         from rig.answers import load_bank
         from rig.calls.interviewer import InterviewerSettings, check_voice
@@ -102,7 +95,7 @@ def serve(
             transport, ("twilio", "webrtc"))
         app = service.app(media)
     except (RigError, ImportError, OSError) as exc:
-        _fail(str(exc))
+        fail(exc)
     http = _listen(app, host, port)
     thread = http
     if transport == "sip":  # SIP on UDP; results and health on HTTP, same port number
@@ -117,7 +110,7 @@ def serve(
     except RuntimeError as exc:
         if thread is not http:
             http.stop()
-        _fail(f"--port {port}: {exc}")
+        fail(f"--port {port}: {exc}")
     console.print(f"interviewer ({service.version}) serving {transport} at {thread.url}; "
                   f"results in {results / 'results.jsonl'}"
                   + (f", webhook results in {results / 'webhook.jsonl'}"
@@ -147,7 +140,7 @@ def _listen(app, host: str, port: int):
     try:
         return ServiceThread(app, host=host, port=port)
     except OSError as exc:
-        _fail(f"--port {port}: cannot listen on {host}:{port} (TCP, HTTP): "
+        fail(f"--port {port}: cannot listen on {host}:{port} (TCP, HTTP): "
               f"{exc.strerror or exc}")
 
 
@@ -159,7 +152,7 @@ def _check_udp_port(host: str, port: int, asked: int) -> None:
         try:
             s.bind((host, port))
         except OSError as exc:
-            _fail(f"--port {asked}: cannot listen on {host}:{port} (UDP, SIP): "
+            fail(f"--port {asked}: cannot listen on {host}:{port} (UDP, SIP): "
                   f"{exc.strerror or exc}")
 
 
@@ -186,7 +179,7 @@ def results_serve(
         app = FastAPI(title="rig results webhook")
         app.include_router(results_router(ResultStore(out / "results.jsonl"), token_env))
     except (RigError, ImportError, OSError) as exc:
-        _fail(str(exc))
+        fail(exc)
     thread = _listen(app, host, port)
     thread.start()
     console.print(f"results webhook at {thread.url}/results; writing {out / 'results.jsonl'}",
@@ -221,16 +214,16 @@ def import_scores_command(
         returned = import_scores(scores)
         calls = pd.read_parquet(calls_path)
     except RigError as exc:
-        _fail(str(exc))
+        fail(exc)
     except (ValueError, OSError) as exc:
-        _fail(f"{calls_path}: cannot read: {exc}")
+        fail(f"{calls_path}: cannot read: {exc}")
     if "transport" not in calls.columns:  # written by an older rig: simulated calls
         calls["transport"] = "sim"
     try:
         got, missing, unknown = match_scores(calls["call_id"].tolist(), returned,
                                              source=scores)
     except RigError as exc:
-        _fail(str(exc))
+        fail(exc)
     keep = [c for c in ("call_id", "answer_id", "question_id", "tier", "profile_id", "repeat",
                         "score", "transport") if c in calls.columns]
     out = calls[keep].rename(columns={"score": "rig_score"}).copy()

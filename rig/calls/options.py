@@ -1,0 +1,148 @@
+"""The options of a campaign over a transport, checked together before any model loads.
+
+:func:`transport_call_options` is what ``rig campaign run`` calls with its ``--transport``
+and the options that only some transports use; it returns the keyword arguments of
+:class:`rig.calls.campaign.TransportCaller` or raises :class:`~rig.errors.ConfigError`
+naming the option and the value. An option that the transport (or the absence of the option
+it goes with) does not use is refused, never ignored. Importing this module needs no extra.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rig.errors import ConfigError, RigError
+
+#: ``sim`` (the simulated line) and the real transports
+TRANSPORTS: tuple[str, ...] = ("sim", "webrtc", "twilio", "sip")
+REAL_TRANSPORTS: tuple[str, ...] = ("webrtc", "twilio", "sip")
+#: the media-stream server's port when ``agent_port`` is not given (with ``twilio_to``)
+DEFAULT_AGENT_PORT = 8770
+
+#: The options that only some transports use: (option, the transports that use it, the
+#: option without which it is not used either).
+TRANSPORT_OPTIONS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
+    ("--interviewer-url", REAL_TRANSPORTS, None),
+    ("--results-token-env", REAL_TRANSPORTS, "--interviewer-url"),
+    ("--twilio-to", ("twilio",), None),
+    ("--twilio-from", ("twilio",), "--twilio-to"),
+    ("--stream-url", ("twilio",), "--twilio-to"),
+    ("--agent-port", ("twilio",), "--twilio-to"),
+)
+
+
+class OptionConflict(ConfigError):
+    """An option given with a transport (or without an option) that does not use it;
+    ``str(err)`` is one sentence that names both."""
+
+    def __init__(self, option: str, message: str) -> None:
+        self.path, self.field, self.problem, self.value = option, "", message, None
+        RigError.__init__(self, f"{option} {message}")
+
+
+@dataclass(frozen=True)
+class TransportOptions:
+    """The transport options of a campaign as given (None: not given)."""
+    transport: str = "sim"
+    interviewer_url: str | None = None
+    results_token_env: str | None = None
+    twilio_to: str | None = None
+    twilio_from: str | None = None
+    stream_url: str | None = None
+    agent_port: int | None = None
+
+    def given(self) -> dict[str, object]:
+        """Option name (``--twilio-to``) -> value, for the options of
+        :data:`TRANSPORT_OPTIONS`."""
+        return {option: getattr(self, option[2:].replace("-", "_"))
+                for option, _, _ in TRANSPORT_OPTIONS}
+
+
+def check_transport_options(opts: TransportOptions) -> None:
+    """Raise :class:`OptionConflict` for the first option given that ``opts.transport`` (or
+    the absence of the option it goes with) does not use."""
+    given = opts.given()
+    for option, used_by, needs in TRANSPORT_OPTIONS:
+        if given[option] is None:
+            continue
+        if opts.transport not in used_by:
+            want = ("a real --transport (webrtc, twilio or sip)" if used_by == REAL_TRANSPORTS
+                    else f"--transport {' or '.join(used_by)}")
+            raise OptionConflict(option, f"needs {want}; --transport {opts.transport} does "
+                                         "not use it")
+        if needs and given[needs] is None:
+            raise OptionConflict(option, f"needs {needs}; without it --transport "
+                                         f"{opts.transport} does not use it")
+
+
+def _check_twilio_account(opts: TransportOptions, env: Mapping[str, str]) -> None:
+    """With ``twilio_to``: the account's credentials in ``env``, ``twilio_from`` and a
+    public ``wss://`` ``stream_url``."""
+    from rig.calls.transports.twilio import missing_credentials, stream_url_problem
+
+    missing = missing_credentials(env)
+    if missing:
+        raise OptionConflict("--twilio-to", (
+            f"places each call through a Twilio account: {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not set in the environment (set "
+            "TWILIO_ACCOUNT_SID with TWILIO_AUTH_TOKEN, or with TWILIO_API_KEY_SID and "
+            "TWILIO_API_KEY_SECRET)"))
+    if not opts.twilio_from:
+        raise OptionConflict("--twilio-to", "needs --twilio-from (the account's number to "
+                                            "call from)")
+    if not opts.stream_url:
+        raise OptionConflict("--twilio-to", (
+            "needs --stream-url: the public wss:// URL at which Twilio reaches the agent's "
+            "media-stream server (--agent-port, e.g. behind a TLS-terminating proxy or "
+            "tunnel)"))
+    problem = stream_url_problem(opts.stream_url)
+    if problem:
+        shown = re.sub(r"//[^/@]*@", "//***@", opts.stream_url)  # no user:password echoed
+        raise ConfigError("--stream-url", "", problem, shown)
+
+
+def transport_call_options(opts: TransportOptions,
+                           environ: Mapping[str, str] | None = None) -> dict[str, object]:
+    """Check the transport options of a campaign together; return the keyword arguments of
+    :class:`rig.calls.campaign.TransportCaller` besides the transport and the paths
+    (``interviewer_url``, and ``results_token_env``, ``twilio_to``, ``twilio_from``,
+    ``stream_url``, ``agent_port``, ``agent_host`` when given).
+
+    Args:
+        opts: the options as given.
+        environ: where ``results_token_env`` and the Twilio credentials are looked up
+            (default ``os.environ``).
+
+    Raises:
+        ConfigError: an unknown transport; an option the transport does not use; a SIP
+            interviewer URL that is not a ``sip:`` URI; with ``twilio_to``, missing Twilio
+            credentials, no ``twilio_from`` or ``stream_url``, or a stream URL Twilio cannot
+            reach; ``results_token_env`` naming an unset variable. The message names the
+            option and the value (a password in the stream URL is not shown).
+    """
+    env = os.environ if environ is None else environ
+    if opts.transport not in TRANSPORTS:
+        raise ConfigError("--transport", "", f"one of {', '.join(TRANSPORTS)}", opts.transport)
+    check_transport_options(opts)
+    url = opts.interviewer_url
+    if opts.transport == "sip" and url and not url.startswith("sip:"):
+        raise ConfigError("--interviewer-url", "", "a SIP interviewer is a sip:user@host:port "
+                                                   "URI", url)
+    if opts.twilio_to:
+        _check_twilio_account(opts, env)
+    token_env = opts.results_token_env
+    if token_env and not env.get(token_env):
+        raise ConfigError("--results-token-env", "", f"the environment variable {token_env} "
+                          "is not set (or empty): it must hold the interviewer's results token")
+    out: dict[str, object] = {"interviewer_url": url}
+    if token_env:
+        out["results_token_env"] = token_env
+    if opts.twilio_to:
+        out.update(twilio_to=opts.twilio_to, twilio_from=opts.twilio_from,
+                   stream_url=opts.stream_url, agent_host="0.0.0.0",
+                   agent_port=DEFAULT_AGENT_PORT if opts.agent_port is None
+                   else opts.agent_port)
+    return out

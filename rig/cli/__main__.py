@@ -1,0 +1,5 @@
+"""``python -m rig.cli``: the ``rig`` command."""
+
+from rig.cli import main
+
+main()

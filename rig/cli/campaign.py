@@ -1,0 +1,203 @@
+"""``rig demo``, ``rig campaign run`` and ``rig campaign summarize``: matched-pair campaigns
+(a thin layer over :mod:`rig.campaign` and, for real calls, :mod:`rig.calls`).
+
+Exit codes: 0 success, 2 bad input, or a campaign in which every call failed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from rig.cli.common import RigTyper, console, fail
+from rig.console import print_table, stdout_console
+from rig.errors import RigError
+from rig.paths import DEFAULTS
+
+campaign_app = RigTyper(no_args_is_help=True, help="Matched-pair campaigns.")
+
+
+def _print_summary(summary: dict, out: Path) -> None:
+    t = Table(title=f"{summary['campaign_id']} ({summary['pipeline_version']})")
+    for col in ("profile", "pairs", "mean delta", "95% CI (bootstrap)", "95% CI (t)",
+                "flip rate", "WER", "content sim.", "truncation"):
+        t.add_column(col, justify="right" if col != "profile" else "left", no_wrap=True)
+
+    def f(v, d=2):
+        return "n/a" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
+
+    for pid, d in summary["profiles"].items():
+        ci, tci = d.get("ci95"), d.get("t_ci95")
+        t.add_row(pid, f(d.get("n_pairs")), f(d.get("mean_delta")),
+                  f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a",
+                  f"[{f(tci[0])}, {f(tci[1])}]" if tci else "n/a", f(d.get("flip_rate"), 3),
+                  f(d.get("wer_mean"), 3), f(d.get("content_similarity_mean"), 3),
+                  f(d.get("truncation_rate"), 3))
+    print_table(t, min_width=140)
+    v = summary.get("judge_validity") or {}
+    if v.get("verdict") in ("adequate", "low"):
+        line = (f"judge validity on these {v.get('n_answers')} answers ({v.get('scoring_mode')}): "
+                f"Spearman {f(v.get('spearman'))}, decision agreement "
+                f"{f(v.get('decision_agreement'))}: {v['verdict']}")
+        if v["verdict"] == "low":
+            line += " (the deltas say more about the judge than about the audio path)"
+        stdout_console().print(line, markup=False, highlight=False)
+    nf = summary.get("noise_floor") or {}
+    if nf.get("measured") is False:
+        stdout_console().print(f"noise floor: {nf.get('reason')}", markup=False,
+                               highlight=False)
+    if summary.get("content_similarity_note"):
+        console.print(Text(summary["content_similarity_note"]), highlight=False, soft_wrap=True)
+    stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
+
+
+def _run(spec, progress: bool, **calls) -> None:
+    """Run ``spec`` (over its transport; ``calls``: :class:`rig.calls.campaign.TransportCaller`'s
+    options), print what was run and the summary; exit 2 when every call failed."""
+    from rig.campaign.runner import run_campaign
+
+    try:
+        if spec.transport == "sim":
+            res = run_campaign(spec, progress=progress)
+        else:  # a real call per campaign call (rig.calls)
+            from rig.calls.campaign import TransportCaller
+            from rig.calls.service import quiet_logs
+            from rig.paths import make_out_dir
+
+            make_out_dir(spec.out_dir)  # the caller writes there before the campaign starts
+            quiet_logs()
+            with TransportCaller(spec.transport, spec.answers_path, spec.out_dir,
+                                 **calls) as caller:
+                res = run_campaign(spec, progress=progress, call_fn=caller)
+    except RigError as exc:
+        fail(exc)
+    console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
+                  f"{res.seconds:.0f} s", markup=False)
+    if res.n_repeats_skipped:
+        console.print(f"{res.n_repeats_skipped} repeats skipped, "
+                      f"{res.repeats_skipped['reason']}", markup=False, highlight=False)
+    failed = [r for r in res.rows if r.get("status") != "ok"]
+    if failed:
+        console.print(Text(f"warning: {len(failed)} of {len(res.rows)} calls failed (rerun the "
+                           f"command to retry them); first error: {failed[0].get('error')}",
+                           style="yellow"))
+    _print_summary(res.summary, res.out_dir)
+    if res.rows and len(failed) == len(res.rows):
+        # nothing measured: almost always the set-up (credentials, an interviewer URL)
+        console.print(Text("error: every call failed; nothing was measured", style="red"))
+        raise typer.Exit(2)
+
+
+def demo(
+    out: Annotated[Path, typer.Option(help="output folder")] = Path("reports/demo"),
+    repeats: Annotated[int, typer.Option(min=1, help="repeats per call")] = 1,
+    progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+) -> None:
+    """Run the demo campaign on the embedded defaults (offline; 30 calls, 5-10 min on 2 cores).
+
+    The baseline is planned twice for the noise floor; with the deterministic reference
+    pipeline its second repeat could not differ, so it is skipped and reported as such."""
+    from rig.campaign.runner import CampaignSpec
+
+    d = DEFAULTS
+    spec = CampaignSpec(answers_path=d.answer_bank / "core", profiles_path=d.profiles / "demo",
+                        pipeline_path=d.pipelines / "reference.yaml", out_dir=out,
+                        repeats=repeats, campaign_id="demo",
+                        answer_ids=d.demo_answer_ids, baseline_repeats=2)
+    _run(spec, progress)
+
+
+@campaign_app.command("run")
+def campaign_run(
+    answers: Annotated[Path, typer.Option(help="answer bank folder")],
+    profiles: Annotated[Path, typer.Option(help="profile set folder")],
+    pipeline: Annotated[Path, typer.Option(help="pipelines/<name>.yaml")],
+    out: Annotated[Path, typer.Option(help="output folder (resumes if it has calls)")],
+    repeats: Annotated[int, typer.Option(min=1, help="repeats per (answer, profile)")] = 1,
+    profile: Annotated[list[str] | None, typer.Option(
+        help="only this profile (repeatable; the baseline is always kept)")] = None,
+    answer_id: Annotated[list[str] | None, typer.Option(
+        help="only this answer id (repeatable)")] = None,
+    question: Annotated[list[str] | None, typer.Option(
+        help="only this question id (repeatable)")] = None,
+    repeat: Annotated[list[int] | None, typer.Option(
+        help="only this repeat index (repeatable)")] = None,
+    campaign_id: Annotated[str | None, typer.Option(help="default: the output folder name")
+                           ] = None,
+    baseline_repeats: Annotated[int | None, typer.Option(
+        help="at least this many baseline repeats (noise floor)")] = None,
+    skip_deterministic_repeats: Annotated[bool, typer.Option(
+        "--skip-deterministic-repeats/--run-deterministic-repeats",
+        help="skip repeats that cannot differ from repeat 0 (nothing seeded in the profile, "
+             "a scorer deterministic at its temperature, the simulated line); "
+             "--run-deterministic-repeats runs them anyway, e.g. to check reproducibility",
+        )] = True,
+    n_boot: Annotated[int, typer.Option(min=100, help="bootstrap resamples")] = 2000,
+    progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+    transport: Annotated[str, typer.Option(
+        help="sim (simulated line), or a real call per answer: webrtc, twilio (Media Streams "
+             "websocket), sip")] = "sim",
+    interviewer_url: Annotated[str | None, typer.Option(
+        help="a running `rig interviewer serve` (default: start one on 127.0.0.1)")] = None,
+    twilio_to: Annotated[str | None, typer.Option(
+        help="twilio with an account: call this number (credentials from TWILIO_* env)")
+                         ] = None,
+    twilio_from: Annotated[str | None, typer.Option(help="the account's number to call from")
+                           ] = None,
+    stream_url: Annotated[str | None, typer.Option(
+        help="wss:// URL at which Twilio reaches the agent's media-stream server")] = None,
+    agent_port: Annotated[int | None, typer.Option(
+        help="port of the agent's media-stream server (with --twilio-to; default 8770)")
+                          ] = None,
+    results_token_env: Annotated[str | None, typer.Option(
+        help="NAME of the environment variable holding the bearer token of the interviewer's "
+             "GET /results (with --interviewer-url)")] = None,
+) -> None:
+    """Run (or resume) a matched-pair campaign: every answer under every profile."""
+    from rig.calls.options import TransportOptions, transport_call_options
+    from rig.campaign.runner import CampaignSpec
+
+    spec = CampaignSpec(answers_path=answers, profiles_path=profiles, pipeline_path=pipeline,
+                        out_dir=out, repeats=repeats, campaign_id=campaign_id,
+                        profile_ids=tuple(profile or ()), answer_ids=tuple(answer_id or ()),
+                        question_ids=tuple(question or ()), repeat_ids=tuple(repeat or ()),
+                        n_boot=n_boot, baseline_repeats=baseline_repeats,
+                        transport=transport,
+                        skip_deterministic_repeats=skip_deterministic_repeats)
+    try:  # before any model loads or call is placed
+        calls = transport_call_options(TransportOptions(
+            transport, interviewer_url=interviewer_url, results_token_env=results_token_env,
+            twilio_to=twilio_to, twilio_from=twilio_from, stream_url=stream_url,
+            agent_port=agent_port))
+    except RigError as exc:
+        fail(exc)
+    _run(spec, progress, **calls)
+
+
+@campaign_app.command("summarize")
+def campaign_summarize(
+    out: Annotated[Path, typer.Argument(help="a campaign output folder")],
+    n_boot: Annotated[int, typer.Option(min=100)] = 2000,
+) -> None:
+    """Rewrite calls.parquet, summary.json and report.html from the folder's call log."""
+    from rig.campaign.runner import write_outputs
+    from rig.campaign.store import CallLog
+
+    meta_path = out / "campaign.json"
+    if not meta_path.is_file():
+        fail(RigError(f"{meta_path}: not a campaign folder (no campaign.json)"))
+    meta = json.loads(meta_path.read_text())
+    try:
+        log = CallLog(out / "calls.jsonl")
+    except RigError as exc:
+        fail(exc)
+    rows = [r for r in log.rows() if r.get("pipeline_version") == meta["pipeline_version"]]
+    write_outputs(out, rows, campaign_id=meta["campaign_id"], version=meta["pipeline_version"],
+                  baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"),
+                  repeats_skipped=meta.get("repeats_skipped"))
+    _print_summary(json.loads((out / "summary.json").read_text()), out)

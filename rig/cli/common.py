@@ -1,0 +1,92 @@
+"""What every command group of the CLI shares: the error console, :func:`fail` (exit 2),
+:class:`RigTyper` (a ``typer.Typer`` whose commands suggest an option only when it is close
+to the one typed), and the ``--json`` option with :func:`print_json`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from difflib import get_close_matches
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
+
+from rig.errors import RigError
+
+#: stderr: progress lines, warnings and errors (results go to :func:`rig.console.stdout_console`)
+console = Console(stderr=True)
+
+
+def fail(exc: Exception | str) -> NoReturn:
+    """Print ``error: <message>`` on stderr and exit 2 (bad input). A ``KeyError``'s message
+    is its key's text, not its repr. Where stderr is not a terminal (a log, a test) the
+    message stays on one line."""
+    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+    console.print(Text("error: ", style="red") + Text(str(msg)), highlight=False,
+                  soft_wrap=not console.is_terminal)
+    raise typer.Exit(2)
+
+
+def close_options(option: str, candidates: Iterable[str] | None) -> list[str]:
+    """The options of ``candidates`` that ``option`` is a likely typo of: difflib's ratio of
+    at least 0.6 (:func:`difflib.get_close_matches`) between the names without their dashes.
+
+    Click compares them with the dashes, and the ``--`` that every long option shares made
+    ``--out`` look close to ``--bogus``."""
+    bare = {c.lstrip("-"): c for c in candidates or ()}
+    return [bare[m] for m in get_close_matches(option.lstrip("-"), list(bare), cutoff=0.6)]
+
+
+class _CloseOptions:
+    """Keeps only the close matches in an unknown option's ``Possible options``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)  # type: ignore[misc]
+        except Exception as exc:  # click's NoSuchOption (typer vendors click: no public name)
+            if getattr(exc, "option_name", None) and getattr(exc, "possibilities", None):
+                exc.possibilities = close_options(exc.option_name, exc.possibilities)
+            raise
+
+
+class RigCommand(_CloseOptions, TyperCommand):
+    """A command whose unknown-option error suggests only close matches."""
+
+
+class RigGroup(_CloseOptions, TyperGroup):
+    """A command group whose unknown-option error suggests only close matches."""
+
+
+class RigTyper(typer.Typer):
+    """``typer.Typer`` with :class:`RigGroup` and :class:`RigCommand` as its classes."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("cls", RigGroup)
+        super().__init__(**kwargs)
+
+    def command(self, name: str | None = None, *, cls: type[TyperCommand] | None = None,
+                **kwargs: Any):
+        return super().command(name, cls=cls or RigCommand, **kwargs)
+
+
+T = TypeVar("T")
+
+#: ``--json``: print the result as JSON instead of a table
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def or_fail(fn: Callable[[], T]) -> T:
+    """Call ``fn``; bad input (a ``RigError`` or ``ValueError``) exits 2 with its message."""
+    try:
+        return fn()
+    except (RigError, ValueError) as exc:
+        fail(exc)
+
+
+def print_json(obj: dict) -> None:
+    """Print ``obj`` as indented JSON on stdout (NaN refused: a figure that cannot be computed
+    is null)."""
+    typer.echo(json.dumps(obj, indent=2, allow_nan=False))

@@ -1,0 +1,67 @@
+"""``rig gate``: the release gate, a thin command-line wrapper over :mod:`rig.gate`.
+
+Exit codes: 0 pass, 1 the gate blocked, 2 bad input (the message names the file, the field
+and the value).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from rig.cli.common import JsonOpt, or_fail, print_json
+from rig.console import stdout_console
+from rig.gate import GateResult, run_gate
+
+
+def _gate_output(res: GateResult, path: Path) -> None:
+    out = stdout_console(highlight=False)
+    t = Table(title=f"Release gate: {res.verdict.upper()}")
+    for h in ("check", "subject", "value", "previous", "threshold", "p", "Holm p", "blocks",
+              "reason"):
+        t.add_column(h, overflow="fold")
+
+    def v(x: object) -> str:
+        return "n/a" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
+
+    for c in res.checks:
+        t.add_row(c.check, c.subject, v(c.value), v(c.previous), v(c.threshold),
+                  v(c.p_value), v(c.p_adjusted), "BLOCK" if c.blocked else "",
+                  c.reason if c.computable else "not computable: " + c.reason)
+    out.print(t)
+    for note in res.notes:
+        out.print(f"note: {note}")
+    for r in res.reasons:
+        out.print(f"[bold red]blocked[/bold red]: {r}")
+    out.print(f"wrote {path}")
+
+
+def gate_command(
+    candidate_dir: Annotated[Path, typer.Argument(help="Campaign folder of the candidate.")],
+    baseline: Annotated[Path, typer.Option(
+        "--baseline", help="Campaign folder of the previous release.")],
+    policy: Annotated[Path | None, typer.Option(help="Gate policy YAML.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="Where to write gate.json (default CANDIDATE_DIR/gate.json).")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Release gate: compare a candidate campaign with the previous release's.
+
+    Blocks when a profile's flip rate rose beyond the noise floor, significantly.
+
+    Blocks when an impact ratio fell below 0.8 with volume and significance.
+
+    Blocks when the pipeline changed in a way the policy forbids.
+
+    Writes gate.json (CANDIDATE_DIR/gate.json by default); exit 0 pass, 1 blocked, 2 bad input.
+    """
+    res: GateResult = or_fail(lambda: run_gate(candidate_dir, baseline, policy, out))
+    path = out if out is not None else candidate_dir / "gate.json"
+    if json_out:
+        print_json(res.to_dict())
+    else:
+        _gate_output(res, path)
+    raise typer.Exit(res.exit_code)
