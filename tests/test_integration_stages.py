@@ -62,6 +62,11 @@ def test_silero_rejects_rates_it_does_not_take():
 
 def test_silero_hears_no_speech_in_silence_and_in_kitchen_noise():
     assert detect_turn(Audio.silence(3.0, 8000), TurnParams()).closed_by == "no_speech"
+    # a real recording of dishes and kitchen noise (tests/data/NOTICE), at 8 kHz, loud and soft
+    noise = read_wav(ROOT / "tests" / "data" / "noise_dishes_10s.wav", 8000)
+    for gain in (1.0, 0.3):
+        quiet = Audio((noise.samples * gain).astype(np.float32), 8000)
+        assert detect_turn(quiet, TurnParams()).closed_by == "no_speech"
 
 
 @pytest.fixture(scope="module")

@@ -114,16 +114,19 @@ def test_hibari_rate_range_stops_below_its_collapse() -> None:
     assert 0.85 * d[1.2] < d[1.3] < d[1.2]  # still shortening smoothly, no collapse
 
 
+@pytest.mark.allowed_skip("MBROLA voices come from Debian's contrib/non-free sources, which "
+                          "rig's CI does not add (non-commercial licences)")
 @pytest.mark.parametrize("engine,voice_id", [("mbrola", "en1"), ("mbrola", "us1"),
                                              ("espeak-ng", "mb-de1")])
-def test_mbrola_voices_speak_when_installed_and_say_how_otherwise(engine, voice_id,
-                                                                  tmp_path: Path) -> None:
+def test_mbrola_voices_speak_when_installed(engine, voice_id, tmp_path: Path) -> None:
+    """Runs only where the MBROLA voices are installed; elsewhere it is a listed skip (the
+    install hint without them is tested in test_synth.py)."""
     engine_or_skip("espeak-ng", "en-us")
     try:
         eng = get_engine(engine, voice_id)
     except EngineUnavailable as exc:
         assert "apt-get install mbrola" in str(exc)
-        return
+        pytest.skip(f"MBROLA is not installed here: {exc}")
     prof = Profile(profile_id="t", voice=Voice(engine=engine, voice_id=voice_id),
                    accent_label="MBROLA diphone voice (synthetic)")
     r = render_speech(SENTENCE, prof, 0, cache_dir=tmp_path)

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+import rig.channel.transport as tp
 from rig.audio import Audio
-from rig.channel import transport as tp
 from rig.channel.network import expected_missing_pct, late_mask, loss_mask
 from rig.channel.steps import (
     CODEC_KINDS,

@@ -3,7 +3,8 @@
 * :func:`telephony_path` - the interviewer's PSTN line: anti-aliased resampling to the line
   rate (soxr), G.711 encode and decode, audio back at the line rate.
 * :func:`frames` - a G.711 byte stream cut into telephony frames (8 kHz, 20 ms: 160 bytes).
-* :func:`vad_frames` - int16 PCM frames of the exact sizes a VAD accepts: webrtcvad takes
+* :func:`vad_frames` - int16 PCM frames of the exact sizes a VAD accepts (rig's turn detection
+  runs Silero; no stage runs webrtcvad yet, the frames are checked for it): webrtcvad takes
   10, 20 or 30 ms at 8, 16, 32 or 48 kHz; Silero takes windows of 256 samples at 8 kHz and
   512 at 16 kHz. Anything else is refused here, before the VAD sees it.
 """
