@@ -177,11 +177,22 @@ def write_framing_report(path: str | Path, s: dict) -> Path:
 
 # -- invariance --------------------------------------------------------------------------------
 
+def violation_text(d: dict) -> str:
+    """A violation rate with its denominator, as the console and the report show it:
+    ``"0.00 (0 of 2 tested; 2 untestable)"``, ``"n/a (0 of 0 tested; 4 untestable)"``."""
+    rate, n_tested, n_tests = d.get("violation_rate"), d.get("n_tested"), d.get("n_tests")
+    head = "n/a" if rate is None else f"{rate:.2f}"
+    if n_tested is None:
+        return head
+    detail = f"{d.get('n_violated', 0)} of {n_tested} tested"
+    if n_tests is not None and n_tests > n_tested:
+        detail += f"; {n_tests - n_tested} untestable"
+    return f"{head} ({detail})"
+
+
 def _violation(d: dict) -> str:
     """The violation rate with its denominator; an untestable measure's reason as a tooltip
     (each test's ``not_computable``)."""
-    from rig.probes.invariance import violation_text
-
     why = "; ".join(dict.fromkeys(
         f"{t['measure']}: {_why(t, 'violated')}" for t in d.get("tests", [])
         if t.get("violated") is None and _why(t, "violated")))
