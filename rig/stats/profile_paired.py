@@ -40,8 +40,10 @@ class ProfilePaired:
         ci95: seeded percentile bootstrap 95% interval of ``mean_delta`` (resampling answers,
             ``n_boot`` resamples, generator seeded with ``seed`` for each profile, so a profile's
             interval does not depend on the other profiles); needs 3 pairs with some spread.
-            It runs a little narrow in small samples (about 94% coverage at 32 pairs, 89% at
-            8); below 30 pairs a note says so and ``t_ci95`` is the one to read.
+            It runs a little narrow in small samples (94.0% coverage at 32 pairs, 88.3% at 8,
+            as ``benchmarks/stats_simulation.py`` measures it; see
+            :data:`~rig.stats.intervals.SMALL_SAMPLE_PAIRS`); below 30 pairs a note says so
+            and ``t_ci95`` is the one to read.
         t_ci95: Student t 95% interval of ``mean_delta``; needs 2 pairs with some spread.
         flip_rate: flips / pairs, where a flip is a pair whose decision (repeat-averaged score
             >= cutoff) differs between baseline and profile. n_flips: the flips.
