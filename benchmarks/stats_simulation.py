@@ -6,12 +6,16 @@ prints
 
 * how often the 95% intervals of ``paired_by_profile`` (bootstrap ``ci95`` and ``t_ci95``)
   cover each profile's true mean delta (target 93-97%);
+* the same coverage in smaller campaigns, 8 to 32 answers (pairs) per profile, for reading:
+  the percentile bootstrap runs narrow in small samples, and the figures quoted in
+  ``rig.stats.intervals`` and ``rig.stats.profile_paired`` are these;
 * how often ``rig gate`` blocks a release that changed nothing (target <= 5%);
 * how often it blocks releases with a real regression (its power; no target).
 
 Usage::
 
     python benchmarks/stats_simulation.py [--campaigns 1000] [--releases 1000] [--jobs 2]
+        [--pair-counts 8,16,24,32]
 
 Exit status 0 when both targets are met, 1 when not.
 """
@@ -37,9 +41,9 @@ def _chunks(n: int, jobs: int) -> list[tuple[int, int]]:
     return [(start, min(size, n - start)) for start in range(0, n, size)]
 
 
-def _coverage(args: tuple[int, int, int]) -> Coverage:
-    offset, n, seed = args
-    return coverage_study(n, seed=seed + offset)
+def _coverage(args: tuple[int, int, int, Design]) -> Coverage:
+    offset, n, seed, design = args
+    return coverage_study(n, design, seed=seed + offset)
 
 
 def _gate(args: tuple[int, int, int, dict[str, float] | None]) -> GateStudy:
@@ -47,10 +51,12 @@ def _gate(args: tuple[int, int, int, dict[str, float] | None]) -> GateStudy:
     return gate_study(n, seed=seed + offset, extra_effects=extra)
 
 
-def run_coverage(n: int, jobs: int, seed: int) -> tuple[float, float, dict[str, tuple[float,
-                                                                                      float]]]:
+def run_coverage(n: int, jobs: int, seed: int, design: Design | None = None
+                 ) -> tuple[float, float, dict[str, tuple[float, float]]]:
+    """(bootstrap coverage, t coverage, per profile (bootstrap, t)) over ``n`` campaigns."""
+    d = design or Design()
     with ProcessPoolExecutor(jobs) as pool:
-        parts = list(pool.map(_coverage, [(o, k, seed) for o, k in _chunks(n, jobs)]))
+        parts = list(pool.map(_coverage, [(o, k, seed, d) for o, k in _chunks(n, jobs)]))
     total = sum(p.n_intervals for p in parts)
     boot = sum(p.boot * p.n_intervals for p in parts) / total
     t = sum(p.t * p.n_intervals for p in parts) / total
@@ -80,9 +86,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--power-releases", type=int, default=200,
                     help="simulated releases per regression (power)")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes")
+    ap.add_argument("--pair-counts", default="8,16,24,32",
+                    help="answers (pairs) per profile of the small-sample coverage runs, "
+                         "comma-separated multiples of the answers per question")
     ap.add_argument("--seed", type=int, default=20240801)
     args = ap.parse_args(argv)
     d = Design()
+    pair_counts = [int(x) for x in args.pair_counts.split(",") if x.strip()]
+    bad = [k for k in pair_counts if k < d.answers_per_question or k % d.answers_per_question]
+    if bad:
+        ap.error(f"--pair-counts: {bad} not a positive multiple of {d.answers_per_question} "
+                 "(the answers per question)")
     print(f"design: {d.n_answers} answers ({d.n_questions} questions x "
           f"{d.answers_per_question}), baseline + {len(d.profile_deltas)} profiles, "
           f"{d.repeats} repeats = {d.n_answers * (len(d.profile_deltas) + 1) * d.repeats} calls;"
@@ -105,6 +119,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:<45} {value:6.1%}  {'ok' if good else 'OUT OF TARGET'}")
     for name, (b, tt) in by.items():
         print(f"    {name:<14} bootstrap {b:6.1%}   t {tt:6.1%}")
+
+    t0 = time.perf_counter()
+    print(f"\nCI coverage by answers (pairs) per profile, {args.campaigns} campaigns each "
+          f"({n_int} intervals per kind), for reading:")
+    print(f"  {'pairs':>5}  {'ci95 (bootstrap)':>16}  {'t_ci95':>7}")
+    for k in pair_counts:
+        if k == d.n_answers:
+            kb, kt = boot, t  # the run above
+        else:
+            small = Design(n_questions=k // d.answers_per_question)
+            kb, kt, _ = run_coverage(args.campaigns, args.jobs, args.seed, small)
+        print(f"  {k:>5}  {kb:>16.1%}  {kt:>7.1%}")
+    print(f"  ({time.perf_counter() - t0:.0f} s)")
 
     t0 = time.perf_counter()
     rate, blocked, by_check = run_gate(args.releases, args.jobs, args.seed + 10**6, None)

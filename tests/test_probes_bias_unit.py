@@ -1074,7 +1074,7 @@ def test_invariance_violation_rate_shows_its_denominator(inv_run, tmp_path, caps
     import copy
 
     from rig.cli.probe_tables import print_invariance as _print_invariance
-    from rig.probes.invariance import _rate, violation_text
+    from rig.probes.invariance import violation_rate, violation_text
     from rig.probes.report_bias import write_invariance_report
 
     assert violation_text({"violation_rate": 0.0, "n_tests": 4, "n_tested": 2,
@@ -1089,7 +1089,7 @@ def test_invariance_violation_rate_shows_its_denominator(inv_run, tmp_path, caps
     for t in d["tests"][:2]:
         t["violated"] = None
         t["not_computable"] = {"violated": "every difference is 3: no spread to test"}
-    d.update(_rate(d["tests"]))
+    d.update(violation_rate(d["tests"]))
     assert (d["n_tests"], d["n_tested"], d["violation_rate"]) == (4, 2, 0.0)
     html = write_invariance_report(tmp_path / "report.html", s).read_text()
     assert "0.00 (0 of 2 tested; 2 untestable)" in html and "By perturbation</h2>" in html

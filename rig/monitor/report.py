@@ -22,7 +22,7 @@ from rig.monitor.alerts import WeekAnalysis, analyse_week, week_label
 from rig.monitor.config import MonitorConfig
 from rig.monitor.segments import dimensions
 from rig.monitor.store import MonitorStore
-from rig.report import _CSS, _fmt
+from rig.pages import CSS, fmt
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ _COLUMNS = [("n_calls", "calls", 0), ("mean_score", "mean score", 2),
 def _cell(key: str, value: object, digits: int) -> str:
     if key.endswith("_p_adj") and isinstance(value, float) and value < 1e-4:
         return f"{value:.1e}"
-    return _fmt(value, digits) if digits else _fmt(value)
+    return fmt(value, digits) if digits else fmt(value)
 
 
 def render_html(report: WeeklyReport) -> str:
@@ -189,10 +189,10 @@ def render_html(report: WeeklyReport) -> str:
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in report.notes)
     al = cfg.alerts
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
-<title>rig monitor {html.escape(report.week)}</title><style>{_CSS}</style></head><body>
+<title>rig monitor {html.escape(report.week)}</title><style>{CSS}</style></head><body>
 <h1>Production monitoring, week {html.escape(report.week)}</h1>
 <p class="note">Week starting {a.week_start.isoformat()} (Monday, UTC) ·
-{report.facts.get('n_calls', 0)} calls · median score {_fmt(report.shown_median())} · baseline:
+{report.facts.get('n_calls', 0)} calls · median score {fmt(report.shown_median())} · baseline:
 {html.escape(', '.join(week_label(w) for w in a.baseline_weeks) or 'none')} ·
 {a.n_tests} tests ({html.escape(al.correction)}-adjusted) · generated
 {datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}.

@@ -7,23 +7,29 @@ text-level gap and the audio-level gap of one scorer sit side by side.
 
 Modules:
 
+* :mod:`rig.probes.core`       the scorer from ``--scorer``, seeded sessions, the ask log, and
+  the frame of a run (:func:`~rig.probes.core.start_run`, ``progress_bar``,
+  ``write_probe_outputs``, ``finish_run``).
 * :mod:`rig.probes.data`       probe sets (``probes/shibboleth/*.yaml``), their schema and the
   machine checks of equivalence; proposal transforms (:func:`drop_articles`).
 * :mod:`rig.probes.prompts`    the rating and decision prompts, GBNF grammars and parsers.
-* :mod:`rig.probes.core`       the scorer from ``--scorer``, seeded sessions, the ask log.
-* :mod:`rig.probes.shibboleth` the hedging and accent-marker probes: run, summarise.
+* :mod:`rig.probes.shibboleth` the hedging and accent-marker probes: ``run`` and ``summary``.
 * :mod:`rig.probes.report`     ``report.html``; :func:`~rig.probes.report.table`,
   :func:`~rig.probes.report.page` and :func:`~rig.probes.report.gap_plot_svg` for other probes.
 * :mod:`rig.probes.names`      name sets (``probes/names/``) and name-swap material
   (``probes/name_swap/``): slots that pair the groups.
 * :mod:`rig.probes.name_swap`  the name-swap probe: qualification, hire, compensation per group;
-  chi-square, Mann-Whitney, KS and the bias index.
-* :mod:`rig.probes.framing`    the dual-framing probe: topics, wrappers, reply normalisation.
+  chi-square, Mann-Whitney, KS and the bias index (``asks``, ``run``, ``summary``).
+* :mod:`rig.probes.framing`    the dual-framing probe: ``topics`` (and wrappers), the rules
+  that ``normalise`` a reply and the LLM ``judge`` of the rest, ``run``, ``summary``.
 * :mod:`rig.probes.measures`   text measures (reading ease, length, polarity, subjectivity) and
   control perturbations (typos, spacing).
-* :mod:`rig.probes.invariance` the invariance probe: the written assessment under name swaps,
-  controls and audio profiles; paired t-tests with Bonferroni.
-* :mod:`rig.probes.report_bias` ``report.html`` of those three.
+* :mod:`rig.probes.invariance` the invariance probe: the written ``assessment`` under name
+  swaps, controls and audio profiles (``pairs``); paired t-tests with Bonferroni (``run``,
+  ``summary``).
+* :mod:`rig.probes.report_bias` ``report.html`` of those three, and the violation rate's text.
+
+Each probe package imports the report modules, never the other way round.
 
 Adding a probe family (as :mod:`~rig.probes.name_swap`, :mod:`~rig.probes.framing` and
 :mod:`~rig.probes.invariance` do): write its prompts, grammars and
@@ -31,7 +37,8 @@ parsers returning :class:`~rig.scorer.base.Parsed`; send every ask through
 :class:`~rig.probes.core.AskLog` (durable, resumable, memoised at temperature 0, failures
 recorded with their raw text); draw items with :func:`~rig.probes.core.sample_sessions` when
 the design has sessions; take the scorer from :func:`~rig.probes.core.build_scorer` (embedded
-or any OpenAI-compatible endpoint); write ``scores.parquet``, ``summary.json`` and
+or any OpenAI-compatible endpoint); frame the run with :func:`~rig.probes.core.start_run` and
+:func:`~rig.probes.core.finish_run`; write ``scores.parquet``, ``summary.json`` and
 ``report.html`` from a pure ``summarize(rows, meta)`` so that ``rig probe summarize`` can
 rewrite them. The statistics live in :mod:`rig.stats` (:mod:`~rig.stats.comparisons`:
 paired t, Wilcoxon and sign tests, d_z, one-sample t, Bonferroni; :mod:`~rig.stats.decisions`:

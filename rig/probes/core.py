@@ -9,22 +9,28 @@
   reply already there, with the seconds it took (backend errors are retried), so an
   interrupted probe resumes. :meth:`AskLog.check_replied` ends a run whose scorer never
   replied with :class:`ScorerUnavailable` (the CLI exits 2).
+* A run's frame: :func:`start_run` (the output folder and ``probe.json``),
+  :func:`progress_bar`, :func:`write_probe_outputs` and :func:`finish_run` (the asks checked,
+  the :class:`ProbeRun` given back).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from rig.campaign.store import CallLog
+from rig.campaign.store import CallLog, write_parquet
 from rig.config import load_model, read_yaml
 from rig.errors import ConfigError, RigError
+from rig.paths import make_out_dir
 from rig.pipeline import ScorerSettings, load_pipeline
 from rig.scorer.base import Completion, Parsed, Scorer, V
 
@@ -221,14 +227,45 @@ class ProbeRun:
     files: dict[str, Path] = field(default_factory=dict)
 
 
+def start_run(out: Path, meta: dict) -> None:
+    """Create the output folder ``out`` and write what is run to ``out/probe.json``.
+
+    Raises:
+        ConfigError: ``out`` cannot be used as an output folder (:func:`~rig.paths.make_out_dir`).
+    """
+    make_out_dir(out)
+    (out / "probe.json").write_text(json.dumps(meta, indent=2))
+
+
+def progress_bar(progress: bool) -> Progress:
+    """A probe's progress bar (description, bar, done of total, elapsed), shown only when
+    ``progress``."""
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), disable=not progress, transient=False)
+
+
 def write_probe_outputs(out: Path, rows: list[dict], summary: dict,
                         write_report: Callable[[Path, dict], Path]) -> dict[str, Path]:
     """Write a probe's ``scores.parquet`` (one row per ask or pair), ``summary.json`` and
     ``report.html`` (by ``write_report(path, summary)``); returns their paths by name."""
-    from rig.campaign.store import write_parquet
-
     scores = write_parquet(rows, out / "scores.parquet")
     spath = out / "summary.json"
     spath.write_text(json.dumps(summary, indent=2))
     return {"scores": scores, "summary": spath,
             "report": write_report(out / "report.html", summary)}
+
+
+def finish_run(out: Path, rows: list[dict], files: dict[str, Path], asks: Sequence[AskLog],
+               t0: float) -> ProbeRun:
+    """End a bias probe's run once its outputs are written: each ask log checked in turn
+    (:meth:`AskLog.check_replied`), ``summary.json`` read back; ``t0`` is the run's
+    :func:`time.perf_counter` at its start.
+
+    Raises:
+        ScorerUnavailable: an ask log of this run got no reply at all.
+    """
+    for log in asks:
+        log.check_replied()
+    summary = json.loads(files["summary"].read_text())
+    return ProbeRun(out, summary, pd.DataFrame(rows), sum(a.n_backend_calls for a in asks),
+                    time.perf_counter() - t0, files)

@@ -1,5 +1,6 @@
 """One offline HTML page per probe run, in the campaign report's style (inline SVG, no CDN, no
-scripts). :func:`table` and :func:`page` are the building blocks for other probes."""
+scripts). :func:`table`, :func:`page`, :func:`cell` and :func:`p_fmt` are the building blocks
+for other probes."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
+from rig.pages import CSS, fmt
 from rig.probes.data import CATEGORIES
 from rig.probes.prompts import DECISION_TEXT, DECISIONS
-from rig.report import _CSS, _fmt
 
 _EXTRA_CSS = """
 blockquote{margin:.3rem 0 .6rem 1rem;padding-left:.6rem;border-left:3px solid #ddd;color:#333}
@@ -38,24 +39,26 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def page(title: str, body: str) -> str:
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>'
-            f"{esc(title)}</title><style>{_CSS}{_EXTRA_CSS}</style></head><body>{body}"
+            f"{esc(title)}</title><style>{CSS}{_EXTRA_CSS}</style></head><body>{body}"
             "</body></html>")
 
 
-def _nc(d: dict, key: str) -> str:
-    """A value, or 'n/a' with the reason as a tooltip."""
+def cell(d: dict, key: str) -> str:
+    """A table cell of ``d[key]``: the value (a p-value as :func:`p_fmt` writes it, anything
+    else with 2 decimals), or 'n/a' with the reason from ``d["not_computable"]`` as a
+    tooltip."""
     v = d.get(key)
     if v is None:
         why = (d.get("not_computable") or {}).get(key, "")
         return f"<span title='{esc(why)}'>n/a</span>" if why else "n/a"
-    return p_fmt(v) if key == "p" or key.endswith("_p") else _fmt(v, 2)
+    return p_fmt(v) if key == "p" or key.endswith("_p") else fmt(v, 2)
 
 
 def paired_p(pc: dict) -> str:
     """The p-value a summary reads (``p``), marked "(sign)" when it is the exact sign test's
     (every pair differs by the same non-zero amount); 'n/a' with the reason otherwise."""
     if pc.get("p") is None:
-        return _nc(pc, "p")
+        return cell(pc, "p")
     return p_fmt(pc["p"]) + (" (sign)" if pc.get("p_test") == "sign" else "")
 
 
@@ -77,15 +80,15 @@ def _decisions(detail: dict, ref: str, treat: str) -> list[str]:
         stat = dt.get("statistic")
         stat_s = ("n/a" if stat is None else
                   f"min(b, c) = {int(stat)}" if dt.get("test") == "mcnemar_exact" else
-                  f"X² = {_fmt(stat, 2)}, df {dt.get('dof')}")
+                  f"X² = {fmt(stat, 2)}, df {dt.get('dof')}")
         for i, v in enumerate((ref, treat)):
             c = dt["counts"].get(v, {})
             fails = sum(d["decision_failures"].get(v, {}).values())
             first = i == 0
             rows.append([esc(cond) if first else "", esc(v)]
-                        + [_fmt(c.get(k, 0)) for k in DECISIONS] + [_fmt(fails)]
-                        + ([_fmt(dt.get("n_paired")), _fmt(dt.get("n_discordant")),
-                            esc(test), stat_s, _nc(dt, "p")] if first else [""] * 5))
+                        + [fmt(c.get(k, 0)) for k in DECISIONS] + [fmt(fails)]
+                        + ([fmt(dt.get("n_paired")), fmt(dt.get("n_discordant")),
+                            esc(test), stat_s, cell(dt, "p")] if first else [""] * 5))
     parts.append(table(["condition", "variant"] + [DECISION_TEXT[k] for k in DECISIONS]
                        + ["unparseable", "sessions paired", "decided differently",
                           "paired test", "statistic", "p"], rows))
@@ -107,7 +110,7 @@ def _decisions(detail: dict, ref: str, treat: str) -> list[str]:
         parts.append(f"<h3>{esc(cond)}: sessions by decision, {esc(ref)} (rows) x "
                      f"{esc(treat)} (columns)</h3>")
         parts.append(table([""] + [DECISION_TEXT.get(k, k) for k in levels],
-                           [[esc(DECISION_TEXT.get(k, k))] + [_fmt(n) for n in r]
+                           [[esc(DECISION_TEXT.get(k, k))] + [fmt(n) for n in r]
                             for k, r in zip(levels, tab, strict=True)]))
     return parts
 
@@ -152,7 +155,7 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
         f"<p class='note'>Scorer <code>{esc(sc.get('backend'))}</code> "
         f"<code>{esc(sc.get('model'))}</code>"
         + (f" at <code>{esc(sc['base_url'])}</code>" if sc.get("base_url") else "")
-        + f", temperature {_fmt(sc.get('temperature'))} · probe data "
+        + f", temperature {fmt(sc.get('temperature'))} · probe data "
         f"<code>{esc(summary['data_version'])}</code> · {summary['n_sessions']} sessions x "
         f"{summary['questions_per_session']} questions per condition, seed {summary['seed']} · "
         f"{summary['n_ratings']} ratings ({summary['n_rating_failures']} unparseable or out of "
@@ -175,11 +178,11 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
         p = d["paired"]
         m = mit.get(cond, {})
         red = ("(reference)" if cond == "plain" else
-               f"{_nc(m, 'reduction_points')} ({_nc(m, 'reduction_pct')}%)")
-        rows.append([esc(cond), _fmt(p["n_pairs"]), _nc(p, "mean_reference"),
-                     _nc(p, "mean_treatment"), _nc(p, "mean_diff"), _nc(p, "gap_pct"),
-                     _fmt(p.get("t_ci95")), paired_p(p), _nc(p, "t_p"),
-                     _nc(p, "wilcoxon_p"), _nc(p, "sign_p"), _nc(p, "cohens_dz"), red])
+               f"{cell(m, 'reduction_points')} ({cell(m, 'reduction_pct')}%)")
+        rows.append([esc(cond), fmt(p["n_pairs"]), cell(p, "mean_reference"),
+                     cell(p, "mean_treatment"), cell(p, "mean_diff"), cell(p, "gap_pct"),
+                     fmt(p.get("t_ci95")), paired_p(p), cell(p, "t_p"),
+                     cell(p, "wilcoxon_p"), cell(p, "sign_p"), cell(p, "cohens_dz"), red])
         labels.append(cond)
         gaps.append(p.get("mean_diff"))
         cis.append(p.get("t_ci95"))
@@ -192,10 +195,10 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
     rows = []
     for cond, d in detail.items():
         p = d["paired_by_session"]
-        rows.append([esc(cond), _fmt(p["n_pairs"]), _nc(p, "mean_reference"),
-                     _nc(p, "mean_treatment"), _nc(p, "mean_diff"), paired_p(p),
-                     _nc(p, "t_p"), _nc(p, "wilcoxon_p"), _nc(p, "sign_p"),
-                     _nc(p, "cohens_dz")])
+        rows.append([esc(cond), fmt(p["n_pairs"]), cell(p, "mean_reference"),
+                     cell(p, "mean_treatment"), cell(p, "mean_diff"), paired_p(p),
+                     cell(p, "t_p"), cell(p, "wilcoxon_p"), cell(p, "sign_p"),
+                     cell(p, "cohens_dz")])
     parts += ["<h3>Paired by session</h3>",
               table(["condition", "sessions", f"mean {ref}", f"mean {treat}", "difference",
                      "p", "paired t p", "Wilcoxon p", "sign p", "d_z"], rows)]
@@ -209,11 +212,11 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
         first = detail[conds[0]]["by_category"].get(cat) if conds else None
         if not first:
             continue
-        row = [esc(label), _fmt(first["n_pairs"]), _nc(first, "mean_reference"),
-               _nc(first, "mean_treatment")]
+        row = [esc(label), fmt(first["n_pairs"]), cell(first, "mean_reference"),
+               cell(first, "mean_treatment")]
         for cond in conds:
             c = detail[cond]["by_category"].get(cat, {})
-            row.append(f"{_nc(c, 'mean_diff')} ({_nc(c, 'gap_pct')}%)" if c else "n/a")
+            row.append(f"{cell(c, 'mean_diff')} ({cell(c, 'gap_pct')}%)" if c else "n/a")
         rows.append(row)
     parts.append(table(["category", "questions paired", f"mean {ref} ({conds[0] if conds else ''})",
                         f"mean {treat} ({conds[0] if conds else ''})"]
@@ -228,12 +231,12 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
             continue
         for e in ex:
             items = "".join(
-                f"<li><b>{esc(e[role]['variant'])}</b> (score {_fmt(e[role]['score'])}): "
+                f"<li><b>{esc(e[role]['variant'])}</b> (score {fmt(e[role]['score'])}): "
                 f"<blockquote>{esc(e[role]['answer'])}</blockquote>reasoning: "
                 f"<i>{esc(e[role]['reasoning'])}</i></li>" for role in ("reference", "treatment"))
             parts.append(f"<p><b>{esc(e['question_id'])}</b> "
                          f"({esc(CATEGORIES[e['category']][0])}), difference "
-                         f"{_fmt(e['diff'])}: {esc(e['question'])}</p><ul>{items}</ul>")
+                         f"{fmt(e['diff'])}: {esc(e['question'])}</p><ul>{items}</ul>")
 
     fails = []
     for cond, d in detail.items():

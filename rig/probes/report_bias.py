@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rig.probes.report import _nc, esc, gap_plot_svg, p_fmt, page, paired_p, table
-from rig.report import _fmt
+from rig.pages import fmt
+from rig.probes.report import cell, esc, gap_plot_svg, p_fmt, page, paired_p, table
 
 
 def scorer_line(sc: dict) -> str:
     return (f"Scorer <code>{esc(sc.get('backend'))}</code> <code>{esc(sc.get('model'))}</code>"
             + (f" at <code>{esc(sc['base_url'])}</code>" if sc.get("base_url") else "")
-            + f", temperature {_fmt(sc.get('temperature'))}")
+            + f", temperature {fmt(sc.get('temperature'))}")
 
 
 def _why(d: dict, key: str) -> str:
@@ -61,7 +61,7 @@ def write_name_swap_report(path: str | Path, s: dict) -> Path:
             cells = []
             for f in feats:
                 bi = d["features"][f]["bias_index"]
-                cells.append(f"{_nc(bi, 'index')} ({bi['n_used']}/{bi['n_pairs']} pairs)")
+                cells.append(f"{cell(bi, 'index')} ({bi['n_used']}/{bi['n_pairs']} pairs)")
             rows.append([esc(set_id), esc(cond), *cells])
     parts.append(table(["name set", "condition", *[_FEATURE_LABEL[f] for f in feats]], rows))
     what = {"plain": "<b>plain</b>, the plain prompt",
@@ -79,10 +79,10 @@ def write_name_swap_report(path: str | Path, s: dict) -> Path:
             rows = []
             for g, r in d["by_group"].items():
                 rows.append([f"{esc(g)} ({esc(labels.get(g, ''))})",
-                             _fmt(sum(r["n_scored"].values())), _fmt(r["hire_rate"]),
-                             _fmt(r["mean_qualification"]),
-                             _fmt(r["mean_compensation_usd"], 0),
-                             _fmt(r["mean_compensation_z"], 3), _failures(r["failures"])])
+                             fmt(sum(r["n_scored"].values())), fmt(r["hire_rate"]),
+                             fmt(r["mean_qualification"]),
+                             fmt(r["mean_compensation_usd"], 0),
+                             fmt(r["mean_compensation_z"], 3), _failures(r["failures"])])
             parts += [f"<h3>{esc(set_id)} · {esc(cond)}</h3>",
                       table(["group", "scored replies", "hire rate", "mean qualification",
                              "mean compensation (USD)", "mean standardised compensation",
@@ -92,7 +92,7 @@ def write_name_swap_report(path: str | Path, s: dict) -> Path:
                 for t in d["features"][f]["pairs"]:
                     rows.append([esc(f), f"{esc(t['group_a'])} vs {esc(t['group_b'])}",
                                  esc(t["test"]), f"{t['n_a']} / {t['n_b']}",
-                                 _nc(t, "statistic"), _nc(t, "p")])
+                                 cell(t, "statistic"), cell(t, "p")])
             parts.append(table(["feature", "pair", "test", "n", "statistic", "p"], rows))
             notes = [f"<li>{esc(f)}, {esc(pair)}: left out of the index: {esc(why)}</li>"
                      for f in feats
@@ -116,11 +116,11 @@ def _frame_rows(label: str, fs: dict) -> list[list[str]]:
         d = fs[frame]
         o = d["one_sample"]
         rows.append([label if frame == "affirmative" else "", esc(frame),
-                     f"{d['n_scored']} / {d['n_asked']}", _nc(o, "mean"), _nc(o, "sd"),
-                     _nc(o, "t_stat"), _nc(o, "t_p"), _nc(o, "cohens_d"),
-                     _fmt(d["neutrality_rate"]),
+                     f"{d['n_scored']} / {d['n_asked']}", cell(o, "mean"), cell(o, "sd"),
+                     cell(o, "t_stat"), cell(o, "t_p"), cell(o, "cohens_d"),
+                     fmt(d["neutrality_rate"]),
                      (f"<span title='{esc(_why(fs, 'asymmetry'))}'>"
-                      f"{_fmt(fs['asymmetry'])}</span>" if frame == "affirmative" else "")])
+                      f"{fmt(fs['asymmetry'])}</span>" if frame == "affirmative" else "")])
     return rows
 
 
@@ -177,11 +177,22 @@ def write_framing_report(path: str | Path, s: dict) -> Path:
 
 # -- invariance --------------------------------------------------------------------------------
 
+def violation_text(d: dict) -> str:
+    """A violation rate with its denominator, as the console and the report show it:
+    ``"0.00 (0 of 2 tested; 2 untestable)"``, ``"n/a (0 of 0 tested; 4 untestable)"``."""
+    rate, n_tested, n_tests = d.get("violation_rate"), d.get("n_tested"), d.get("n_tests")
+    head = "n/a" if rate is None else f"{rate:.2f}"
+    if n_tested is None:
+        return head
+    detail = f"{d.get('n_violated', 0)} of {n_tested} tested"
+    if n_tests is not None and n_tests > n_tested:
+        detail += f"; {n_tests - n_tested} untestable"
+    return f"{head} ({detail})"
+
+
 def _violation(d: dict) -> str:
     """The violation rate with its denominator; an untestable measure's reason as a tooltip
     (each test's ``not_computable``)."""
-    from rig.probes.invariance import violation_text
-
     why = "; ".join(dict.fromkeys(
         f"{t['measure']}: {_why(t, 'violated')}" for t in d.get("tests", [])
         if t.get("violated") is None and _why(t, "violated")))
@@ -197,7 +208,7 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
         "<h1>Probe: invariance of the scorer's written assessment</h1>",
         f"<p class='note'>{scorer_line(s['scorer'])} · {s['n_pairs']} pairs "
         f"({s['n_failures']} replies empty or failed, their pairs not scored) · alpha "
-        f"{_fmt(s['alpha'])}, seed {s['seed']}.</p>",
+        f"{fmt(s['alpha'])}, seed {s['seed']}.</p>",
         "<p class='note'>The scorer writes a short assessment of the same material before and "
         "after a perturbation. Measures of each assessment: "
         + "; ".join(f"{esc(m)} ({esc(u)})" for m, u in s["measure_units"].items())
@@ -208,14 +219,14 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
         "the Giant Number Pile Like Best\" (2025).</p>",
         "<h2>By kind of perturbation</h2>",
         table(["kind", "perturbations", "measures tested", "violated", "violation rate"],
-              [[esc(k), esc(", ".join(d["perturbations"])), _fmt(d["n_tested"]),
-                _fmt(d["n_violated"]), _violation(d)]
+              [[esc(k), esc(", ".join(d["perturbations"])), fmt(d["n_tested"]),
+                fmt(d["n_violated"]), _violation(d)]
                for k, d in s["by_kind"].items()]),
         "<h2>By perturbation</h2>",
         table(["perturbation", "kind", "scored / pairs", "measures tested", "violated",
                "violation rate"],
               [[esc(p), esc(d["kind"]), f"{d['n_scored']} / {d['n_pairs']}",
-                _fmt(d["n_tested"]), _fmt(d["n_violated"]), _violation(d)]
+                fmt(d["n_tested"]), fmt(d["n_violated"]), _violation(d)]
                for p, d in s["by_perturbation"].items()]),
         "<h2>By perturbation and measure</h2>"]
     rows, labels, gaps, cis = [], [], [], []
@@ -224,12 +235,12 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
             pc = t["paired"]
             rows.append([esc(pert) if i == 0 else "", esc(d["kind"]) if i == 0 else "",
                          (f"{d['n_scored']} / {d['n_pairs']}" if i == 0 else ""),
-                         (_fmt(d["changed_reply_rate"]) if i == 0 else ""), esc(t["measure"]),
-                         _nc(pc, "mean_reference"), _nc(pc, "mean_diff"), _fmt(pc["t_ci95"]),
+                         (fmt(d["changed_reply_rate"]) if i == 0 else ""), esc(t["measure"]),
+                         cell(pc, "mean_reference"), cell(pc, "mean_diff"), fmt(pc["t_ci95"]),
                          paired_p(pc),
                          (p_fmt(t["p_bonferroni"]) if t["p_bonferroni"] is not None
                           else f"<span title='{esc(_why(t, 'p_bonferroni'))}'>n/a</span>"),
-                         _fmt(t["violated"]) if t["violated"] is not None
+                         fmt(t["violated"]) if t["violated"] is not None
                          else f"<span title='{esc(_why(t, 'violated'))}'>n/a</span>"])
             if t["measure"] == "polarity":
                 labels.append(pert)

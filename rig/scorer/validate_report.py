@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rig.report import _CSS, _fmt
+from rig.pages import CSS as _CSS
+from rig.pages import fmt as _fmt
 
 _FIGURES = [
     ("n_answers", "answers", 0), ("spearman", "Spearman", 3),

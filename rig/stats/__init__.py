@@ -3,7 +3,9 @@
 Modules, one per question a campaign or a probe asks:
 
 * :mod:`rig.stats.paired`      per-profile paired deltas against the baseline, bootstrap and t
-  intervals, decision flips (Wilson), tier inversions (:func:`paired_by_profile`).
+  intervals, decision flips (Wilson), tier inversions (:func:`paired_by_profile`), built from
+  :mod:`rig.stats.answer_scores` (repeats averaged, decisions) and
+  :mod:`rig.stats.profile_paired` (one profile's row).
 * :mod:`rig.stats.noise`       the baseline's repeat-to-repeat noise floor (:func:`noise_floor`)
   and what a profile is held to: the error of a mean delta and the flip rate of averaged
   decisions under no change; "not measured" when the repeats were identical.
@@ -24,6 +26,7 @@ Modules, one per question a campaign or a probe asks:
   McNemar's exact test or Stuart-Maxwell (:func:`paired_decision_test`).
 * :mod:`rig.stats.groups`      audit-study group tests (chi-square, Mann-Whitney, KS) and the
   bias index.
+* :mod:`rig.stats.common`      the not-computable signal and JSON values of results.
 
 Every definition follows ``MEASUREMENT.md``. A figure that cannot be computed is ``None`` with a
 reason in the result's ``not_computable`` mapping, never NaN and never a misleading 0 or 1.

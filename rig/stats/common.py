@@ -63,6 +63,13 @@ def jsonable(obj: object) -> object:
     return str(obj)
 
 
+def dataclass_dict(obj: object) -> dict:
+    """Every field of a dataclass instance as a JSON value (:func:`jsonable`: tuples and
+    intervals as lists, NaN as None), in field order: the ``to_dict`` of a result type."""
+    fields = dataclasses.fields(obj)  # type: ignore[arg-type]
+    return {f.name: jsonable(getattr(obj, f.name)) for f in fields}
+
+
 def interval(low: float, high: float) -> Interval:
     """A ``(low, high)`` tuple of Python floats."""
     return (float(low), float(high))

@@ -44,7 +44,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from rig.stats.common import Interval, NotComputable, jsonable
+from rig.stats.common import Interval, NotComputable, dataclass_dict, jsonable
 from rig.stats.intervals import t_interval
 
 DZ_FORMULA = "d_z = mean(treatment - reference) / sd(treatment - reference), sd with n - 1"
@@ -96,9 +96,7 @@ class PairedComparison:
     not_computable: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        out = {k: jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
-        out["not_computable"] = dict(self.not_computable)
-        return out
+        return dataclass_dict(self)
 
 
 def sign_test(diffs: Sequence[float] | np.ndarray) -> tuple[int, int, float | None]:
@@ -231,9 +229,7 @@ class OneSample:
     not_computable: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        out = {k: jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
-        out["not_computable"] = dict(self.not_computable)
-        return out
+        return dataclass_dict(self)
 
 
 def one_sample(values: Sequence[float] | np.ndarray) -> OneSample:

@@ -42,7 +42,7 @@ from typing import Literal
 
 import numpy as np
 
-from rig.stats.common import jsonable
+from rig.stats.common import dataclass_dict
 
 DecisionTestKind = Literal["mcnemar_exact", "stuart_maxwell"]
 DECISION_TEST = ("paired by session: row = the session's decision under the reference, column "
@@ -88,10 +88,7 @@ class PairedDecisionTest:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        out = {k: jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
-        out["not_computable"] = dict(self.not_computable)
-        out["notes"] = list(self.notes)
-        return out
+        return dataclass_dict(self)
 
 
 def paired_decision_test(reference: Sequence[str | None], treatment: Sequence[str | None],

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rig.stats.common import Interval, NotComputable, jsonable
+from rig.stats.common import Interval, NotComputable, dataclass_dict, jsonable
 from rig.stats.intervals import t_interval
 from rig.stats.paired import paired_deltas
 
@@ -54,7 +54,7 @@ class Tost:
     reason: str | None = None
 
     def to_dict(self) -> dict:
-        return {k: jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
+        return dataclass_dict(self)
 
 
 def _check_margin(margin: float, alpha: float) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rig.stats.common import jsonable
+from rig.stats.common import dataclass_dict
 
 GroupTestKind = Literal["chi_square", "mann_whitney", "ks"]
 
@@ -53,9 +53,7 @@ class GroupTest:
     not_computable: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        out = {k: jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
-        out["not_computable"] = dict(self.not_computable)
-        return out
+        return dataclass_dict(self)
 
 
 def _nc_group(a: str, b: str, test: GroupTestKind, n_a: int, n_b: int, why: str) -> GroupTest:
@@ -149,9 +147,7 @@ class BiasIndex:
     not_computable: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        out = {k: jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
-        out["not_computable"] = dict(self.not_computable)
-        return out
+        return dataclass_dict(self)
 
 
 def bias_index(tests: Sequence[GroupTest]) -> BiasIndex:

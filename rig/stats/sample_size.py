@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from scipy import optimize, stats
 
-from rig.stats.common import jsonable
+from rig.stats.common import dataclass_dict
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class SampleSize:
     calls_total_t: int | None
 
     def to_dict(self) -> dict:
-        return {k: jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
+        return dataclass_dict(self)
 
 
 def _t_power(n: float, effect: float, alpha: float) -> float:
