@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from test_probes_openai import Endpoint  # the fake chat-completions endpoint on loopback
 
 from rig.answers import load_bank
 from rig.campaign.runner import default_scorer
@@ -18,38 +17,6 @@ from rig.scorer.base import ModeUnsupported
 from rig.scorer.openai_compat import OpenAICompatScorer
 
 MINI = load_bank("answer_bank/mini")
-
-
-class _Endpoint:
-    """Replies with ``reply(request)`` (a chat-completions JSON body) and keeps requests."""
-
-    def __init__(self, reply) -> None:
-        self.requests: list[dict] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(body)
-                data = json.dumps(reply(body)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
 
 
 def _tokens(levels: dict[str, int]) -> list[dict]:
@@ -69,12 +36,10 @@ def test_expected_mode_asks_for_top_logprobs_and_scores_their_expectation():
     q, a = MINI.answers()[0]
     levels = {c.id: 3 for c in q.rubric}
 
-    def reply(req):
-        text = json.dumps({"levels": levels})
-        return {"choices": [{"message": {"content": text},
-                             "logprobs": {"content": _tokens(levels)}}]}
-
-    ep = _Endpoint(reply)
+    ep = Endpoint()
+    ep.script[1] = (200, json.dumps({"choices": [{
+        "message": {"content": json.dumps({"levels": levels})},
+        "logprobs": {"content": _tokens(levels)}}]}))
     try:
         s = OpenAICompatScorer(ep.base_url, "m", None, mode="expected")
         res = s.score(q, a.clean_text, 0)
@@ -88,10 +53,8 @@ def test_expected_mode_asks_for_top_logprobs_and_scores_their_expectation():
 
 @pytest.mark.unit
 def test_an_endpoint_without_logprobs_is_refused_in_words():
-    def reply(req):
-        return {"choices": [{"message": {"content": '{"levels": {}}'}}]}
-
-    ep = _Endpoint(reply)
+    ep = Endpoint()
+    ep.content = lambda req: '{"levels": {}}'  # a reply with no logprobs at all
     q, a = MINI.answers()[0]
     try:
         s = OpenAICompatScorer(ep.base_url, "m", None, mode="expected")
