@@ -1,5 +1,6 @@
 """The look shared by rig's offline HTML pages (campaign, probe, monitor and scorer reports):
-one stylesheet (:data:`CSS`) and one way to write a figure in a table cell (:func:`fmt`)."""
+one stylesheet (:data:`CSS`), one way to write a figure in a table cell (:func:`fmt`) and one
+way to inline a matplotlib figure (:func:`svg`)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,17 @@ def fmt(v: object, digits: int = 2) -> str:
     if isinstance(v, list | tuple) and len(v) == 2:
         return f"[{fmt(v[0], digits)}, {fmt(v[1], digits)}]"
     return html.escape(str(v))
+
+
+def svg(fig) -> str:
+    """A matplotlib figure as an inline ``<svg>`` element (no XML header, no date, so the same
+    figure gives the same bytes); the figure is closed."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.find("<svg"):]

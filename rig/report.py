@@ -4,13 +4,13 @@ with their 95% CI bars (inline SVG drawn by matplotlib; no CDN, no scripts)."""
 from __future__ import annotations
 
 import html
-import io
 from pathlib import Path
 
 import pandas as pd
 
 from rig.pages import CSS as _CSS
 from rig.pages import fmt as _fmt
+from rig.pages import svg
 
 
 def _delta_plot_svg(profiles: dict[str, dict], baseline: str) -> str:
@@ -46,11 +46,7 @@ def _delta_plot_svg(profiles: dict[str, dict], baseline: str) -> str:
         ax.legend(loc="best", fontsize=8, frameon=False)
     ax.set_xlabel("mean paired score delta vs baseline (points)")
     fig.tight_layout()
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    svg = buf.getvalue()
-    return svg[svg.find("<svg"):]
+    return svg(fig)
 
 
 _COLUMNS = [

@@ -4,13 +4,13 @@ bank's own inter-grader ceiling, and scatters of judge vs reference grade (inlin
 from __future__ import annotations
 
 import html
-import io
 from pathlib import Path
 
 import pandas as pd
 
 from rig.pages import CSS as _CSS
 from rig.pages import fmt as _fmt
+from rig.pages import svg
 
 _FIGURES = [
     ("n_answers", "answers", 0), ("spearman", "Spearman", 3),
@@ -48,11 +48,7 @@ def _scatter_svg(rows: pd.DataFrame, mode: str) -> str:
     a2.set(xlabel="reference - cutoff", ylabel="judge - cutoff",
            title="decisions: agree in the top-right and bottom-left quadrants")
     fig.tight_layout()
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    svg = buf.getvalue()
-    return svg[svg.find("<svg"):]
+    return svg(fig)
 
 
 def write_validity_report(path: Path, result: dict) -> Path:
