@@ -218,3 +218,18 @@ def test_validate_bank_with_a_fake_judge_recomputes_from_its_rows():
     # the second repeat graded the answers in another order
     r1 = [r["answer_id"] for r in run.rows if r["mode"] == "argmax" and r["repeat"] == 1]
     assert r1 != [a.answer_id for _, a in BANK.answers()]
+
+
+def test_write_validation_writes_json_csv_and_an_offline_page(tmp_path):
+    from rig.scorer.validate import write_validation
+
+    run = validate_bank(load_bank("answer_bank/mini"), lambda m: FakeScorer(mode=m),
+                        ["argmax", "expected"])
+    res = summarise(run, n_boot=100)
+    res["pipeline_version"] = "reference-x"
+    files = write_validation(tmp_path / "v", res)
+    assert json.loads(files["validity"].read_text())["modes"].keys() == {"argmax", "expected"}
+    assert len(pd.read_csv(files["answers"])) == 16
+    page = files["report"].read_text()
+    assert page.count("<svg") == 2 and "<script" not in page and "<link" not in page
+    assert "ceiling" in page and "reference-x" in page
