@@ -171,7 +171,8 @@ def judge_validity(rows: pd.DataFrame, *, score_col: str = "score",
         else:
             with np.errstate(invalid="ignore", divide="ignore"):  # its z when kappa0's SE is 0
                 k = cohens_kappa(table)
-            kappa, kappa_ci = float(k.kappa), (float(k.kappa_low), float(k.kappa_upp))
+            kappa = float(k.kappa)  # the asymptotic CI, clipped to kappa's range [-1, 1]
+            kappa_ci = (max(-1.0, float(k.kappa_low)), min(1.0, float(k.kappa_upp)))
             if not all(math.isfinite(v) for v in kappa_ci):
                 kappa_ci = None
     t_rate, t_conc = tier_order(d, score_col)
