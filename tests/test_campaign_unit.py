@@ -141,13 +141,13 @@ def test_without_the_similarity_extra_the_column_is_null_and_the_summary_says_wh
     df = pd.read_parquet(tmp_path / "c" / "calls.parquet")
     assert (df["status"] == "ok").all() and df["score"].notna().all()  # calls not failed
     assert df["content_similarity"].isna().all() and df["content_similarity"].dtype == "float64"
-    want = "needs the 'similarity' extra: pip install 'rig[similarity]'"
+    want = "needs the 'similarity' extra: pip install -e '.[similarity]'"
     assert (df["content_similarity_error"] == want).all()
     note = res.summary["content_similarity_note"]
     assert note == f"content_similarity: {want} (null on {len(df)} of {len(df)} completed calls)"
     assert all(p["content_similarity_mean"] is None for p in res.summary["profiles"].values())
     html_text = (tmp_path / "c" / "report.html").read_text()
-    assert html_text.count("pip install &#x27;rig[similarity]&#x27;") == 1
+    assert html_text.count("pip install -e &#x27;.[similarity]&#x27;") == 1
     # rows logged before the column existed: null, and said so
     old = df.drop(columns=["content_similarity", "content_similarity_error"])
     again = build_summary(old, campaign_id="c", pipeline_version="v", n_boot=50)

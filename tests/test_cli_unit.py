@@ -82,7 +82,7 @@ def test_a_group_whose_package_is_missing_is_listed_and_names_what_to_install():
 def test_the_missing_package_message_names_the_extra_that_brings_it():
     assert missing_package_message("rig monitor", "duckdb.experimental", "monitor") == (
         "rig monitor needs the 'monitor' extra (duckdb is not installed): "
-        "pip install 'rig[monitor]'")
+        "pip install -e '.[monitor]'")
     # fastapi is in two extras: the group's own is named
     assert "needs the 'calls' extra" in missing_package_message("rig interviewer", "fastapi",
                                                                 "calls")

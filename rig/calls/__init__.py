@@ -15,5 +15,5 @@ Modules:
   (``row``: its transport columns and recording);
 * ``transports/``: ``twilio``, ``webrtc``, ``sip``.
 
-Everything here needs the ``calls`` extra: ``pip install 'rig[calls]'``.
+Everything here needs the ``calls`` extra: ``pip install -e '.[calls]'``.
 """

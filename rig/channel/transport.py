@@ -47,7 +47,7 @@ def _av() -> Any:
         import av
     except ImportError as exc:  # pragma: no cover - PyAV comes with faster-whisper
         raise EngineUnavailable("the amr_nb and opus channel steps need PyAV: pip install av "
-                                "(it comes with faster-whisper: pip install 'rig[pipeline]')"
+                                "(it comes with faster-whisper: pip install -e '.[pipeline]')"
                                 ) from exc
     return av
 

@@ -2,7 +2,7 @@
 
 A group that cannot be imported because a third-party package is missing is still listed
 (``rig --help``), and running it, ``--help`` included, exits 2 naming what to install: the
-extra of rig that brings the package (``pip install 'rig[monitor]'``), or the package itself
+extra of rig that brings the package (``pip install -e '.[monitor]'``), or the package itself
 when rig depends on it directly. Any other import error (a bug in rig) is raised as it is.
 """
 
@@ -56,7 +56,7 @@ def missing_package_message(what: str, module: str, extra: str | None = None) ->
                 f"pip install '{core[0]}'")
     if extras:
         return (f"{what} needs the '{extras[0]}' extra ({top} is not installed): "
-                f"pip install 'rig[{extras[0]}]'")
+                f"pip install -e '.[{extras[0]}]'")
     return f"{what} needs the Python package {top!r}, which is not installed"
 
 

@@ -166,8 +166,8 @@ def serve(db: Path, config: MonitorConfig, token_env: str, host: str, port: int,
     try:
         import uvicorn
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise EngineUnavailable("rig monitor serve needs FastAPI and uvicorn: pip install "
-                                "'rig[monitor]'") from exc
+        raise EngineUnavailable("rig monitor serve needs FastAPI and uvicorn: in rig's "
+                                "clone, pip install -e '.[monitor]'") from exc
     with MonitorStore(db) as store:
         app = create_app(store, config, token, recordings or db.parent / "recordings", stages)
         uvicorn.run(app, host=host, port=port, log_level="info")

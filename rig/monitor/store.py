@@ -94,7 +94,7 @@ def _duckdb():
         import duckdb
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise EngineUnavailable("rig monitor needs DuckDB: pip install 'duckdb==2.0.1' "
-                                "(or 'rig[monitor]')") from exc
+                                "(or, in rig's clone: pip install -e '.[monitor]')") from exc
     return duckdb
 
 

