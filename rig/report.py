@@ -64,7 +64,7 @@ _COLUMNS = [
 def _validity_html(summary: dict) -> str:
     """The judge's validity on this campaign's answers, with a plain warning when low."""
     v = summary.get("judge_validity") or {}
-    if not v or v.get("verdict") == "not_measured":
+    if not v or (v.get("verdict") == "not_measured" and v.get("spearman") is None):
         return ("<p class='note'>Judge validity: not measured "
                 f"({html.escape(str(v.get('reason') or 'too few answers'))}).</p>")
     figs = (f"Spearman {_fmt(v.get('spearman'))} (95% CI {_fmt(v.get('spearman_ci95'))}), "
@@ -81,6 +81,9 @@ def _validity_html(summary: dict) -> str:
                 f"{_fmt(v['thresholds']['min_decision_agreement'])}). The deltas below are "
                 "measured by a low-validity judge: they may say more about the judge than "
                 "about the audio path.</p>")
+    if v.get("verdict") == "not_measured":  # figures on too few answers for a verdict
+        why = (v.get("not_computable") or {}).get("verdict", "too few answers")
+        warn = f"<p class='note'>No verdict: {html.escape(str(why))}.</p>"
     return (f"<h2>Judge validity</h2>{warn}<p class='note'>The scorer's grades of the "
             f"answers' scripts (the oracle, no audio) against the bank's reference grades: "
             f"{figs}. {html.escape(str(v.get('source', '')))}.</p>")

@@ -233,3 +233,26 @@ def test_write_validation_writes_json_csv_and_an_offline_page(tmp_path):
     page = files["report"].read_text()
     assert page.count("<svg") == 2 and "<script" not in page and "<link" not in page
     assert "ceiling" in page and "reference-x" in page
+
+
+def test_no_validity_verdict_below_ten_answers_but_the_figures_stay():
+    """Five answers cannot judge a judge: the demo's five called `adequate` a judge the whole
+    bank calls `low`. The figures are still given, with the reason for no verdict."""
+    ref = np.array([a.reference_score for _, a in BANK.answers()])
+    full = _rows(ref)  # a perfect judge
+    assert judge_validity(full, n_boot=200).verdict == "adequate"
+    few = full.iloc[:5]
+    v = judge_validity(few, n_boot=200)
+    assert v.verdict == "not_measured" and v.spearman is not None
+    d = v.to_dict()
+    assert "at least 10" in d["not_computable"]["verdict"]
+    assert d["thresholds"]["min_answers"] == 10
+
+
+def test_report_gives_figures_and_no_verdict_on_few_answers():
+    from rig.report import _validity_html
+
+    ref = np.array([a.reference_score for _, a in BANK.answers()])
+    v = judge_validity(_rows(ref).iloc[:5], n_boot=200).to_dict()
+    page = _validity_html({"judge_validity": v})
+    assert "No verdict: 5 answers" in page and "Spearman" in page and "Warning" not in page

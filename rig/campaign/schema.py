@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 #: The version this rig writes.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 #: The version a summary without ``schema_version`` (written before rig versioned it) reads as.
 UNVERSIONED = "0.0"
 
@@ -100,6 +100,8 @@ class ValidityThresholds(_Part):
 
     min_spearman: float = _f("Spearman correlation the judge needs")
     min_decision_agreement: float = _f("share of agreeing decisions the judge needs")
+    min_answers: int | None = _f("fewer answers give no verdict (null in summaries written "
+                                 "before this threshold)", default=None)
 
 
 class JudgeValidity(_Part):
@@ -129,7 +131,8 @@ class JudgeValidity(_Part):
     not_computable: NotComputable = _f("field -> reason, for every null figure")
     verdict: Literal["adequate", "low", "not_measured"] = _f(
         "adequate: both thresholds met; low: either missed (the deltas then say more about "
-        "the judge than the audio); not_measured: spearman or agreement not computable")
+        "the judge than the audio); not_measured: spearman or agreement not computable, or "
+        "fewer answers than thresholds.min_answers")
     thresholds: ValidityThresholds = _f("the thresholds of the verdict")
     scoring_mode: Literal["argmax", "expected"] | None = _f("the scorer's mode; null when the "
                                                             "rows do not record it")

@@ -47,6 +47,9 @@ def _print_summary(summary: dict, out: Path) -> None:
         if v["verdict"] == "low":
             line += " (the deltas say more about the judge than about the audio path)"
         stdout_console().print(line, markup=False, highlight=False)
+    elif (v.get("not_computable") or {}).get("verdict"):
+        stdout_console().print(f"judge validity: no verdict, {v['not_computable']['verdict']}",
+                               markup=False, highlight=False)
     nf = summary.get("noise_floor") or {}
     if nf.get("measured") is False:
         stdout_console().print(f"noise floor: {nf.get('reason')}", markup=False,

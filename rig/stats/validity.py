@@ -39,6 +39,10 @@ TIER_RANK = {"weak": 0, "borderline": 1, "strong": 2}
 #: Below these, a report warns that deltas from this judge are not to be trusted as such.
 MIN_SPEARMAN = 0.7
 MIN_DECISION_AGREEMENT = 0.8
+#: Below this many answers there is no verdict (``not_measured``): on 5 answers a Spearman of
+#: 0.9 has a 95% CI reaching below 0 and one decision moves agreement by 0.2, so the demo's
+#: five answers called a judge ``adequate`` that the whole bank calls ``low``.
+MIN_ANSWERS_FOR_VERDICT = 10
 
 
 @dataclass(frozen=True)
@@ -67,8 +71,11 @@ class Validity:
     @property
     def verdict(self) -> str:
         """``adequate`` when Spearman >= MIN_SPEARMAN and decision agreement >=
-        MIN_DECISION_AGREEMENT; ``low`` when either is below; ``not_measured`` otherwise."""
-        if self.spearman is None or self.decision_agreement is None:
+        MIN_DECISION_AGREEMENT; ``low`` when either is below; ``not_measured`` when either is
+        not computable or there are fewer than MIN_ANSWERS_FOR_VERDICT answers (the figures are
+        still given)."""
+        if (self.spearman is None or self.decision_agreement is None
+                or self.n_answers < MIN_ANSWERS_FOR_VERDICT):
             return "not_measured"
         ok = self.spearman >= MIN_SPEARMAN and self.decision_agreement >= MIN_DECISION_AGREEMENT
         return "adequate" if ok else "low"
@@ -76,8 +83,13 @@ class Validity:
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["verdict"] = self.verdict
+        if self.n_answers < MIN_ANSWERS_FOR_VERDICT:
+            d["not_computable"] = {**self.not_computable, "verdict": (
+                f"{self.n_answers} answers; a verdict needs at least "
+                f"{MIN_ANSWERS_FOR_VERDICT} (`rig scorer validate` measures the whole bank)")}
         d["thresholds"] = {"min_spearman": MIN_SPEARMAN,
-                           "min_decision_agreement": MIN_DECISION_AGREEMENT}
+                           "min_decision_agreement": MIN_DECISION_AGREEMENT,
+                           "min_answers": MIN_ANSWERS_FOR_VERDICT}
         return jsonable(d)  # type: ignore[return-value]
 
 
