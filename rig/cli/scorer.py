@@ -56,6 +56,10 @@ def _table(result: dict) -> Table:
                        ("cohen_kappa", "Cohen's kappa"), ("tier_order_rate", "tier order"),
                        ("distinct_scores", "distinct scores"), ("retest_sd", "test-retest SD"),
                        ("verdict", "verdict")):
+        if key == "retest_sd":  # identical repeats: a deterministic scorer, not a 0 SD
+            t.add_row(label, *("identical" if v.get("retest_identical") else f(v.get(key))
+                               for _, v in cols))
+            continue
         t.add_row(label, *(f(v.get(key)) for _, v in cols))
     t.add_row("s per grading (median)",
               *(f(d["seconds_per_grading"]["median"], 2) for d in result["modes"].values()),
