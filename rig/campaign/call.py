@@ -224,12 +224,49 @@ def decision_for(score: float | None, cutoff: float) -> str | None:
     return "advance" if score >= cutoff else "reject"
 
 
-def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: int, seed: int,
-             pipeline: PipelineConfig, pipeline_version: str, campaign_id: str,
-             stages: Stages, oracle: ScoreResult, resolve_path: Callable | None = None,
-             ) -> dict:
-    """Run one call and return its row (see README, "calls.parquet"). Never raises: a failure
-    in any stage is recorded in ``status``/``error`` and the row has no score."""
+@dataclass(frozen=True)
+class FrontResult:
+    """The first half of a call (:func:`run_call_front`): everything up to and including ASR.
+
+    Plain data (no audio, no stages), so it pickles and may cross a process boundary to the
+    process that scores it (:func:`finish_call`).
+
+    Attributes:
+        row: the row's columns known after ASR (identity, condition, render, channel, turn,
+            transcript, WER, similarity; ``status``/``error``/``traceback`` when a stage
+            failed). Scoring columns are not in it yet.
+        question: the question the answer was given to (its rubric and cutoff score it).
+        transcript: what the ASR heard; None when a stage before scoring failed.
+        seed: the call's seed (the scorer's sampling seed).
+        oracle_score: the oracle's score of the clean script (0-100), None when it failed.
+        timings_s: seconds per stage done so far (``synth``, ``channel``, ``vad``, ``asr``).
+    """
+    row: dict
+    question: Question
+    transcript: str | None
+    seed: int
+    oracle_score: float | None
+    timings_s: dict[str, float]
+
+    @property
+    def failed(self) -> bool:
+        """True when a stage before scoring failed (the row says which, in ``error``)."""
+        return self.row.get("status") == "error"
+
+
+def _failure(stage: str, exc: BaseException) -> dict:
+    return {"status": "error", "error": f"{stage}: {type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(limit=6)}
+
+
+def run_call_front(*, question: Question, answer: Answer, profile: Profile, repeat: int,
+                   seed: int, pipeline: PipelineConfig, pipeline_version: str,
+                   campaign_id: str, stages: Stages, oracle: ScoreResult,
+                   resolve_path: Callable | None = None) -> FrontResult:
+    """The first half of :func:`run_call` (same arguments): render, caller channel,
+    telephony, VAD and endpointing, ASR, WER and content similarity. Never raises: a failure
+    in a stage is recorded in the result's row (``status`` ``error``, ``error`` naming the
+    stage) and the transcript is None."""
     cid = call_id(question, answer, profile, repeat, seed, pipeline_version)
     row: dict = {
         "campaign_id": campaign_id, "call_id": cid, "answer_id": answer.answer_id,
@@ -249,6 +286,7 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
         **with_transport_columns({"transport": "sim"}),
     }
     t: dict[str, float] = {}
+    text: str | None = None
     stage = "render"
     try:
         t0 = time.perf_counter()
@@ -312,28 +350,54 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
             **content_similarity_columns(stages.content_similarity, answer.clean_text,
                                          tr.text),
         })
-        stage = "scorer"
-        t0 = time.perf_counter()
-        res = stages.scorer.score(question, tr.text, seed)
-        t["scorer"] = time.perf_counter() - t0
-        row.update({
-            "score": res.score, "parse_status": res.parse_status, "scorer_raw": res.raw,
-            "scorer_reason": res.reason, "scorer_error": res.error,
-            "scorer_mode": res.mode, "scorer_top_prob_min": res.top_prob_min,
-            "scorer_entropy_mean_bits": res.entropy_mean_bits,
-            "scorer_criteria_json": (json.dumps([c.to_dict() for c in res.criteria])
-                                     if res.criteria else None),
-            "decision": decision_for(res.score, question.cutoff),
-            "score_minus_oracle": (res.score - oracle.score
-                                   if res.score is not None and oracle.score is not None
-                                   else None),
-        })
+        text = tr.text
     except Exception as exc:  # one failing call is recorded and the campaign goes on
-        row.update({"status": "error", "error": f"{stage}: {type(exc).__name__}: {exc}",
-                    "traceback": traceback.format_exc(limit=6)})
+        row.update(_failure(stage, exc))
+    return FrontResult(row=row, question=question, transcript=text, seed=seed,
+                       oracle_score=oracle.score, timings_s=t)
+
+
+def finish_call(front: FrontResult, stages: Stages) -> dict:
+    """The second half of :func:`run_call`: score ``front``'s transcript, decide, and return
+    the whole row (see README, "calls.parquet"). Never raises: a scorer failure is recorded
+    in ``status``/``error``; a front that failed is returned unscored."""
+    row = dict(front.row)
+    t = dict(front.timings_s)
+    if not front.failed and front.transcript is not None:
+        try:
+            t0 = time.perf_counter()
+            res = stages.scorer.score(front.question, front.transcript, front.seed)
+            t["scorer"] = time.perf_counter() - t0
+            row.update({
+                "score": res.score, "parse_status": res.parse_status, "scorer_raw": res.raw,
+                "scorer_reason": res.reason, "scorer_error": res.error,
+                "scorer_mode": res.mode, "scorer_top_prob_min": res.top_prob_min,
+                "scorer_entropy_mean_bits": res.entropy_mean_bits,
+                "scorer_criteria_json": (json.dumps([c.to_dict() for c in res.criteria])
+                                         if res.criteria else None),
+                "decision": decision_for(res.score, front.question.cutoff),
+                "score_minus_oracle": (res.score - front.oracle_score
+                                       if res.score is not None
+                                       and front.oracle_score is not None else None),
+            })
+        except Exception as exc:  # one failing call is recorded and the campaign goes on
+            row.update(_failure("scorer", exc))
     for k in ("synth", "channel", "vad", "asr", "scorer"):
         row[f"t_{k}_s"] = t.get(k)
     return row
+
+
+def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: int, seed: int,
+             pipeline: PipelineConfig, pipeline_version: str, campaign_id: str,
+             stages: Stages, oracle: ScoreResult, resolve_path: Callable | None = None,
+             ) -> dict:
+    """Run one call and return its row (see README, "calls.parquet"):
+    ``finish_call(run_call_front(...), stages)``. Never raises: a failure in any stage is
+    recorded in ``status``/``error`` and the row has no score."""
+    return finish_call(run_call_front(
+        question=question, answer=answer, profile=profile, repeat=repeat, seed=seed,
+        pipeline=pipeline, pipeline_version=pipeline_version, campaign_id=campaign_id,
+        stages=stages, oracle=oracle, resolve_path=resolve_path), stages)
 
 
 if TYPE_CHECKING:  # the types of render_call_audio (imported where the stages run)
