@@ -6,7 +6,8 @@ call. The reference interviewer's record is an :class:`InterviewResult` (one
 :class:`QuestionResult` per question asked). :class:`ResultStore` keeps them in
 ``results.jsonl``, a time-ordered log (appended and fsync'ed; each record is stamped with
 ``received_seq``, 1, 2, ... across restarts, and ``received_at``, epoch s): the last record
-for a call id wins, so a later write is a correction. A waiting campaign picks them up.
+for a call id wins, so a later write is a correction. A waiting campaign picks them up
+(from the store, or over HTTP with :func:`poll_result`).
 
 External interviewers return scores in one of two ways:
 
