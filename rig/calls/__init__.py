@@ -12,7 +12,8 @@ Modules:
 * ``results``: the interviewer's result records, the store keyed by call id, the CSV/Parquet
   import of external scores;
 * ``campaign``: a campaign call over a real transport, row-compatible with the simulated one
-  (``row``: its transport columns and recording);
+  (``row``: its transport columns and recording); K of them at once from K threads
+  (``--concurrency K``), ``locks`` serialising the models they share;
 * ``transports/``: ``twilio``, ``webrtc``, ``sip``.
 
 Everything here needs the ``calls`` extra: ``pip install -e '.[calls]'``.

@@ -145,10 +145,11 @@ class AgentResult:
 
 
 def _transcriber(model: str) -> Callable[[Audio], str]:
-    from rig.asr import AsrOptions, transcribe
+    from rig.asr import AsrOptions
+    from rig.calls.locks import transcribe_serial
 
-    opts = AsrOptions(model=model)
-    return lambda audio: transcribe(audio, opts).text
+    opts = AsrOptions(model=model)  # the model is shared by concurrent calls: serialised
+    return lambda audio: transcribe_serial(audio, opts).text
 
 
 async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],

@@ -30,11 +30,20 @@ live during the call: it has no stage time).
 
 Without ``interviewer_url`` the reference interviewer runs in-process on a loopback port
 (:class:`rig.calls.service.ServiceThread`), sharing the campaign's scorer.
+
+Concurrency: one ``TransportCaller`` may be called from K threads at once (the runner's
+``--concurrency K``). Each call opens its own sockets on ephemeral ports (listed in
+:attr:`TransportCaller.placed`), runs its own event loop in its thread and keeps its state in
+the call; the loopback interviewer is started once (under a lock) and serves all K calls from
+its event loop; the models the calls share are serialised (:mod:`rig.calls.locks`). Each
+call's recording is ``recordings/<call_id>.wav`` and its result is the interviewer's record
+for its call id and attempt id.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -48,7 +57,7 @@ from rig.audio import Audio
 from rig.calls.agent import AgentResult, AgentSettings, run_agent
 from rig.calls.brain import AgentAnswer, expected_question_s
 from rig.calls.interviewer import InterviewerSettings
-from rig.calls.results import ResultStore
+from rig.calls.results import ResultStore, poll_result
 from rig.calls.row import transport_columns, write_recording
 from rig.calls.transports.twilio import scrub_credentials
 from rig.campaign.call import Stages, call_id, run_call
@@ -120,8 +129,16 @@ class TransportCaller:
     agent_port: int = 0
     http_client: object | None = None
     store: ResultStore = field(default_factory=ResultStore)
+    #: one record per call placed, in the order they ended: ``call_id``, ``attempt_id``,
+    #: ``transport``, ``local_ports`` (the caller's sockets: ``{"sip": .., "rtp": ..}``,
+    #: ``{"ice": [...]}`` or ``{"ws": ..}``), ``thread``, ``started_epoch_s``,
+    #: ``ended_epoch_s``, ``error``
+    placed: list[dict] = field(default_factory=list)
     _service: object | None = None
     _thread: object | None = None
+    _streams: object | None = None
+    _placing: dict = field(default_factory=dict, repr=False)  # attempt id -> its record
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.transport not in ("webrtc", "twilio", "sip"):
@@ -130,29 +147,41 @@ class TransportCaller:
 
     # --- the interviewer ---------------------------------------------------------------------
     def _ensure_interviewer(self, pipeline, scorer: Scorer) -> str:
+        """The interviewer's base URL; the loopback interviewer is started on first use, once
+        (the first of K concurrent calls starts it, the others wait on the lock)."""
         if self.interviewer_url:
             return self.interviewer_url.rstrip("/")
-        if self._thread is None:
-            from rig.calls.service import InterviewerService, ServiceThread, restrict_ice_to
+        with self._lock:
+            if self._thread is None:
+                self._start_interviewer(pipeline, scorer)
+            return self._thread.url
 
-            if self.transport == "webrtc":
-                restrict_ice_to("127.0.0.1")
-            self.store = ResultStore(self.out_dir / "interviewer_results.jsonl")
-            self._service = InterviewerService(
-                pipeline, load_bank(self.answers_path), scorer, self.store,
-                self.interviewer_settings or InterviewerSettings())
-            if self.transport == "sip":
-                from rig.calls.transports.sip import SipInterviewerThread
+    def _start_interviewer(self, pipeline, scorer: Scorer) -> None:
+        from rig.calls.interviewer import warm_tts
+        from rig.calls.service import InterviewerService, ServiceThread, restrict_ice_to
 
-                self._thread = SipInterviewerThread(self._service).start()
-            else:
-                self._thread = ServiceThread(self._service.app()).start()
-        return self._thread.url
+        if self.transport == "webrtc":
+            restrict_ice_to("127.0.0.1")
+        settings = self.interviewer_settings or InterviewerSettings()
+        bank = load_bank(self.answers_path)
+        warm_tts(settings, bank.questions)
+        self.store = ResultStore(self.out_dir / "interviewer_results.jsonl")
+        self._service = InterviewerService(pipeline, bank, scorer, self.store, settings)
+        if self.transport == "sip":
+            from rig.calls.transports.sip import SipInterviewerThread
+
+            self._thread = SipInterviewerThread(self._service).start()
+        else:
+            self._thread = ServiceThread(self._service.app()).start()
 
     def close(self) -> None:
-        if self._thread is not None:
-            self._thread.stop()
-            self._thread = None
+        with self._lock:
+            if self._thread is not None:
+                self._thread.stop()
+                self._thread = None
+            if self._streams is not None:
+                self._streams.close()
+                self._streams = None
 
     def __enter__(self) -> TransportCaller:
         return self
@@ -176,10 +205,9 @@ class TransportCaller:
 
     async def _place(self, base: str, params: dict[str, str], answer: AgentAnswer
                      ) -> tuple[AgentResult, dict]:
-        if self.transport == "twilio" and self.twilio_to:
-            return await self._place_twilio_account(params, answer)
         link = self._link(base, params)
         await link.connect()
+        self._placing[params["attempt_id"]]["local_ports"] = link.local_ports()
         try:
             res = await run_agent(link, [answer], self.agent)
             stats = await link.stats()
@@ -187,24 +215,33 @@ class TransportCaller:
             await link.hangup()
         return res, stats
 
+    def _stream_server(self):
+        """The agent's media-stream server on ``agent_host:agent_port``, started once and
+        shared by every call in flight (Twilio reaches it at one ``stream_url``)."""
+        from rig.calls.transports.twilio import SharedStreamServer
+
+        with self._lock:
+            if self._streams is None:
+                self._streams = SharedStreamServer(self.agent_host, self.agent_port)
+            return self._streams
+
     async def _place_twilio_account(self, params: dict[str, str], answer: AgentAnswer
                                     ) -> tuple[AgentResult, dict]:
-        from rig.calls.transports.twilio import AgentStreamServer, place_call
+        """Runs on the shared stream server's loop (:meth:`_stream_server`)."""
+        from rig.calls.transports.twilio import place_call
 
-        server = await AgentStreamServer(self.agent_host, self.agent_port).start()
+        server = self._streams.server
+        await asyncio.to_thread(
+            place_call, to=self.twilio_to, from_=self.twilio_from or "",
+            stream_url=self.stream_url or server.url, parameters=params,
+            http_client=self.http_client)
+        link = await server.accept(params["call_id"], timeout_s=90)
+        self._placing[params["attempt_id"]]["local_ports"] = link.local_ports()
         try:
-            await asyncio.to_thread(
-                place_call, to=self.twilio_to, from_=self.twilio_from or "",
-                stream_url=self.stream_url or server.url, parameters=params,
-                http_client=self.http_client)
-            link = await server.accept(params["call_id"], timeout_s=90)
-            try:
-                res = await run_agent(link, [answer], self.agent)
-                stats = await link.stats()
-            finally:
-                await link.hangup()
+            res = await run_agent(link, [answer], self.agent)
+            stats = await link.stats()
         finally:
-            await server.close()
+            await link.hangup()
         return res, stats
 
     def _wait_result(self, base: str, cid: str, attempt_id: str,
@@ -212,48 +249,10 @@ class TransportCaller:
         """The interviewer's result of this attempt (a retried call's earlier result, stored
         under the same call id, is skipped), or None after ``timeout_s`` (default
         ``result_timeout_s``)."""
-        from rig.calls.results import result_is_attempt
-
         timeout_s = self.result_timeout_s if timeout_s is None else timeout_s
         if not self.interviewer_url:
             return self.store.wait(cid, timeout_s, attempt_id)
-        import json as _json
-        import re
-        import urllib.error
-        import urllib.request
-
-        sip = re.match(r"^sip:(?:[^@]+@)?([^:;/]+):(\d+)", base)
-        if sip:  # a SIP interviewer serves its results over HTTP on the same port number
-            base = f"http://{sip.group(1)}:{sip.group(2)}"
-
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        headers = {}
-        if self.results_token_env:
-            import os
-
-            headers["Authorization"] = "Bearer " + os.environ.get(self.results_token_env, "")
-        t_end = time.monotonic() + timeout_s
-        while True:
-            try:
-                req = urllib.request.Request(f"{base}/results/{cid}", headers=headers)
-                with opener.open(req, timeout=10) as r:
-                    row = _json.loads(r.read())
-                if result_is_attempt(row, attempt_id):
-                    return row
-            except urllib.error.HTTPError as exc:
-                exc.close()
-                if exc.code in (401, 403):  # waiting will not help: say so now
-                    raise RuntimeError(
-                        f"GET {base}/results: HTTP {exc.code}: the interviewer refused the "
-                        "results token (" + (f"--results-token-env {self.results_token_env}"
-                                             if self.results_token_env else
-                                             "none given: use --results-token-env") + ")"
-                    ) from None
-            except Exception:  # not there yet (404) or the service is busy
-                pass
-            if time.monotonic() + 1.0 > t_end:
-                return None
-            time.sleep(1.0)
+        return poll_result(base, cid, attempt_id, timeout_s, self.results_token_env)
 
     def _interviewer_said(self, base: str, cid: str, attempt_id: str,
                           result: dict | None = None) -> str:
@@ -287,13 +286,25 @@ class TransportCaller:
             attempt_id = uuid.uuid4().hex[:12]
             params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed),
                       "attempt_id": attempt_id}
+            facts = {"call_id": cid, "attempt_id": attempt_id, "transport": self.transport,
+                     "local_ports": None, "thread": threading.current_thread().name,
+                     "started_epoch_s": time.time(), "error": None}
+            self._placing[attempt_id] = facts
             try:
-                res, stats = asyncio.run(self._place(base, params, agent_answer))
+                if self.transport == "twilio" and self.twilio_to:
+                    res, stats = self._stream_server().run(
+                        self._place_twilio_account(params, agent_answer))
+                else:  # this call's own event loop, in this thread
+                    res, stats = asyncio.run(self._place(base, params, agent_answer))
             except Exception as exc:
+                facts["error"] = f"{type(exc).__name__}: {exc}"
                 said = self._interviewer_said(base, cid, attempt_id)
                 if said:
                     raise RuntimeError(f"{type(exc).__name__}: {exc}{said}") from exc
                 raise
+            finally:
+                facts["ended_epoch_s"] = time.time()
+                self.placed.append(self._placing.pop(attempt_id))  # atomic append
             # an agent that never answered rarely gets a result worth the full wait
             result = self._wait_result(base, cid, attempt_id, None if res.plays else min(
                 self.result_timeout_s, FAILED_CALL_RESULT_S))

@@ -93,6 +93,18 @@ def tts(voice: str, text: str) -> bytes:
     return _tts_pcm(voice, " ".join(text.split()))
 
 
+def warm_tts(settings: InterviewerSettings, questions: Sequence[Question]) -> None:
+    """Speak (and cache) everything the interviewer may say: each question, the repeat
+    prompt and the closing. A session speaks from its event loop, which serves every call at
+    once; a prompt spoken there for the first time would stall the other calls' audio.
+
+    Raises:
+        EngineUnavailable: the voice's engine is not installed.
+    """
+    for text in (*(q.question for q in questions), settings.repeat_prompt, settings.closing):
+        tts(settings.voice, text)
+
+
 def check_voice(voice: str) -> None:
     """Speak one word with ``voice`` (``engine:voice_id``), so a voice that does not exist or
     is not installed fails when the service starts, not on every call (the word is cached).
@@ -113,9 +125,9 @@ def check_voice(voice: str) -> None:
 
 
 def _default_transcribe(audio: Audio, options: AsrOptions) -> Transcript:
-    from rig.asr import transcribe
+    from rig.calls.locks import transcribe_serial
 
-    return transcribe(audio, options)
+    return transcribe_serial(audio, options)  # concurrent sessions share the model
 
 
 @dataclass(frozen=True)

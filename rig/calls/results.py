@@ -6,7 +6,8 @@ call. The reference interviewer's record is an :class:`InterviewResult` (one
 :class:`QuestionResult` per question asked). :class:`ResultStore` keeps them in
 ``results.jsonl``, a time-ordered log (appended and fsync'ed; each record is stamped with
 ``received_seq``, 1, 2, ... across restarts, and ``received_at``, epoch s): the last record
-for a call id wins, so a later write is a correction. A waiting campaign picks them up.
+for a call id wins, so a later write is a correction. A waiting campaign picks them up
+(from the store, or over HTTP with :func:`poll_result`).
 
 External interviewers return scores in one of two ways:
 
@@ -322,3 +323,50 @@ def match_scores(call_ids: Sequence[str], scores: Sequence[ExternalScore],
     missing = [c for c in wanted if c not in by_id]
     unknown = sorted(set(by_id) - set(wanted))
     return {c: by_id[c] for c in wanted if c in by_id}, missing, unknown
+
+
+def poll_result(base: str, call_id: str, attempt_id: str | None, timeout_s: float,
+                token_env: str | None = None) -> dict | None:
+    """The result of attempt ``attempt_id`` of ``call_id`` from an interviewer serving
+    ``GET {base}/results/{call_id}`` (a ``sip:`` base: HTTP on the same host and port
+    number), polled once a second; None after ``timeout_s``. A retried call's earlier result,
+    stored under the same call id, is skipped. Safe from several threads at once.
+
+    Args:
+        token_env: NAME of the environment variable holding the bearer token (read on use).
+
+    Raises:
+        RuntimeError: the interviewer refused the token (HTTP 401 or 403).
+    """
+    import re
+    import urllib.error
+    import urllib.request
+
+    sip = re.match(r"^sip:(?:[^@]+@)?([^:;/]+):(\d+)", base)
+    if sip:  # a SIP interviewer serves its results over HTTP on the same port number
+        base = f"http://{sip.group(1)}:{sip.group(2)}"
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    headers = {}
+    if token_env:
+        headers["Authorization"] = "Bearer " + os.environ.get(token_env, "")
+    t_end = time.monotonic() + timeout_s
+    while True:
+        try:
+            req = urllib.request.Request(f"{base}/results/{call_id}", headers=headers)
+            with opener.open(req, timeout=10) as r:
+                row = json.loads(r.read())
+            if result_is_attempt(row, attempt_id):
+                return row
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            if exc.code in (401, 403):  # waiting will not help: say so now
+                raise RuntimeError(
+                    f"GET {base}/results: HTTP {exc.code}: the interviewer refused the "
+                    "results token (" + (f"--results-token-env {token_env}" if token_env
+                                         else "none given: use --results-token-env") + ")"
+                ) from None
+        except Exception:  # not there yet (404) or the service is busy
+            pass
+        if time.monotonic() + 1.0 > t_end:
+            return None
+        time.sleep(1.0)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import threading
 import time
 from functools import lru_cache
 
@@ -46,6 +47,10 @@ _SPLIT = "\x00RIG_SPLIT\x00"
 
 
 _OPEN: list = []
+#: one lock per (model, n_ctx, n_threads), the key of the process's loaded ``Llama``: a Llama
+#: (its KV cache and position) is not safe from two threads (concurrent real calls, rig.calls)
+_LOCKS: dict[tuple, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
 
 
 @lru_cache(maxsize=2)
@@ -113,6 +118,22 @@ class LlamaCppScorer(Scorer):
 
     def _llm(self):
         return _llama(self.model, self._n_ctx, self._n_threads)
+
+    def _lock(self) -> threading.Lock:
+        with _LOCKS_GUARD:
+            return _LOCKS.setdefault((self.model, self._n_ctx, self._n_threads),
+                                     threading.Lock())
+
+    def score(self, question, transcript, seed):
+        """:meth:`Scorer.score` holding the loaded model's lock: gradings from several
+        threads take turns (the budget starts once the model is this grading's)."""
+        with self._lock():
+            return super().score(question, transcript, seed)
+
+    def complete(self, *args, **kwargs):
+        """:meth:`Scorer.complete` holding the loaded model's lock (as :meth:`score`)."""
+        with self._lock():
+            return super().complete(*args, **kwargs)
 
     def _prompt_tokens(self, llm, system: str, head: str, tail: str
                        ) -> tuple[list[int], list[int]]:

@@ -136,6 +136,16 @@ class WebRTCLink:
         if pc.connectionState != "connected":
             raise ConnectionError(f"{self.offer_url}: WebRTC connection {pc.connectionState}")
 
+    def local_ports(self) -> dict:
+        """This call's own UDP ports: ``{"ice": [...]}``, the ports of the ICE host candidates
+        its peer connection gathered (ephemeral, one set per call)."""
+        ports: list[int] = []
+        for t in self._pc.getTransceivers() if self._pc is not None else ():
+            dtls = t.sender.transport
+            if dtls is not None:
+                ports += [c.port for c in dtls.transport.iceGatherer.getLocalCandidates()]
+        return {"ice": sorted(set(ports))}
+
     async def _receive(self, track) -> None:
         import av
         from aiortc.mediastreams import MediaStreamError

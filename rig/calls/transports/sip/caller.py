@@ -124,6 +124,13 @@ class SipLink:
             raise ConnectionError(f"SIP: the answer offers payload types {pts}, not PCMU (0)")
         self._rtp.peer = (host, port)
 
+    def local_ports(self) -> dict:
+        """This call's own UDP ports: ``{"sip": signalling, "rtp": media}`` (ephemeral)."""
+        sip = self._sip.transport.get_extra_info("sockname")[1] if self._sip else None
+        rtp = self._rtp.proto
+        return {"sip": sip,
+                "rtp": rtp.transport.get_extra_info("sockname")[1] if rtp else None}
+
     async def send_frame(self, pcm: bytes) -> None:
         if not self.closed.is_set():
             self._rtp.send(pcm)

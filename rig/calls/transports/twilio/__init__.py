@@ -3,7 +3,8 @@
 Modules: ``stream`` (the Media Streams messages and their mu-law payloads), ``links`` (the
 caller agent's side of a stream: :class:`TwilioLoopbackLink` plays Twilio's part against the
 interviewer on loopback; :class:`AgentStreamServer` and :class:`TwilioStreamLink` take the
-stream Twilio connects for a call placed through an account), ``account`` (TwiML
+stream Twilio connects for a call placed through an account, :class:`SharedStreamServer`
+one server for all of a campaign's calls at once), ``account`` (TwiML
 ``<Connect><Stream>``, stream URL checks, ``X-Twilio-Signature``, credentials from the
 environment, :func:`place_call` through the REST API). Everything public is importable from
 here.
@@ -23,6 +24,7 @@ from rig.calls.transports.twilio.account import (
 )
 from rig.calls.transports.twilio.links import (
     AgentStreamServer,
+    SharedStreamServer,
     TwilioLoopbackLink,
     TwilioStreamLink,
 )
@@ -42,6 +44,7 @@ __all__ = [
     "MULAW_FRAME_BYTES",
     "AgentStreamServer",
     "MediaStreamWriter",
+    "SharedStreamServer",
     "StreamIds",
     "TwilioCredentials",
     "TwilioLoopbackLink",

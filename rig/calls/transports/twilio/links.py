@@ -85,6 +85,11 @@ class _MediaStreamLink:
         except websockets.ConnectionClosed:
             self.closed.set()
 
+    def local_ports(self) -> dict:
+        """This call's own socket: ``{"ws": port}``, the websocket's local TCP port."""
+        addr = getattr(self._ws, "local_address", None)
+        return {"ws": addr[1] if addr else None}
+
     async def stats(self) -> dict:
         return {"codec": "PCMU/8000", "packet_unit": "media_message",
                 "packets_sent": self.sent,
@@ -243,3 +248,38 @@ class AgentStreamServer:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+
+
+class SharedStreamServer:
+    """One :class:`AgentStreamServer` for every call a campaign places through its Twilio
+    account, in a background thread with its own event loop.
+
+    Twilio reaches the rig at one public ``stream_url`` (one port behind it), so K calls in
+    flight at once share the server, which hands each stream to the call whose ``call_id``
+    it carries. A call's agent runs on the server's loop (:meth:`run`), where its stream's
+    websocket lives.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        import threading
+
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever,
+                                        name="rig-agent-streams", daemon=True)
+        self._thread.start()
+        self.server = self.run(AgentStreamServer(host, port).start())
+
+    def run(self, coro):
+        """Run ``coro`` on the server's loop; block until it returns (its result or its
+        exception)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        with contextlib.suppress(Exception):
+            self.run(self.server.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
