@@ -471,7 +471,7 @@ def test_missing_piper_names_the_extra(monkeypatch) -> None:
     piper._load.cache_clear()
     monkeypatch.setitem(sys.modules, "piper", None)
     try:
-        with pytest.raises(EngineUnavailable, match=r"pip install 'rig\[piper\]'"):
+        with pytest.raises(EngineUnavailable, match=r"pip install -e '\.\[piper\]'"):
             piper.PiperEngine("joe")
     finally:
         piper._load.cache_clear()
