@@ -56,14 +56,17 @@ def _print_summary(summary: dict, out: Path) -> None:
     stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
-def _run(spec, progress: bool, **calls) -> None:
+def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
     """Run ``spec`` (over its transport; ``calls``: :class:`rig.calls.campaign.TransportCaller`'s
-    options), print what was run and the summary; exit 2 when every call failed."""
+    options) on ``executor`` (:class:`rig.campaign.executors.ExecutorSpec`; ``stages``: fakes,
+    for tests), print what was run and the summary; exit 2 when every call failed, 130 on
+    Ctrl-C (with how to resume, no traceback)."""
+    from rig.campaign.executors import CampaignInterrupted
     from rig.campaign.runner import run_campaign
 
     try:
         if spec.transport == "sim":
-            res = run_campaign(spec, progress=progress)
+            res = run_campaign(spec, progress=progress, executor=executor, stages=stages)
         else:  # a real call per campaign call (rig.calls)
             from rig.calls.campaign import TransportCaller
             from rig.calls.service import quiet_logs
@@ -73,9 +76,13 @@ def _run(spec, progress: bool, **calls) -> None:
             quiet_logs()
             with TransportCaller(spec.transport, spec.answers_path, spec.out_dir,
                                  **calls) as caller:
-                res = run_campaign(spec, progress=progress, call_fn=caller)
+                res = run_campaign(spec, progress=progress, call_fn=caller,
+                                   executor=executor, stages=stages)
     except RigError as exc:
         fail(exc)
+    except CampaignInterrupted as exc:
+        console.print(Text(str(exc), style="yellow"))
+        raise typer.Exit(130) from None
     console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
                   f"{res.seconds:.0f} s", markup=False)
     if res.n_repeats_skipped:

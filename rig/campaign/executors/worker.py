@@ -1,0 +1,124 @@
+"""The worker side of every executor: build the stages once, then run task after task.
+
+The same :class:`Worker` runs in the driver (serial), in a spawned process (local) and in a
+Ray actor (ray), so a call's row does not depend on where it ran (timing columns aside).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+from typing import TYPE_CHECKING
+
+from rig.campaign.call import Stages, run_call
+from rig.campaign.executors.base import CallTask, OracleTask, Task, WorkerSetup
+
+if TYPE_CHECKING:
+    from rig.answers import Answer, Question
+    from rig.pipeline import PipelineConfig
+    from rig.scorer.base import Scorer, ScoreResult
+
+
+def build_worker_stages(pipeline: PipelineConfig, runtime: object | None) -> Stages:
+    """The real stages of ``pipeline`` under ``runtime`` (:func:`rig.runtime.build_stages`).
+
+    Raises:
+        ModelMissingError: a model package is missing (names the package).
+    """
+    try:
+        from rig.runtime import build_stages  # type: ignore[import-not-found]
+    except ImportError:  # before rig.runtime: the default stages, threads as before
+        from rig.campaign.runner import default_scorer
+
+        return Stages(scorer=default_scorer(pipeline))
+    return build_stages(pipeline, runtime)
+
+
+def default_worker_runtime(n_workers: int) -> object | None:
+    """Each worker's thread budget when none is given (:func:`rig.runtime.default_runtime`:
+    workers x threads <= cores); None before :mod:`rig.runtime` exists."""
+    try:
+        from rig.runtime import default_runtime  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return default_runtime(n_workers)
+
+
+def oracle_row(scorer: Scorer, key: str, question: Question, answer: Answer, seed: int,
+               version: str) -> dict:
+    """Grade ``answer``'s clean text and return the ``oracle.jsonl`` row (``call_id`` is the
+    oracle key). Raises what :meth:`Scorer.score` raises (a missing model or engine)."""
+    res = scorer.score(question, answer.clean_text, seed)
+    return {"call_id": key, "answer_id": answer.answer_id, "seed": seed,
+            "pipeline_version": version, "score": res.score,
+            "parse_status": res.parse_status, "raw": res.raw, "reason": res.reason,
+            "error": res.error, "seconds": res.seconds,
+            "temperature": res.temperature, "mode": res.mode,
+            "criteria": [c.to_dict() for c in res.criteria or ()] or None}
+
+
+def oracle_result(row: dict) -> ScoreResult:
+    """The :class:`ScoreResult` an ``oracle.jsonl`` row records."""
+    from rig.scorer.base import ScoreResult
+
+    return ScoreResult(row["score"], row["parse_status"], row["raw"], row["reason"], None,
+                       row.get("seconds") or 0.0, row.get("temperature", 0.0), row["seed"],
+                       row.get("error"), row.get("mode", "argmax"))
+
+
+class Worker:
+    """Holds one set of stages and runs tasks with them.
+
+    Raises (at construction): what building the stages raises (a missing model package)."""
+
+    def __init__(self, setup: WorkerSetup) -> None:
+        self.setup = setup
+        self.stages = (setup.stages if setup.stages is not None
+                       else build_worker_stages(setup.pipeline, setup.runtime))
+
+    def ready(self) -> int:
+        """This worker's process id (a Ray actor answers it once built)."""
+        return os.getpid()
+
+    def run(self, task: Task, call_fn=run_call) -> dict:
+        """The task's row: a call row (:func:`run_call`; never raises) or an oracle row
+        (raises when the scorer cannot run at all)."""
+        s = self.setup
+        if isinstance(task, OracleTask):
+            return oracle_row(self.stages.scorer, task.key, task.question, task.answer,
+                              task.seed, s.version)
+        assert isinstance(task, CallTask)
+        return call_fn(question=task.question, answer=task.answer, profile=task.profile,
+                       repeat=task.repeat, seed=task.seed, pipeline=s.pipeline,
+                       pipeline_version=s.version, campaign_id=s.campaign_id,
+                       stages=self.stages, oracle=task.oracle, resolve_path=task.paths)
+
+
+def given_up_row(failure_task: Task, error: str, setup: WorkerSetup) -> dict:
+    """The row logged for a task given up after killing its workers: a failed call (the
+    columns of :func:`run_call`'s, no score; a rerun retries it) or a failed oracle grading."""
+    if isinstance(failure_task, OracleTask):
+        t = failure_task
+        return {"call_id": t.key, "answer_id": t.answer.answer_id, "seed": t.seed,
+                "pipeline_version": setup.version, "score": None, "parse_status": "error",
+                "raw": "", "reason": None, "error": error, "seconds": 0.0,
+                "temperature": setup.pipeline.scorer.temperature,
+                "mode": setup.pipeline.scorer.mode, "criteria": None}
+
+    class _GivenUp(Exception):
+        pass
+
+    def fail(*_a, **_k):
+        raise _GivenUp(error)
+
+    stages = Stages(scorer=None, render=fail)  # type: ignore[arg-type]
+    row = Worker(dataclasses.replace(setup, stages=stages)).run(failure_task)
+    row.update({"error": error, "traceback": None})
+    return row
+
+
+def ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the driver, which stops them (a terminal sends SIGINT to the
+    whole process group)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
