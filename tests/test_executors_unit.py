@@ -32,7 +32,8 @@ def spec(out: Path, **kw) -> CampaignSpec:
                 profiles_path=ROOT / "profiles" / "demo",
                 pipeline_path=ROOT / "pipelines" / "reference.yaml", out_dir=out,
                 repeats=1, profile_ids=("long_pauses",),
-                question_ids=("q01_conflict", "q02_upset_customer"), n_boot=200)
+                question_ids=("q01_conflict", "q02_upset_customer"), n_boot=200,
+                campaign_id="c")
     base.update(kw)
     return CampaignSpec(**base)
 

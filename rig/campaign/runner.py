@@ -38,6 +38,7 @@ from rig.campaign.executors import (
     ProfilePaths,
     TaskFailure,
     WorkerSetup,
+    default_workers,
     open_executor,
 )
 from rig.campaign.executors.worker import (
@@ -280,7 +281,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     in_driver = (executor.kind == "serial" or call_fn is not run_call
                  or (executor.kind == "local" and executor.n_workers() == 1))
     n_workers = executor.n_workers() if executor.kind != "ray" else executor.workers
-    runtime = executor.runtime or default_worker_runtime(n_workers or 1)
+    runtime = executor.runtime or default_worker_runtime(n_workers or default_workers())
     if stages is None and executor.kind != "ray":
         # fail fast, naming the package, rather than record every call as failed
         from rig.models import ensure_model
