@@ -195,3 +195,22 @@ def test_executor_spec_rejects_bad_counts():
         ExecutorSpec("local", workers=0)
     with pytest.raises(ConfigError, match="--executor"):
         ExecutorSpec("threads")  # type: ignore[arg-type]
+
+
+def test_cli_options_make_the_executor_and_bad_ones_exit_2(tmp_path):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+    from rig.cli.campaign import executor_spec
+
+    ex = executor_spec("local", 3, None, 1, 2, None, False)
+    assert (ex.kind, ex.workers, ex.overlap, ex.runtime.asr_threads) == ("local", 3, False, 2)
+    assert executor_spec("ray", None, "auto", 1, None, None, None).ray_address == "auto"
+    args = ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"),
+            "--profiles", str(ROOT / "profiles" / "demo"),
+            "--pipeline", str(ROOT / "pipelines" / "reference.yaml"),
+            "--out", str(tmp_path / "c")]
+    res = CliRunner().invoke(app, [*args, "--ray-address", "auto"])
+    assert res.exit_code == 2 and "--ray-address" in res.output, res.output
+    res = CliRunner().invoke(app, [*args, "--executor", "threads"])
+    assert res.exit_code == 2 and "--executor" in res.output, res.output

@@ -35,14 +35,27 @@ def build_worker_stages(pipeline: PipelineConfig, runtime: object | None) -> Sta
     return build_stages(pipeline, runtime)
 
 
-def default_worker_runtime(n_workers: int) -> object | None:
-    """Each worker's thread budget when none is given (:func:`rig.runtime.default_runtime`:
-    workers x threads <= cores); None before :mod:`rig.runtime` exists."""
+@dataclasses.dataclass(frozen=True)
+class _PlaceholderRuntime:  # until rig.runtime lands: recorded, not applied
+    asr_threads: int | None = None
+    scorer_threads: int | None = None
+    device: str = "cpu"
+
+
+def default_worker_runtime(n_workers: int, asr_threads: int | None = None,
+                           scorer_threads: int | None = None) -> object | None:
+    """Each worker's thread budget (:func:`rig.runtime.default_runtime`: workers x threads
+    <= cores), with ``asr_threads`` and ``scorer_threads`` where given."""
     try:
         from rig.runtime import default_runtime  # type: ignore[import-not-found]
     except ImportError:
-        return None
-    return default_runtime(n_workers)
+        if asr_threads is None and scorer_threads is None:
+            return None
+        return _PlaceholderRuntime(asr_threads, scorer_threads)
+    rt = default_runtime(n_workers)
+    given = {k: v for k, v in (("asr_threads", asr_threads),
+                               ("scorer_threads", scorer_threads)) if v is not None}
+    return dataclasses.replace(rt, **given) if given else rt
 
 
 def oracle_row(scorer: Scorer, key: str, question: Question, answer: Answer, seed: int,
