@@ -14,20 +14,19 @@ import os
 import signal
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
 from rig.asr import Transcript
 from rig.audio import Audio
 from rig.campaign.call import Stages
+from rig.campaign.row import comparable as comparable_row
 from rig.scorer.fake import FakeScorer
+from rig.synth.base import RenderedAnswer, WordTiming
 from rig.vad import TurnResult
 
 SR = 8000
 ROOT = Path(__file__).resolve().parents[1]
-#: columns that measure time (differ between any two runs)
-TIMING_COLUMNS = ("t_synth_s", "t_channel_s", "t_vad_s", "t_asr_s", "t_scorer_s")
 
 
 class FakeLine:
@@ -47,13 +46,14 @@ class FakeLine:
         for i, w in enumerate(reference_text(script).split()):
             if profile.pauses.count and i == 5:
                 t += profile.pauses.pause_s
-            words.append(SimpleNamespace(word=w, start_s=t, end_s=t + 0.25, is_filler=False))
+            words.append(WordTiming(w, t, t + 0.25))
             t += 0.3
         self.words, self.answer_id = tuple(words), answer_id
         audio = Audio(np.zeros(int((t + 2) * SR), np.float32), SR)
-        return SimpleNamespace(audio=audio, words=self.words,
-                               speech_start_s=words[0].start_s, speech_end_s=t,
-                               snr_db_measured=None, engine="fake", voice_id="x")
+        return RenderedAnswer(audio=audio, words=self.words, speech_start_s=words[0].start_s,
+                              speech_end_s=t, snr_db_measured=None, engine="fake",
+                              voice_id="x", render_key="fake", engine_version="fake 1",
+                              rate=1.0, wpm_measured=None, pauses_total_s=0.0)
 
     def detect_turn(self, audio, params):
         """Closes the turn at the first gap between words longer than the timeout."""
@@ -104,6 +104,6 @@ def make_stages(kill_dir: Path | None = None, sleep_s: float = 0.0) -> Stages:
 
 
 def comparable(rows: list[dict]) -> list[dict]:
-    """Rows sorted by call id without their timing columns."""
-    return sorted(({k: v for k, v in r.items() if k not in TIMING_COLUMNS} for r in rows),
-                  key=lambda r: r["call_id"])
+    """Rows sorted by call id without the columns that differ between runs
+    (:data:`rig.campaign.row.RUNTIME_COLUMNS`: timings, ...)."""
+    return sorted((comparable_row(r) for r in rows), key=lambda r: r["call_id"])
