@@ -1,6 +1,6 @@
 """The local executor with the real stages (hibari TTS, Silero VAD, faster-whisper, llama.cpp):
-2 answers x 2 profiles on two worker processes give the rows of the serial run, timing
-columns aside."""
+2 answers x 2 profiles on two worker processes, each overlapping ASR and scoring, give the rows
+of the serial run, timing columns aside."""
 
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ def test_two_local_workers_give_the_serial_rows_with_the_real_stages(tmp_path):
     pipeline.write_text(text.replace("  budget_s: 120\n", ""))
     serial = run_campaign(spec(tmp_path / "serial", pipeline), progress=False,
                           executor=ExecutorSpec("serial"))
+    # overlapping: each worker's next call runs render .. ASR while the judge grades this one
     local = run_campaign(spec(tmp_path / "local", pipeline), progress=False,
-                         executor=ExecutorSpec("local", workers=2))
+                         executor=ExecutorSpec("local", workers=2, overlap=True))
     assert len(serial.rows) == 4
     assert all(r["status"] == "ok" for r in serial.rows), [r["error"] for r in serial.rows]
     assert comparable(local.rows) == comparable(serial.rows)

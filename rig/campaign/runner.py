@@ -278,10 +278,11 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     campaign_plan = plan_campaign(spec, bank, profiles, version, pipeline,
                                   None if stages is None else stages.scorer.temperature)
     plan = campaign_plan.calls
-    in_driver = (executor.kind == "serial" or call_fn is not run_call
-                 or (executor.kind == "local" and executor.n_workers() == 1))
+    executor = executor.resolved(real_transport=call_fn is not run_call)
+    in_driver = executor.in_driver(real_transport=call_fn is not run_call)
     n_workers = executor.n_workers() if executor.kind != "ray" else executor.workers
-    runtime = executor.runtime or default_worker_runtime(n_workers or default_workers())
+    runtime = executor.runtime or default_worker_runtime(n_workers or default_workers(),
+                                                         overlap=bool(executor.overlap))
     if stages is None and executor.kind != "ray":
         # fail fast, naming the package, rather than record every call as failed
         from rig.models import ensure_model
@@ -307,8 +308,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     }, indent=2))
     todo = [c for c in plan if c.call_id not in log or log.get(c.call_id)["status"] != "ok"]
     n_skipped = len(plan) - len(todo)
-    setup = WorkerSetup(pipeline, version, campaign_id, runtime, stages,
-                        bool(executor.overlap))
+    setup = WorkerSetup(pipeline, version, campaign_id, runtime, stages, executor.overlap)
     keys = {c.call_id: _oracle_key(c.question, c.answer, c.seed, version) for c in todo}
     grade = {}
     for c in todo:

@@ -62,7 +62,7 @@ def open_executor(spec: ExecutorSpec, setup: WorkerSetup, *,
     if real and spec.kind == "ray":
         raise ConfigError("--executor", "", "a real transport's calls run from the driver "
                           "(--concurrency K); use --executor local or serial", "ray")
-    if real or spec.kind == "serial" or (spec.kind == "local" and spec.n_workers() == 1):
+    if spec.in_driver(real):
         from rig.campaign.executors.serial import SerialExecutor
 
         yield SerialExecutor(Worker(setup), call_fn=call_fn or run_call,

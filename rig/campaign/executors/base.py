@@ -10,6 +10,7 @@ need (:class:`OracleTask`, one per question, answer, seed and pipeline version),
 from __future__ import annotations
 
 import collections
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,11 +73,30 @@ class ExecutorSpec:
         if self.concurrency < 1:
             raise ConfigError("--concurrency", "", "must be at least 1", self.concurrency)
 
+    def resolved(self, real_transport: bool = False) -> ExecutorSpec:
+        """This spec with ``overlap`` decided: only local workers overlap (not this process,
+        not Ray actors, not real-transport calls); None means on when each worker's share of
+        the cores (cores // workers) is at least 2, one thread for ASR and one for the judge.
+        """
+        import os
+
+        overlap = self.overlap
+        if real_transport or self.kind != "local":
+            overlap = False
+        elif overlap is None:
+            n = self.n_workers()
+            overlap = n > 1 and (os.cpu_count() or 1) // n >= 2
+        return dataclasses.replace(self, overlap=overlap)
+
+    def in_driver(self, real_transport: bool = False) -> bool:
+        """The calls run in the driver's process: serial, a real transport, or one local
+        worker that does not overlap."""
+        return (real_transport or self.kind == "serial"
+                or (self.kind == "local" and self.n_workers() == 1 and not self.overlap))
+
     def record(self, runtime: object | None, n_workers: int | None) -> dict:
         """campaign.json's ``runtime``: how the calls ran, with the workers' thread budgets
         and device (not in ``pipeline_version``: none of it changes a result)."""
-        import dataclasses
-
         rt = dataclasses.asdict(runtime) if dataclasses.is_dataclass(runtime) else {}
         return {"executor": self.kind, "workers": n_workers, "ray_address": self.ray_address,
                 "concurrency": self.concurrency, "overlap": self.overlap, **rt}
@@ -178,6 +198,7 @@ class TaskQueue:
         for t in tasks:
             self._groups.setdefault(t.group, collections.deque()).append(t)
         self.deaths: dict[str, list[str]] = collections.defaultdict(list)
+        self._suspects: set[str] = set()
 
     def __len__(self) -> int:
         return sum(len(d) for d in self._groups.values())
@@ -204,17 +225,28 @@ class TaskQueue:
     def give_back(self, task: Task) -> None:
         self._groups.setdefault(task.group, collections.deque()).appendleft(task)
 
-    def death(self, task: Task, how: str) -> TaskFailure | None:
+    def death(self, task: Task, how: str, alone: bool = True) -> TaskFailure | None:
         """Count a worker's death while it ran ``task`` (``how``: e.g. ``killed by
         SIGKILL``): requeue the task, or give it up (return the failure) at
-        :data:`MAX_WORKER_DEATHS`."""
+        :data:`MAX_WORKER_DEATHS`. A death with other tasks in flight on the same worker
+        (``alone`` False: an overlapping worker) is not counted against any of them; each is
+        then run alone (:meth:`suspect`) until it finishes, so the one that kills is found."""
+        if not alone:
+            self._suspects.add(task.task_id)
+            self.give_back(task)
+            return None
         seen = self.deaths[task.task_id]
         seen.append(how)
         if len(seen) >= MAX_WORKER_DEATHS:
             return TaskFailure(task, f"worker: {len(seen)} workers died running this task "
                                      f"({'; '.join(seen)}); not retried in this run")
+        self._suspects.add(task.task_id)
         self.give_back(task)
         return None
+
+    def suspect(self, task: Task) -> bool:
+        """``task`` was in flight on a worker that died: run it with nothing beside it."""
+        return task.task_id in self._suspects
 
 
 @dataclass

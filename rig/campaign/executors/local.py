@@ -19,7 +19,7 @@ import pickle
 import signal
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rig.campaign.executors.base import (
     OnFailure,
@@ -47,9 +47,9 @@ def _portable(exc: BaseException) -> BaseException:
 
 
 def worker_main(setup: WorkerSetup, conn: mpc.Connection) -> None:
-    """A worker process: build the stages, say ready, then run each task received until
-    ``None`` (or the pipe closes)."""
-    from rig.campaign.executors.worker import Worker, ignore_sigint
+    """A worker process: build the stages, say ready, then run the tasks received until
+    ``None`` or the pipe closes (:func:`rig.campaign.executors.worker.serve`)."""
+    from rig.campaign.executors.worker import Worker, ignore_sigint, serve
 
     ignore_sigint()
     try:
@@ -58,19 +58,20 @@ def worker_main(setup: WorkerSetup, conn: mpc.Connection) -> None:
         conn.send(("init_error", None, _portable(exc)))
         return
     conn.send(("ready", None, worker.ready()))
-    while True:
+    lock = threading.Lock()  # the scoring thread and this one may both send
+
+    def recv():
         try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            return
-        if task is None:
-            return
-        try:
-            row = worker.run(task)
-        except Exception as exc:  # a setup error (missing model): the driver stops the run
-            conn.send(("raise", task.task_id, _portable(exc)))
-            continue
-        conn.send(("done", task.task_id, row))
+            return conn.recv()
+        except (EOFError, OSError):  # the driver is gone
+            return None
+
+    def send(msg: tuple) -> None:
+        kind, task_id, payload = msg
+        with lock, contextlib.suppress(OSError):  # OSError: the driver is gone
+            conn.send((kind, task_id, _portable(payload) if kind == "raise" else payload))
+
+    serve(worker, recv, send, setup.overlap)
 
 
 @dataclass
@@ -78,7 +79,7 @@ class _Proc:
     proc: mp.process.BaseProcess
     conn: mpc.Connection
     ready: bool = False
-    task: Task | None = None
+    tasks: list[Task] = field(default_factory=list)  # in flight, in the order sent
     last_group: str | None = None
     alive: bool = True
 
@@ -91,6 +92,7 @@ class LocalExecutor:
         self.setup, self.n_workers = setup, n_workers
         self.ctx = mp.get_context("spawn")
         self.procs: list[_Proc] = []
+        self.slots = 2 if setup.overlap else 1  # tasks in flight per worker
         self.stats = RunStats()
         self._start_deaths = 0
 
@@ -134,9 +136,9 @@ class LocalExecutor:
                 raise RigError(f"campaign workers die while starting ({how}, "
                                f"{self._start_deaths} in a row): run with --workers 1 to "
                                "see the error")
-        if p.task is not None:
-            failure = queue.death(p.task, how)
-            p.task = None
+        lost, p.tasks = p.tasks, []
+        for task in lost:
+            failure = queue.death(task, how, alone=len(lost) == 1)
             if failure is not None:
                 self.stats.n_failed_by_deaths += 1
                 if on_failure is None:
@@ -151,8 +153,8 @@ class LocalExecutor:
         elif kind == "init_error" or kind == "raise":
             raise payload
         elif kind == "done":
-            task, p.task = p.task, None
-            assert task is not None and task.task_id == task_id, (task, task_id)
+            task = next(t for t in p.tasks if t.task_id == task_id)
+            p.tasks.remove(task)
             p.last_group = task.group
             self.stats.n_results += 1
             on_result(task, payload)
@@ -163,21 +165,25 @@ class LocalExecutor:
         worker raised building its stages or running an oracle grading (a missing model),
         and :class:`RigError` when workers keep dying as they start."""
         queue = TaskQueue(tasks)
-        while len(queue) or any(p.task is not None for p in self.procs):
-            want = min(self.n_workers, len(queue) + sum(p.task is not None for p in self.procs))
-            while len(self.procs) < want:
+        while len(queue) or any(p.tasks for p in self.procs):
+            busy = sum(bool(p.tasks) for p in self.procs)
+            while len(self.procs) < min(self.n_workers, len(queue) + busy):
                 self._start()
-            for p in self.procs:
-                if p.ready and p.task is None and len(queue):
-                    held = [q.task.group for q in self.procs if q.task is not None]
-                    t = queue.next_for(p.last_group, held)
+            for p in list(self.procs):
+                while (p.ready and p.alive and len(p.tasks) < self.slots and len(queue)
+                       and not any(queue.suspect(t) for t in p.tasks)):
+                    held = [q.tasks[-1].group for q in self.procs if q.tasks and q is not p]
+                    t = queue.next_for(p.tasks[-1].group if p.tasks else p.last_group, held)
+                    if p.tasks and queue.suspect(t):  # it runs alone, on the next free worker
+                        queue.give_back(t)
+                        break
                     try:
                         p.conn.send(t)
                     except OSError:  # it died since: the task goes back, uncounted
                         queue.give_back(t)
                         self._died(p, queue, on_failure)
                         break
-                    p.task = t
+                    p.tasks.append(t)
             by_obj: dict = {}
             for p in self.procs:
                 by_obj[p.conn] = p

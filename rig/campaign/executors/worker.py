@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import queue
 import signal
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rig.campaign.call import Stages, run_call
+from rig.campaign.call import FrontResult, Stages, finish_call, run_call, run_call_front
 from rig.campaign.executors.base import CallTask, OracleTask, Task, WorkerSetup
 
 if TYPE_CHECKING:
@@ -43,16 +46,18 @@ class _PlaceholderRuntime:  # until rig.runtime lands: recorded, not applied
 
 
 def default_worker_runtime(n_workers: int, asr_threads: int | None = None,
-                           scorer_threads: int | None = None) -> object | None:
+                           scorer_threads: int | None = None, overlap: bool = False
+                           ) -> object | None:
     """Each worker's thread budget (:func:`rig.runtime.default_runtime`: workers x threads
-    <= cores), with ``asr_threads`` and ``scorer_threads`` where given."""
+    <= cores; with ``overlap``, ASR and the judge split the worker's share), with
+    ``asr_threads`` and ``scorer_threads`` where given."""
     try:
         from rig.runtime import default_runtime  # type: ignore[import-not-found]
     except ImportError:
         if asr_threads is None and scorer_threads is None:
             return None
         return _PlaceholderRuntime(asr_threads, scorer_threads)
-    rt = default_runtime(n_workers)
+    rt = default_runtime(n_workers, overlap=overlap)
     given = {k: v for k, v in (("asr_threads", asr_threads),
                                ("scorer_threads", scorer_threads)) if v is not None}
     return dataclasses.replace(rt, **given) if given else rt
@@ -94,18 +99,70 @@ class Worker:
         """This worker's process id (a Ray actor answers it once built)."""
         return os.getpid()
 
+    def _call_kwargs(self, task: CallTask) -> dict:
+        s = self.setup
+        return dict(question=task.question, answer=task.answer, profile=task.profile,
+                    repeat=task.repeat, seed=task.seed, pipeline=s.pipeline,
+                    pipeline_version=s.version, campaign_id=s.campaign_id,
+                    stages=self.stages, oracle=task.oracle, resolve_path=task.paths)
+
+    def front(self, task: Task) -> FrontResult | None:
+        """A call's first half (render .. ASR: :func:`run_call_front`); None for an oracle
+        grading (all scorer)."""
+        return run_call_front(**self._call_kwargs(task)) if isinstance(task, CallTask) else None
+
+    def finish(self, task: Task, front: FrontResult | None) -> dict:
+        """The task's row from its :meth:`front` (:func:`finish_call`, or the oracle grading).
+        Raises what :meth:`run` raises."""
+        if front is None:
+            return self.run(task)
+        return finish_call(front, self.stages)
+
     def run(self, task: Task, call_fn=run_call) -> dict:
         """The task's row: a call row (:func:`run_call`; never raises) or an oracle row
         (raises when the scorer cannot run at all)."""
-        s = self.setup
         if isinstance(task, OracleTask):
             return oracle_row(self.stages.scorer, task.key, task.question, task.answer,
-                              task.seed, s.version)
+                              task.seed, self.setup.version)
         assert isinstance(task, CallTask)
-        return call_fn(question=task.question, answer=task.answer, profile=task.profile,
-                       repeat=task.repeat, seed=task.seed, pipeline=s.pipeline,
-                       pipeline_version=s.version, campaign_id=s.campaign_id,
-                       stages=self.stages, oracle=task.oracle, resolve_path=task.paths)
+        return call_fn(**self._call_kwargs(task))
+
+
+def _outcome(work: Callable[[], dict], task: Task) -> tuple:
+    """``("done", task_id, row)``, or ``("raise", task_id, exc)`` for a setup error."""
+    try:
+        return ("done", task.task_id, work())
+    except Exception as exc:
+        return ("raise", task.task_id, exc)
+
+
+def serve(worker: Worker, recv: Callable[[], Task | None], send: Callable[[tuple], None],
+          overlap: bool) -> None:
+    """A worker's loop: ``recv()`` tasks until None, ``send`` each outcome (:func:`_outcome`).
+
+    With ``overlap``, this thread runs each call's front (render .. ASR) and hands it to a
+    scoring thread through a queue of one, so the next call's ASR runs while the judge grades
+    this one (the driver keeps two tasks in flight on such a worker). Results may then come
+    back in a different order from the tasks; each names its task."""
+    if not overlap:
+        while (task := recv()) is not None:
+            send(_outcome(lambda t=task: worker.run(t), task))
+        return
+    handoff: queue.Queue = queue.Queue(maxsize=1)
+
+    def scoring() -> None:
+        while (item := handoff.get()) is not None:
+            task, front = item
+            send(_outcome(lambda t=task, f=front: worker.finish(t, f), task))
+
+    scorer = threading.Thread(target=scoring, name="rig-scoring", daemon=True)
+    scorer.start()
+    try:
+        while (task := recv()) is not None:
+            handoff.put((task, worker.front(task)))
+    finally:
+        handoff.put(None)
+        scorer.join()
 
 
 def given_up_row(failure_task: Task, error: str, setup: WorkerSetup) -> dict:
