@@ -1,6 +1,7 @@
-"""The Ray executor on a local Ray instance (fake stages): the same rows as the serial run,
-and an actor killed mid-call (SIGKILL) leaves every planned call logged exactly once. No
-assertion on wall time."""
+"""The Ray executor on a real Ray (a local instance), with fake stages: the same rows as the
+serial run, and an actor killed mid-call (SIGKILL) leaves every planned call logged exactly
+once. No assertion on wall time. Integration: Ray is the real component here (the extra
+``ray``, in the ``test`` extra)."""
 
 from __future__ import annotations
 
@@ -14,17 +15,17 @@ from test_executors_unit import TESTS, logged_ids, spec
 from rig.campaign.executors import ExecutorSpec
 from rig.campaign.runner import run_campaign
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install "
                                         "'rig[ray]')")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def local_ray():
     """A local Ray instance whose workers import the fakes (tests/ on their PYTHONPATH)."""
     mp = pytest.MonkeyPatch()
     mp.setenv("PYTHONPATH", str(TESTS))
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
     mp.undo()
@@ -48,3 +49,4 @@ def test_ray_actors_give_the_serial_rows_and_survive_a_killed_actor(tmp_path, lo
     df = pd.read_parquet(tmp_path / "k" / "calls.parquet")
     assert len(df) == 16 and (df["status"] == "ok").all()
     assert comparable(res.rows) == comparable(serial.rows)
+

@@ -85,6 +85,9 @@ def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
         raise typer.Exit(130) from None
     console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
                   f"{res.seconds:.0f} s", markup=False)
+    if res.n_dropped:
+        console.print(f"{res.n_dropped} results for calls already logged were dropped",
+                      markup=False)
     if res.n_repeats_skipped:
         console.print(f"{res.n_repeats_skipped} repeats skipped, "
                       f"{res.repeats_skipped['reason']}", markup=False, highlight=False)

@@ -70,7 +70,9 @@ class RayExecutor:
     def __enter__(self) -> RayExecutor:
         ray = self.ray
         if not ray.is_initialized():
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+            # "local": a new instance even where `ray start` left one to join by default
+            ray.init(address=self.address or "local", include_dashboard=False,
+                     log_to_driver=False)
             self._owns = True
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.n_workers = self.requested or max(1, cpus // self.cpus)
