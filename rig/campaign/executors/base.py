@@ -178,7 +178,8 @@ class WorkerSetup:
 
 @dataclass
 class TaskFailure:
-    """A task that kept killing its workers (or raised a setup error in one)."""
+    """A task given up after killing :data:`MAX_WORKER_DEATHS` workers; ``error`` names the
+    deaths (the row logged for it says so)."""
     task: Task
     error: str
 
