@@ -224,3 +224,26 @@ def test_cli_options_make_the_executor_and_bad_ones_exit_2(tmp_path):
     assert res.exit_code == 2 and "--ray-address" in res.output, res.output
     res = CliRunner().invoke(app, [*args, "--executor", "threads"])
     assert res.exit_code == 2 and "--executor" in res.output, res.output
+
+
+def test_concurrent_calls_of_a_transport_are_written_by_the_driver_thread_only(tmp_path,
+                                                                               serial_rows):
+    import threading
+
+    from rig.campaign.call import run_call
+
+    ran_in, wrote_in = set(), set()
+
+    def call_fn(**kw):  # stands for a real transport's caller: its own line per call
+        ran_in.add(threading.current_thread().name)
+        return run_call(**{**kw, "stages": make_stages(sleep_s=0.05)})
+
+    res = run_campaign(spec(tmp_path / "c"), stages=make_stages(), progress=False,
+                       call_fn=call_fn, on_call=lambda row: wrote_in.add(
+                           threading.current_thread().name),
+                       executor=ExecutorSpec("local", workers=2, concurrency=3))
+    assert wrote_in == {threading.current_thread().name}
+    assert len(ran_in) > 1 and all(n.startswith("rig-call") for n in ran_in)
+    assert comparable(res.rows) == comparable(serial_rows)
+    ids = logged_ids(tmp_path / "c")
+    assert len(ids) == len(set(ids)) == 16
