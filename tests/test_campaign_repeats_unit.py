@@ -281,7 +281,7 @@ def test_cli_says_what_was_skipped_and_that_the_floor_is_not_measured(tmp_path, 
     from rig.cli import app
 
     real = runner.run_campaign
-    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True: real(
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True, **_kw: real(
         spec, stages=_stages(), progress=False))
     out = tmp_path / "c"
     args = ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"), "--profiles",

@@ -330,7 +330,7 @@ def test_cli_exits_2_when_every_call_failed(tmp_path, monkeypatch):
     from rig.cli import app
 
     real = runner.run_campaign
-    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True: real(
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True, **_kw: real(
         spec, stages=make_stages(fail_on="*"), progress=False))
     args = ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"), "--profiles",
             str(ROOT / "profiles" / "demo"), "--question", "q01_conflict", "--profile",
@@ -388,7 +388,7 @@ def test_resume_on_a_damaged_log_exits_2_naming_the_file(tmp_path, monkeypatch):
     out.mkdir()
     (out / "calls.jsonl").write_bytes(b'{"call_id": "x"}\n\xff\xff\n{"call_id": "y"}\n')
     real = runner.run_campaign
-    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True: real(
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True, **_kw: real(
         spec, stages=make_stages(), progress=False))
     args = ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"), "--profiles",
             str(ROOT / "profiles" / "demo"), "--question", "q01_conflict", "--profile",
@@ -415,7 +415,7 @@ def test_campaign_out_naming_a_file_or_an_uncreatable_path_exits_2(tmp_path, mon
     from rig.cli import app
 
     real = runner.run_campaign
-    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True: real(
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True, **_kw: real(
         spec, stages=make_stages(), progress=False))
     afile = tmp_path / "afile"
     afile.write_text("x")
