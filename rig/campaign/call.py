@@ -215,6 +215,10 @@ class Stages:
     transcribe: Callable = _default_transcribe
     content_similarity: Callable[[str, str], float] = _default_content_similarity
     audio_cache_dir: Path | None = None
+    #: where ASR and the judge run (``cpu``/``cuda``; None: not known), set by
+    #: :func:`rig.runtime.build_stages`; a row's ``asr_device``/``scorer_device``
+    asr_device: str | None = None
+    scorer_device: str | None = None
 
 
 def decision_for(score: float | None, cutoff: float) -> str | None:
