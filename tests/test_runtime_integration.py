@@ -43,9 +43,9 @@ def test_kept_silero_session_finds_the_turns_a_fresh_one_finds(rate_hz, monkeypa
     book, two = _recordings(rate_hz)
     # in a row on this thread's kept analyzers: a first close cut mid-recording, whole
     # recordings after it, two endpointing settings interleaved
-    order = [(detect_turn, book, params), (detect_turns, two, params),
-             (detect_turns, book, short), (detect_turn, two, params),
-             (detect_turns, book, params), (detect_turns, two, short)]
+    order = [(detect_turn, two, params), (detect_turns, book, params),
+             (detect_turns, two, short), (detect_turn, book, short),
+             (detect_turns, book, params), (detect_turns, two, params)]
     kept = [fn(audio, p) for fn, audio, p in order]
     first = vad.kept_analyzer(rate_hz, params)
     assert vad.kept_analyzer(rate_hz, params) is first  # one session, reused
@@ -53,7 +53,8 @@ def test_kept_silero_session_finds_the_turns_a_fresh_one_finds(rate_hz, monkeypa
         m.setattr(vad, "kept_analyzer", vad.silero_analyzer)
         fresh = [fn(audio, p) for fn, audio, p in order]
     assert kept == fresh
-    assert len(kept[1]) == 2 and kept[0].closed_by == "silence_timeout"
+    assert kept[0].closed_by == "silence_timeout" and kept[0].turn_close_s < two.duration_s
+    assert len(kept[5]) == 2 and kept[1]
     vad.release_analyzers()
 
 
