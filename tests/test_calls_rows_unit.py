@@ -25,6 +25,7 @@ from rig.calls.transports.twilio import TwilioCredentials, place_call, scrub_cre
 from rig.campaign.call import ROW_TYPES, TRANSPORT_COLUMNS, Stages
 from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.scorer.fake import FakeScorer
+from rig.synth.base import RenderedAnswer, WordTiming
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,11 +38,13 @@ def fake_render(script, profile, seed, *, answer_id="", resolve_path=None, cache
 
     words, t = [], profile.response_delay_s
     for w in reference_text(script).split():
-        words.append(SimpleNamespace(word=w, start_s=t, end_s=t + 0.25, is_filler=False))
+        words.append(WordTiming(w, t, t + 0.25))
         t += 0.3
     audio = Audio(np.zeros(int((t + 1) * SR), np.float32), SR)
-    return SimpleNamespace(audio=audio, words=tuple(words), speech_start_s=words[0].start_s,
-                           speech_end_s=t, snr_db_measured=None, engine="fake", voice_id="x")
+    return RenderedAnswer(audio=audio, words=tuple(words), speech_start_s=words[0].start_s,
+                          speech_end_s=t, snr_db_measured=None, engine="fake", voice_id="x",
+                          render_key="fake", engine_version="fake 1", rate=1.0,
+                          wpm_measured=None, pauses_total_s=0.0)
 
 
 def sim_stages() -> Stages:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -25,6 +24,7 @@ from rig.pipeline import PipelineConfig, ScorerSettings, load_pipeline
 from rig.profiles import Profile, load_profiles
 from rig.scorer.fake import FakeScorer
 from rig.stats.noise import NOT_MEASURED
+from rig.synth.base import RenderedAnswer, WordTiming
 from rig.vad import TurnResult
 
 pytestmark = pytest.mark.unit
@@ -200,13 +200,15 @@ def _stages(scorer=None) -> Stages:
         for i, w in enumerate(reference_text(script).split()):
             if profile.pauses.count and i == 5:
                 t += profile.pauses.pause_s
-            words.append(SimpleNamespace(word=w, start_s=t, end_s=t + 0.25, is_filler=False))
+            words.append(WordTiming(w, t, t + 0.25))
             t += 0.3
         state["words"] = words
         audio = Audio(np.zeros(int((t + 2) * 8000), np.float32), 8000)
-        return SimpleNamespace(audio=audio, words=tuple(words),
-                               speech_start_s=words[0].start_s, speech_end_s=t,
-                               snr_db_measured=None, engine="fake", voice_id="x")
+        return RenderedAnswer(audio=audio, words=tuple(words),
+                              speech_start_s=words[0].start_s, speech_end_s=t,
+                              snr_db_measured=None, engine="fake", voice_id="x",
+                              render_key="fake", engine_version="fake 1", rate=1.0,
+                              wpm_measured=None, pauses_total_s=0.0)
 
     def detect(audio, params):
         words, gap = state["words"], params.silence_timeout_ms / 1000
@@ -279,7 +281,7 @@ def test_cli_says_what_was_skipped_and_that_the_floor_is_not_measured(tmp_path, 
     from rig.cli import app
 
     real = runner.run_campaign
-    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True: real(
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True, **_kw: real(
         spec, stages=_stages(), progress=False))
     out = tmp_path / "c"
     args = ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"), "--profiles",

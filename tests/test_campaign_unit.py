@@ -3,7 +3,6 @@
 import itertools
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -16,6 +15,7 @@ from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.campaign.store import CallLog
 from rig.campaign.summary import build_summary
 from rig.scorer.fake import FakeScorer
+from rig.synth.base import RenderedAnswer, WordTiming
 from rig.vad import TurnResult
 
 pytestmark = pytest.mark.unit
@@ -31,11 +31,13 @@ def fake_render(script, profile, seed, *, answer_id="", resolve_path=None, cache
     for i, w in enumerate(reference_text(script).split()):
         if profile.pauses.count and i == 5:
             t += profile.pauses.pause_s
-        words.append(SimpleNamespace(word=w, start_s=t, end_s=t + 0.25, is_filler=False))
+        words.append(WordTiming(w, t, t + 0.25))
         t += 0.3
     audio = Audio(np.zeros(int((t + 2) * SR), np.float32), SR)
-    return SimpleNamespace(audio=audio, words=tuple(words), speech_start_s=words[0].start_s,
-                           speech_end_s=t, snr_db_measured=None, engine="fake", voice_id="x")
+    return RenderedAnswer(audio=audio, words=tuple(words), speech_start_s=words[0].start_s,
+                          speech_end_s=t, snr_db_measured=None, engine="fake", voice_id="x",
+                          render_key="fake", engine_version="fake 1", rate=1.0,
+                          wpm_measured=None, pauses_total_s=0.0)
 
 
 def fake_turn_factory(timeout_s=0.8):
@@ -328,7 +330,7 @@ def test_cli_exits_2_when_every_call_failed(tmp_path, monkeypatch):
     from rig.cli import app
 
     real = runner.run_campaign
-    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True: real(
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True, **_kw: real(
         spec, stages=make_stages(fail_on="*"), progress=False))
     args = ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"), "--profiles",
             str(ROOT / "profiles" / "demo"), "--question", "q01_conflict", "--profile",
@@ -386,7 +388,7 @@ def test_resume_on_a_damaged_log_exits_2_naming_the_file(tmp_path, monkeypatch):
     out.mkdir()
     (out / "calls.jsonl").write_bytes(b'{"call_id": "x"}\n\xff\xff\n{"call_id": "y"}\n')
     real = runner.run_campaign
-    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True: real(
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True, **_kw: real(
         spec, stages=make_stages(), progress=False))
     args = ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"), "--profiles",
             str(ROOT / "profiles" / "demo"), "--question", "q01_conflict", "--profile",
@@ -413,7 +415,7 @@ def test_campaign_out_naming_a_file_or_an_uncreatable_path_exits_2(tmp_path, mon
     from rig.cli import app
 
     real = runner.run_campaign
-    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True: real(
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True, **_kw: real(
         spec, stages=make_stages(), progress=False))
     afile = tmp_path / "afile"
     afile.write_text("x")

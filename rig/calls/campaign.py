@@ -9,7 +9,7 @@ scorer stages return what the interviewer reported for that call id (its VAD's t
 its transcript, its score). Every column of the simulated row is therefore computed the same
 way (WER against the script, truncation from the render's word timings, decision, score
 minus oracle, content similarity of the interviewer's transcript to the script), and the
-transport columns (:data:`rig.campaign.call.TRANSPORT_COLUMNS`, on a
+transport columns (:data:`rig.campaign.row.TRANSPORT_COLUMNS`, on a
 simulated row too: ``transport`` ``sim``, the rest null) hold what this call measured
 (:mod:`rig.calls.row`, which also writes the call's two-sided recording).
 
@@ -38,7 +38,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -52,6 +52,7 @@ from rig.calls.results import ResultStore
 from rig.calls.row import transport_columns, write_recording
 from rig.calls.transports.twilio import scrub_credentials
 from rig.campaign.call import Stages, call_id, run_call
+from rig.campaign.row import CallRow
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
 from rig.vad import TurnResult
@@ -330,12 +331,12 @@ class TransportCaller:
                                stages.scorer.temperature, seed, q["scorer_error"],
                                stages.scorer.mode)
 
-        real = Stages(scorer=_Reported(scorer_result, stages.scorer.temperature),
-                      render=stages.render, caller_channel=stages.caller_channel,
-                      telephony=telephony,
-                      detect_turn=detect_turn, transcribe=transcribe,
-                      content_similarity=stages.content_similarity,
-                      audio_cache_dir=stages.audio_cache_dir)
+        # the interviewer's ASR ran where its own process put it (unknown here); its scorer
+        # is the campaign's when the interviewer is the in-process loopback one
+        real = replace(stages, scorer=_Reported(scorer_result, stages.scorer.temperature),
+                       telephony=telephony, detect_turn=detect_turn, transcribe=transcribe,
+                       asr_device=None,
+                       scorer_device=None if self.interviewer_url else stages.scorer_device)
         row = run_call(question=question, answer=answer, profile=profile, repeat=repeat,
                        seed=seed, pipeline=pipeline, pipeline_version=pipeline_version,
                        campaign_id=campaign_id, stages=real, oracle=oracle,
@@ -353,4 +354,4 @@ class TransportCaller:
         for k in ("error", "traceback"):  # a Twilio REST error names the account in its URL
             if row.get(k):
                 row[k] = scrub_credentials(row[k])
-        return row
+        return CallRow.from_dict(row).to_dict()

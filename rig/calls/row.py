@@ -1,6 +1,6 @@
 """What a real call adds to its campaign row: the transport columns and the call's recording.
 
-:func:`transport_columns` fills :data:`rig.campaign.call.TRANSPORT_COLUMNS` (and the
+:func:`transport_columns` fills :data:`rig.campaign.row.TRANSPORT_COLUMNS` (and the
 repeat, delay and interviewer columns) from what the caller agent did, the link's packet
 counts and the interviewer's result; :func:`write_recording` writes both sides of the call as
 a stereo WAV (left: what the caller sent, right: what it received from the interviewer) with a
@@ -16,7 +16,7 @@ import numpy as np
 
 from rig.calls.agent import AgentResult
 from rig.calls.media import TransportFacts
-from rig.campaign.call import TRANSPORT_COLUMNS
+from rig.campaign.row import TRANSPORT_COLUMNS
 
 
 def interviewer_gap_s(question: dict | None) -> float | None:

@@ -19,6 +19,13 @@ the transcript's sentence embeddings (:mod:`rig.similarity`); it is null, with t
 ``content_similarity_error``, when the ``similarity`` extra is not installed (the call goes
 on). The transport columns (:data:`TRANSPORT_COLUMNS`) are on every row: ``transport`` is
 ``sim`` here, and what a real transport measures is null.
+
+The row is a :class:`rig.campaign.row.CallRow` (its columns and types; ``ROW_TYPES`` and
+``TRANSPORT_COLUMNS`` are re-exported here from :mod:`rig.campaign.row`), returned as a plain
+dict. A call runs in two halves so that ASR and scoring can run in different places:
+:func:`run_call_front` (render to ASR, WER and similarity) returns a picklable
+:class:`FrontResult`, and :func:`finish_call` scores it and returns the row;
+:func:`run_call` is both.
 """
 
 from __future__ import annotations
@@ -34,6 +41,12 @@ from typing import TYPE_CHECKING
 
 from rig.answers import Answer, Question
 from rig.asr import AsrOptions, Transcript
+from rig.campaign.row import (  # noqa: F401 - ROW_TYPES, TRANSPORT_COLUMNS: re-exported
+    ROW_TYPES,
+    TRANSPORT_COLUMNS,
+    CallRow,
+    with_transport_columns,
+)
 from rig.errors import EngineUnavailable, RigError
 from rig.pipeline import PipelineConfig
 from rig.profiles import Profile
@@ -72,85 +85,6 @@ def _default_caller_channel_report(audio, channel, seed):
     from rig.channel import apply_caller_channel_report
 
     return apply_caller_channel_report(audio, channel, seed)
-
-
-#: The transport columns of every row. ``transport`` is ``sim`` on a simulated call (this
-#: module) and ``webrtc``, ``twilio`` or ``sip`` on a real one (:mod:`rig.calls.campaign`);
-#: the others are what the real transport measured, and null on a simulated call, so both
-#: kinds of campaign write the same columns. ``transport_packets_sent``/``_received``/``_lost``
-#: count what ``transport_packet_unit`` names: ``rtp`` (RTP packets: WebRTC, SIP) or
-#: ``media_message`` (Twilio Media Streams ``media`` messages; those from the interviewer's
-#: side carry chunks of any length, not one 20 ms packet each). ``transport_underruns`` counts
-#: 20 ms ticks at which the caller agent's playout ran dry inside one of the interviewer's
-#: talkspurts (audio resumed within 250 ms): a sender that sends nothing while silent
-#: (pipecat's websocket output to Twilio) and one that sends silence (WebRTC, SIP) count alike.
-#: Two delays, each on one side's clock: ``response_delay_measured_s`` is the caller agent's
-#: own, from the end of the question as the agent heard it (its VAD) to the first frame of its
-#: first answer, which is what the profile's ``response_delay_s`` sets (at least the agent's
-#: 300 ms end-of-speech timer; negative by the offset achieved on a barge-in);
-#: ``interviewer_gap_s`` is the interviewer's, from the end of its last prompt before the
-#: graded turn (the question, or its last repeat request) leaving it to the start of speech
-#: its VAD detected in that turn, so it adds the transport's latency both ways and the VADs'
-#: onset estimates. Both are null on a simulated call (no caller agent: the render puts
-#: exactly ``response_delay_s`` of silence before the answer).
-TRANSPORT_COLUMNS: tuple[str, ...] = (
-    "transport", "transport_codec", "transport_packet_unit", "transport_packets_sent",
-    "transport_packets_received", "transport_packets_lost", "transport_jitter_ms",
-    "transport_call_duration_s", "transport_underruns", "transport_hung_up_by",
-    "repeat_requests", "repeat_requests_heard", "time_to_first_answer_s",
-    "response_delay_measured_s", "interviewer_gap_s", "interviewer_status", "recording_path")
-
-_STRING, _FLOAT, _INT, _BOOL = "string", "float64", "int64", "bool"
-#: The type of every column of a call row in ``calls.parquet`` (``string``, ``float64``,
-#: ``int64``, ``bool``). A column that is null on every row of a campaign (the transport
-#: columns of a simulated one, ``error`` when no call failed) is still written with its type,
-#: so the ``calls.parquet`` of any two campaigns, simulated or over a real transport, have the
-#: same types and read together (``duckdb``, ``pyarrow.dataset``).
-ROW_TYPES: dict[str, str] = {
-    **dict.fromkeys((
-        "campaign_id", "call_id", "answer_id", "question_id", "category", "tier", "profile_id",
-        "profile_hash", "pipeline_version", "script", "asr_model", "scorer_model",
-        "oracle_parse_status", "oracle_decision", "status", "error", "traceback",
-        "parse_status", "decision", "profile_json", "accent_label", "language",
-        "pauses_placement", "noise_kind", "channel_chain", "channel_steps",
-        "wer_reference_policy", "voice_engine", "voice_id", "voice_version", "turn_closed_by",
-        "transcript", "scorer_raw", "scorer_reason", "scorer_error", "transport",
-        "transport_codec", "transport_packet_unit", "transport_hung_up_by",
-        "interviewer_status", "recording_path", "scorer_mode", "scorer_criteria_json",
-        "content_similarity_error"), _STRING),
-    **dict.fromkeys((
-        "reference_score", "cutoff", "temperature", "oracle_score", "score", "pace_rate",
-        "pace_wpm_target", "pauses_pause_s", "response_delay_s", "fillers_per_100_words",
-        "repetitions_per_100_words", "barge_in_offset_s", "snr_db_target", "channel_loss_pct",
-        "channel_late_pct", "channel_missing_pct", "channel_missing_pct_expected",
-        "channel_clipped_pct", "audio_duration_s", "speech_start_s", "speech_end_s",
-        "snr_db_measured", "turn_speech_start_s", "turn_close_s", "words_lost_share",
-        "pace_rate_used", "pace_wpm_measured", "pauses_total_s", "asr_avg_logprob",
-        "asr_no_speech_prob", "wer", "wer_spoken", "wer_verbatim", "content_similarity",
-        "score_minus_oracle",
-        "t_synth_s", "t_channel_s", "t_vad_s", "t_asr_s", "t_scorer_s",
-        "transport_jitter_ms", "transport_call_duration_s", "time_to_first_answer_s",
-        "response_delay_measured_s", "interviewer_gap_s", "scorer_top_prob_min",
-        "scorer_entropy_mean_bits"), _FLOAT),
-    **dict.fromkeys((
-        "repeat", "seed", "silence_timeout_ms", "pauses_count", "channel_output_rate_hz",
-        "channel_packets", "channel_packets_lost", "channel_packets_late", "words_total",
-        "words_lost", "fillers_spoken", "repetitions_spoken", "transport_packets_sent",
-        "transport_packets_received", "transport_packets_lost", "transport_underruns",
-        "repeat_requests", "repeat_requests_heard"), _INT),
-    "truncated": _BOOL,
-}
-
-
-def with_transport_columns(row: dict) -> dict:
-    """``row`` with every transport column (a row logged before they existed, on resume or
-    ``rig campaign summarize``, was a simulated call: ``transport`` ``sim``, facts null)."""
-    out = dict(row)
-    for c in TRANSPORT_COLUMNS:
-        out.setdefault(c, None)
-    if out["transport"] is None:
-        out["transport"] = "sim"
-    return out
 
 
 #: The columns of a caller-channel report (None when the stage gives no report).
@@ -215,9 +149,9 @@ class Stages:
     transcribe: Callable = _default_transcribe
     content_similarity: Callable[[str, str], float] = _default_content_similarity
     audio_cache_dir: Path | None = None
-    #: where ASR and the judge run (``cpu``/``cuda``; None: not known), set by
-    #: :func:`rig.runtime.build_stages`; a row's ``asr_device``/``scorer_device``
+    #: where ``transcribe`` runs (``cpu``, ``cuda``, ...), copied to the row's ``asr_device``
     asr_device: str | None = None
+    #: where ``scorer`` runs, copied to the row's ``scorer_device``
     scorer_device: str | None = None
 
 
@@ -228,12 +162,49 @@ def decision_for(score: float | None, cutoff: float) -> str | None:
     return "advance" if score >= cutoff else "reject"
 
 
-def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: int, seed: int,
-             pipeline: PipelineConfig, pipeline_version: str, campaign_id: str,
-             stages: Stages, oracle: ScoreResult, resolve_path: Callable | None = None,
-             ) -> dict:
-    """Run one call and return its row (see README, "calls.parquet"). Never raises: a failure
-    in any stage is recorded in ``status``/``error`` and the row has no score."""
+@dataclass(frozen=True)
+class FrontResult:
+    """The first half of a call (:func:`run_call_front`): everything up to and including ASR.
+
+    Plain data (no audio, no stages), so it pickles and may cross a process boundary to the
+    process that scores it (:func:`finish_call`).
+
+    Attributes:
+        row: the row's columns known after ASR (identity, condition, render, channel, turn,
+            transcript, WER, similarity; ``status``/``error``/``traceback`` when a stage
+            failed). Scoring columns are not in it yet.
+        question: the question the answer was given to (its rubric and cutoff score it).
+        transcript: what the ASR heard; None when a stage before scoring failed.
+        seed: the call's seed (the scorer's sampling seed).
+        oracle_score: the oracle's score of the clean script (0-100), None when it failed.
+        timings_s: seconds per stage done so far (``synth``, ``channel``, ``vad``, ``asr``).
+    """
+    row: dict
+    question: Question
+    transcript: str | None
+    seed: int
+    oracle_score: float | None
+    timings_s: dict[str, float]
+
+    @property
+    def failed(self) -> bool:
+        """True when a stage before scoring failed (the row says which, in ``error``)."""
+        return self.row.get("status") == "error"
+
+
+def _failure(stage: str, exc: BaseException) -> dict:
+    return {"status": "error", "error": f"{stage}: {type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(limit=6)}
+
+
+def run_call_front(*, question: Question, answer: Answer, profile: Profile, repeat: int,
+                   seed: int, pipeline: PipelineConfig, pipeline_version: str,
+                   campaign_id: str, stages: Stages, oracle: ScoreResult,
+                   resolve_path: Callable | None = None) -> FrontResult:
+    """The first half of :func:`run_call` (same arguments): render, caller channel,
+    telephony, VAD and endpointing, ASR, WER and content similarity. Never raises: a failure
+    in a stage is recorded in the result's row (``status`` ``error``, ``error`` naming the
+    stage) and the transcript is None."""
     cid = call_id(question, answer, profile, repeat, seed, pipeline_version)
     row: dict = {
         "campaign_id": campaign_id, "call_id": cid, "answer_id": answer.answer_id,
@@ -245,6 +216,7 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
         "asr_model": pipeline.asr.model, "scorer_model": pipeline.scorer.model,
         "temperature": pipeline.scorer.temperature,
         "silence_timeout_ms": pipeline.endpointing.silence_timeout_ms,
+        "asr_device": stages.asr_device,
         "oracle_score": oracle.score, "oracle_parse_status": oracle.parse_status,
         "oracle_decision": decision_for(oracle.score, question.cutoff),
         "status": "ok", "error": None, "parse_status": "not_scored", "score": None,
@@ -253,6 +225,7 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
         **with_transport_columns({"transport": "sim"}),
     }
     t: dict[str, float] = {}
+    text: str | None = None
     stage = "render"
     try:
         t0 = time.perf_counter()
@@ -290,14 +263,11 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
             "words_total": len(script_words), "words_lost": lost,
             "truncated": lost > 0,
             "words_lost_share": lost / len(script_words) if script_words else 0.0,
-            "voice_version": getattr(rendered, "engine_version", None),
-            "pace_rate_used": getattr(rendered, "rate", None),
-            "pace_wpm_measured": getattr(rendered, "wpm_measured", None),
-            "pauses_total_s": getattr(rendered, "pauses_total_s", None),
-            "fillers_spoken": sum(getattr(w, "kind", "filler" if w.is_filler else "word")
-                                  == "filler" for w in rendered.words),
-            "repetitions_spoken": sum(getattr(w, "kind", None) == "repetition"
-                                      for w in rendered.words),
+            "voice_version": rendered.engine_version, "pace_rate_used": rendered.rate,
+            "pace_wpm_measured": rendered.wpm_measured,
+            "pauses_total_s": rendered.pauses_total_s,
+            "fillers_spoken": rendered.count("filler"),
+            "repetitions_spoken": rendered.count("repetition"),
         })
         stage = "asr"
         t0 = time.perf_counter()
@@ -316,28 +286,60 @@ def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: in
             **content_similarity_columns(stages.content_similarity, answer.clean_text,
                                          tr.text),
         })
-        stage = "scorer"
-        t0 = time.perf_counter()
-        res = stages.scorer.score(question, tr.text, seed)
-        t["scorer"] = time.perf_counter() - t0
-        row.update({
-            "score": res.score, "parse_status": res.parse_status, "scorer_raw": res.raw,
-            "scorer_reason": res.reason, "scorer_error": res.error,
-            "scorer_mode": res.mode, "scorer_top_prob_min": res.top_prob_min,
-            "scorer_entropy_mean_bits": res.entropy_mean_bits,
-            "scorer_criteria_json": (json.dumps([c.to_dict() for c in res.criteria])
-                                     if res.criteria else None),
-            "decision": decision_for(res.score, question.cutoff),
-            "score_minus_oracle": (res.score - oracle.score
-                                   if res.score is not None and oracle.score is not None
-                                   else None),
-        })
+        text = tr.text
     except Exception as exc:  # one failing call is recorded and the campaign goes on
-        row.update({"status": "error", "error": f"{stage}: {type(exc).__name__}: {exc}",
-                    "traceback": traceback.format_exc(limit=6)})
+        row.update(_failure(stage, exc))
+    return FrontResult(row=row, question=question, transcript=text, seed=seed,
+                       oracle_score=oracle.score, timings_s=t)
+
+
+def finish_call(front: FrontResult, stages: Stages) -> dict:
+    """The second half of :func:`run_call`: score ``front``'s transcript, decide, and return
+    the whole row (``CallRow.to_dict()``: every column, see :mod:`rig.campaign.row`). A
+    scorer failure is recorded in ``status``/``error``; a front that failed is returned
+    unscored.
+
+    Raises:
+        RigError: only on a bug: a stage returned a value of the wrong type for its column
+            (:class:`rig.campaign.row.CallRow` names it)."""
+    row = dict(front.row)
+    row["scorer_device"] = stages.scorer_device
+    t = dict(front.timings_s)
+    if not front.failed and front.transcript is not None:
+        try:
+            t0 = time.perf_counter()
+            res = stages.scorer.score(front.question, front.transcript, front.seed)
+            t["scorer"] = time.perf_counter() - t0
+            row.update({
+                "score": res.score, "parse_status": res.parse_status, "scorer_raw": res.raw,
+                "scorer_reason": res.reason, "scorer_error": res.error,
+                "scorer_mode": res.mode, "scorer_top_prob_min": res.top_prob_min,
+                "scorer_entropy_mean_bits": res.entropy_mean_bits,
+                "scorer_criteria_json": (json.dumps([c.to_dict() for c in res.criteria])
+                                         if res.criteria else None),
+                "decision": decision_for(res.score, front.question.cutoff),
+                "score_minus_oracle": (res.score - front.oracle_score
+                                       if res.score is not None
+                                       and front.oracle_score is not None else None),
+            })
+        except Exception as exc:  # one failing call is recorded and the campaign goes on
+            row.update(_failure("scorer", exc))
     for k in ("synth", "channel", "vad", "asr", "scorer"):
         row[f"t_{k}_s"] = t.get(k)
-    return row
+    return CallRow.from_dict(row).to_dict()
+
+
+def run_call(*, question: Question, answer: Answer, profile: Profile, repeat: int, seed: int,
+             pipeline: PipelineConfig, pipeline_version: str, campaign_id: str,
+             stages: Stages, oracle: ScoreResult, resolve_path: Callable | None = None,
+             ) -> dict:
+    """Run one call and return its row (see README, "calls.parquet"):
+    ``finish_call(run_call_front(...), stages)``. Never raises: a failure in any stage is
+    recorded in ``status``/``error`` and the row has no score."""
+    return finish_call(run_call_front(
+        question=question, answer=answer, profile=profile, repeat=repeat, seed=seed,
+        pipeline=pipeline, pipeline_version=pipeline_version, campaign_id=campaign_id,
+        stages=stages, oracle=oracle, resolve_path=resolve_path), stages)
 
 
 if TYPE_CHECKING:  # the types of render_call_audio (imported where the stages run)

@@ -30,6 +30,24 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rig.answers import Answer, AnswerBank, Question, load_bank
 from rig.campaign.call import ROW_TYPES, Stages, call_id, run_call, with_transport_columns
+from rig.campaign.executors import (
+    CallTask,
+    CampaignInterrupted,
+    ExecutorSpec,
+    OracleTask,
+    ProfilePaths,
+    TaskFailure,
+    WorkerSetup,
+    default_workers,
+    open_executor,
+)
+from rig.campaign.executors.worker import (
+    build_worker_stages,
+    default_worker_runtime,
+    given_up_row,
+    oracle_result,
+    oracle_row,
+)
 from rig.campaign.store import CallLog, write_parquet
 from rig.errors import ConfigError
 from rig.paths import make_out_dir
@@ -69,6 +87,7 @@ class CampaignResult:
     files: dict[str, Path] = field(default_factory=dict)
     n_repeats_skipped: int = 0  # planned repeats not run: they could not differ (reason in
     repeats_skipped: dict = field(default_factory=dict)  # ... this, as in summary.json)
+    n_dropped: int = 0  # workers' rows for calls already logged ok (not written again)
 
 
 @dataclass(frozen=True)
@@ -184,6 +203,10 @@ def _oracle_key(question: Question, answer: Answer, seed: int, version: str) -> 
     return f"{answer.answer_id}|{seed}|{version}|{question.rubric_hash[:12]}|{text}"
 
 
+def _oracle_done(row: dict | None) -> bool:
+    return row is not None and row["parse_status"] not in ("error", "timeout")
+
+
 class OracleCache:
     """The scorer's grade of each script's clean text, persisted like the calls."""
 
@@ -193,18 +216,10 @@ class OracleCache:
     def get(self, question: Question, answer: Answer, seed: int) -> ScoreResult:
         key = _oracle_key(question, answer, seed, self.version)
         row = self.log.get(key)
-        if row is None or row["parse_status"] in ("error", "timeout"):
-            res = self.scorer.score(question, answer.clean_text, seed)
-            row = {"call_id": key, "answer_id": answer.answer_id, "seed": seed,
-                   "pipeline_version": self.version, "score": res.score,
-                   "parse_status": res.parse_status, "raw": res.raw, "reason": res.reason,
-                   "error": res.error, "seconds": res.seconds,
-                   "temperature": res.temperature, "mode": res.mode,
-                   "criteria": [c.to_dict() for c in res.criteria or ()] or None}
+        if not _oracle_done(row):
+            row = oracle_row(self.scorer, key, question, answer, seed, self.version)
             self.log.append(row)
-        return ScoreResult(row["score"], row["parse_status"], row["raw"], row["reason"], None,
-                           row.get("seconds") or 0.0, row.get("temperature", 0.0), seed,
-                           row.get("error"), row.get("mode", "argmax"))
+        return oracle_result(row)
 
 
 def default_scorer(pipeline: PipelineConfig) -> Scorer:
@@ -227,17 +242,26 @@ def default_scorer(pipeline: PipelineConfig) -> Scorer:
 
 def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                  progress: bool = True, on_call: Callable[[dict], None] | None = None,
-                 call_fn: Callable[..., dict] = run_call) -> CampaignResult:
+                 call_fn: Callable[..., dict] = run_call,
+                 executor: ExecutorSpec | None = None) -> CampaignResult:
     """Run (or resume) a campaign and write its outputs.
 
     ``call_fn`` runs one call with :func:`run_call`'s keyword arguments and returns its row;
-    :class:`rig.calls.campaign.TransportCaller` places it over a real transport instead.
+    :class:`rig.calls.campaign.TransportCaller` places it over a real transport instead (in
+    this process, ``executor.concurrency`` calls at once). ``executor``: where the calls run
+    (:class:`ExecutorSpec`; default serial, in this process). With ``stages`` given, every
+    worker runs a copy of them (they must pickle for ``local`` and ``ray``); else each worker
+    builds the real stages once. First the oracle gradings the calls need, then the calls;
+    this process alone writes the logs, a worker's row for a call already logged ``ok`` is
+    dropped.
 
     Raises:
         ConfigError: an input file is malformed (names the file, field and value).
         ModelMissingError: a model package is missing (names the package).
+        CampaignInterrupted: Ctrl-C; the workers were stopped, a rerun resumes.
     """
     t_start = time.perf_counter()
+    executor = executor or ExecutorSpec()
     bank = load_bank(spec.answers_path)
     profiles = load_profiles(spec.profiles_path)
     pipeline = load_pipeline(spec.pipeline_path)
@@ -254,16 +278,22 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     campaign_plan = plan_campaign(spec, bank, profiles, version, pipeline,
                                   None if stages is None else stages.scorer.temperature)
     plan = campaign_plan.calls
-    if stages is None:
+    executor = executor.resolved(real_transport=call_fn is not run_call)
+    in_driver = executor.in_driver(real_transport=call_fn is not run_call)
+    n_workers = executor.n_workers() if executor.kind != "ray" else executor.workers
+    runtime = executor.runtime or default_worker_runtime(n_workers or default_workers(),
+                                                         overlap=bool(executor.overlap))
+    if stages is None and executor.kind != "ray":
         # fail fast, naming the package, rather than record every call as failed
         from rig.models import ensure_model
 
         ensure_model(pipeline.asr.model)
         if pipeline.scorer.backend == "llamacpp":
             ensure_model(pipeline.scorer.model)
-        stages = Stages(scorer=default_scorer(pipeline))
+    if stages is None and in_driver:
+        stages = build_worker_stages(pipeline, runtime)
     log = CallLog(out / "calls.jsonl")
-    oracle = OracleCache(out / "oracle.jsonl", stages.scorer, version)
+    oracle_log = CallLog(out / "oracle.jsonl")
     (out / "campaign.json").write_text(json.dumps({
         "campaign_id": campaign_id, "pipeline_version": version,
         "pipeline": pipeline.model_dump(mode="json"),
@@ -274,23 +304,52 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                       "questions": list(spec.question_ids), "repeats": list(spec.repeat_ids)},
         "n_planned_calls": len(plan), "transport": spec.transport,
         "repeats_skipped": campaign_plan.repeats_skipped,
+        "runtime": executor.record(runtime, 1 if in_driver else n_workers),
     }, indent=2))
     todo = [c for c in plan if c.call_id not in log or log.get(c.call_id)["status"] != "ok"]
     n_skipped = len(plan) - len(todo)
+    setup = WorkerSetup(pipeline, version, campaign_id, runtime, stages, executor.overlap)
+    keys = {c.call_id: _oracle_key(c.question, c.answer, c.seed, version) for c in todo}
+    grade = {}
+    for c in todo:
+        if not _oracle_done(oracle_log.get(keys[c.call_id])):
+            grade.setdefault(keys[c.call_id], OracleTask(keys[c.call_id], c.question, c.answer,
+                                                         c.seed))
+    n_dropped = 0
+
+    def logged(task, row: dict) -> None:
+        nonlocal n_dropped
+        if isinstance(task, OracleTask):
+            if not _oracle_done(oracle_log.get(task.key)):
+                oracle_log.append(row)
+            return
+        prev = log.get(task.call_id)
+        if prev is not None and prev["status"] == "ok":  # a late duplicate: never twice
+            n_dropped += 1
+            return
+        log.append(row)
+        if on_call:
+            on_call(row)
+        bar.advance(task_bar)
+
+    def given_up(failure: TaskFailure) -> None:
+        logged(failure.task, given_up_row(failure.task, failure.error, setup))
+
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), disable=not progress, transient=False) as bar:
-        task = bar.add_task(f"{campaign_id}: calls", total=len(plan), completed=n_skipped)
-        for c in todo:
-            orc = oracle.get(c.question, c.answer, c.seed)
-            row = call_fn(question=c.question, answer=c.answer, profile=c.profile,
-                           repeat=c.repeat, seed=c.seed, pipeline=pipeline,
-                           pipeline_version=version, campaign_id=campaign_id, stages=stages,
-                           oracle=orc,
-                           resolve_path=lambda rel, p=c.profile: profiles.resolve_path(p, rel))
-            log.append(row)
-            if on_call:
-                on_call(row)
-            bar.advance(task)
+        task_bar = bar.add_task(f"{campaign_id}: calls", total=len(plan), completed=n_skipped)
+        try:
+            with open_executor(executor, setup,
+                               call_fn=None if call_fn is run_call else call_fn) as ex:
+                if grade:
+                    ex.run(list(grade.values()), logged, given_up)
+                ex.run([CallTask(c.call_id, c.question, c.answer, c.profile, c.repeat, c.seed,
+                                 oracle_result(oracle_log.get(keys[c.call_id])),
+                                 ProfilePaths(profiles.sources[c.profile.profile_id].parent))
+                        for c in todo], logged, given_up)
+        except KeyboardInterrupt as exc:
+            n_logged = sum(c.call_id in log for c in plan)
+            raise CampaignInterrupted(n_logged, len(plan)) from exc
     planned = {c.call_id for c in plan}
     # a row logged before the transport columns existed (resuming an older run) is a sim row
     rows = [with_transport_columns(r) for r in log.rows() if r["call_id"] in planned]
@@ -301,7 +360,8 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                           repeats_skipped=campaign_plan.repeats_skipped)
     return CampaignResult(out, rows, json.loads(files["summary"].read_text()), len(todo),
                           n_skipped, time.perf_counter() - t_start, files,
-                          campaign_plan.repeats_skipped["n"], campaign_plan.repeats_skipped)
+                          campaign_plan.repeats_skipped["n"], campaign_plan.repeats_skipped,
+                          n_dropped)
 
 
 def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version: str,

@@ -56,14 +56,17 @@ def _print_summary(summary: dict, out: Path) -> None:
     stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
-def _run(spec, progress: bool, **calls) -> None:
+def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
     """Run ``spec`` (over its transport; ``calls``: :class:`rig.calls.campaign.TransportCaller`'s
-    options), print what was run and the summary; exit 2 when every call failed."""
+    options) on ``executor`` (:class:`rig.campaign.executors.ExecutorSpec`; ``stages``: fakes,
+    for tests), print what was run and the summary; exit 2 when every call failed, 130 on
+    Ctrl-C (with how to resume, no traceback)."""
+    from rig.campaign.executors import CampaignInterrupted
     from rig.campaign.runner import run_campaign
 
     try:
         if spec.transport == "sim":
-            res = run_campaign(spec, progress=progress)
+            res = run_campaign(spec, progress=progress, executor=executor, stages=stages)
         else:  # a real call per campaign call (rig.calls)
             from rig.calls.campaign import TransportCaller
             from rig.calls.service import quiet_logs
@@ -73,9 +76,13 @@ def _run(spec, progress: bool, **calls) -> None:
             quiet_logs()
             with TransportCaller(spec.transport, spec.answers_path, spec.out_dir,
                                  **calls) as caller:
-                res = run_campaign(spec, progress=progress, call_fn=caller)
+                res = run_campaign(spec, progress=progress, call_fn=caller,
+                                   executor=executor, stages=stages)
     except RigError as exc:
         fail(exc)
+    except CampaignInterrupted as exc:
+        console.print(Text(str(exc), style="yellow"))
+        raise typer.Exit(130) from None
     console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
                   f"{res.seconds:.0f} s", markup=False)
     if res.n_repeats_skipped:
@@ -157,6 +164,29 @@ def campaign_run(
     results_token_env: Annotated[str | None, typer.Option(
         help="NAME of the environment variable holding the bearer token of the interviewer's "
              "GET /results (with --interviewer-url)")] = None,
+    executor: Annotated[str, typer.Option(
+        help="where simulated calls run: local (worker processes on this machine; "
+             "--workers 1 runs them in this process), ray (actors on a Ray cluster, extra "
+             "'ray'), serial (this process)")] = "local",
+    workers: Annotated[int | None, typer.Option(
+        min=1, help="worker processes or Ray actors, each holding its own models (default: "
+                    "one per two cores; ray: as many as the cluster's CPUs hold)")] = None,
+    ray_address: Annotated[str | None, typer.Option(
+        help="with --executor ray: auto (the cluster this machine joined) or HOST:PORT "
+             "(default: a Ray instance started for this campaign)")] = None,
+    concurrency: Annotated[int, typer.Option(
+        min=1, help="real transports: calls in flight at once (each takes its real time)")
+                           ] = 1,
+    asr_threads: Annotated[int | None, typer.Option(
+        min=1, help="threads of each worker's ASR (default: cores split over workers)")
+                           ] = None,
+    scorer_threads: Annotated[int | None, typer.Option(
+        min=1, help="threads of each worker's scorer (default: cores split over workers)")
+                              ] = None,
+    overlap: Annotated[bool | None, typer.Option(
+        "--overlap/--no-overlap",
+        help="inside a worker, transcribe the next call while the scorer grades this one "
+             "(default: when the worker's threads leave room)")] = None,
 ) -> None:
     """Run (or resume) a matched-pair campaign: every answer under every profile."""
     from rig.calls.options import TransportOptions, transport_call_options
@@ -176,7 +206,31 @@ def campaign_run(
             agent_port=agent_port))
     except RigError as exc:
         fail(exc)
-    _run(spec, progress, **calls)
+    try:
+        ex = executor_spec(executor, workers, ray_address, concurrency, asr_threads,
+                           scorer_threads, overlap)
+    except RigError as exc:
+        fail(exc)
+    _run(spec, progress, executor=ex, **calls)
+
+
+def executor_spec(kind: str, workers: int | None, ray_address: str | None, concurrency: int,
+                  asr_threads: int | None, scorer_threads: int | None, overlap: bool | None):
+    """The :class:`rig.campaign.executors.ExecutorSpec` of ``rig campaign run``'s options
+    (thread counts go to each worker's :class:`rig.runtime.Runtime`). Raises ConfigError on
+    an unknown executor or a Ray address without ``--executor ray``."""
+    from rig.campaign.executors import ExecutorSpec
+    from rig.campaign.executors.worker import default_worker_runtime
+    from rig.errors import ConfigError
+
+    if ray_address and kind != "ray":
+        raise ConfigError("--ray-address", "", "needs --executor ray", ray_address)
+    spec = ExecutorSpec(kind, workers, ray_address, concurrency, None, overlap)  # type: ignore
+    if asr_threads is None and scorer_threads is None:
+        return spec
+    runtime = default_worker_runtime(spec.n_workers() if kind != "ray" else workers or 1,
+                                     asr_threads, scorer_threads)
+    return ExecutorSpec(kind, workers, ray_address, concurrency, runtime, overlap)
 
 
 @campaign_app.command("summarize")

@@ -53,7 +53,8 @@ class RenderedAnswer:
         voice_id: the engine's voice.
         render_key: sha256 of everything that shapes the speech render (the cache key; noise
             is mixed after the cache and is not part of it).
-        engine_version: the engine's version string (package, model, settings).
+        engine_version: the engine's version string (package, model, settings; ``recording``
+            for a recorded voice).
         rate: the rate multiplier the engine spoke at (for a ``wpm`` target, the one the
             renderer settled on); None for a recorded voice.
         stretch: the time-stretch applied to the spoken chunks to meet a ``wpm`` target
@@ -64,6 +65,13 @@ class RenderedAnswer:
         pauses_total_s: the deliberate silences inside the speech span (script ``[pause]``
             marks and the profile's pauses), seconds.
         noise_kind: the background noise mixed in (``none`` when none).
+
+    ``engine_version``, ``rate``, ``wpm_measured`` and ``pauses_total_s`` have no default:
+    every render states them (a campaign row records them, :mod:`rig.campaign.row`).
+
+    Raises:
+        TypeError: ``audio`` is not an :class:`~rig.audio.Audio` or a word is not a
+            :class:`WordTiming`.
     """
 
     audio: Audio
@@ -74,12 +82,20 @@ class RenderedAnswer:
     engine: str
     voice_id: str
     render_key: str
-    engine_version: str = ""
-    rate: float | None = None
+    engine_version: str
+    rate: float | None
+    wpm_measured: float | None
+    pauses_total_s: float
     stretch: float = 1.0
-    wpm_measured: float | None = None
-    pauses_total_s: float = 0.0
     noise_kind: str = "none"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.audio, Audio):
+            raise TypeError(f"RenderedAnswer.audio: an Audio, got {type(self.audio).__name__}")
+        bad = [w for w in self.words if not isinstance(w, WordTiming)]
+        if bad:
+            raise TypeError(f"RenderedAnswer.words: WordTiming items, got "
+                            f"{type(bad[0]).__name__} ({bad[0]!r})")
 
     @property
     def script_words(self) -> tuple[WordTiming, ...]:

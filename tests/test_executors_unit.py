@@ -1,0 +1,226 @@
+"""Executors on fake stages: the same rows from serial and local workers, a worker SIGKILLed
+mid-call (each planned call logged once), a call that kills every worker (given up, no loop),
+Ctrl-C (exit 130 and how to resume), the driver killed then resumed, the question-affine
+queue. No assertion on wall time."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from executor_fakes import ROOT, comparable, make_stages
+
+from rig.campaign.executors import ExecutorSpec
+from rig.campaign.executors.base import MAX_WORKER_DEATHS, TaskQueue
+from rig.campaign.runner import CampaignSpec, run_campaign
+from rig.campaign.store import CallLog
+
+pytestmark = pytest.mark.unit
+TESTS = Path(__file__).resolve().parent
+
+
+def spec(out: Path, **kw) -> CampaignSpec:
+    base = dict(answers_path=ROOT / "answer_bank" / "core",
+                profiles_path=ROOT / "profiles" / "demo",
+                pipeline_path=ROOT / "pipelines" / "reference.yaml", out_dir=out,
+                repeats=1, profile_ids=("long_pauses",),
+                question_ids=("q01_conflict", "q02_upset_customer"), n_boot=200,
+                campaign_id="c")
+    base.update(kw)
+    return CampaignSpec(**base)
+
+
+def logged_ids(out: Path) -> list[str]:
+    lines = (out / "calls.jsonl").read_text().splitlines()
+    return [json.loads(x)["call_id"] for x in lines if x.strip()]
+
+
+@pytest.fixture(scope="module")
+def serial_rows(tmp_path_factory) -> list[dict]:
+    out = tmp_path_factory.mktemp("serial") / "c"
+    res = run_campaign(spec(out), stages=make_stages(), progress=False,
+                       executor=ExecutorSpec("serial"))
+    return res.rows
+
+
+@pytest.mark.parametrize(("workers", "overlap"), [(2, False), (2, True), (1, True)])
+def test_local_workers_give_the_serial_rows(tmp_path, serial_rows, workers, overlap):
+    # overlap: each worker transcribes the next call while the judge grades this one;
+    # --workers 1 --overlap runs one worker process
+    res = run_campaign(spec(tmp_path / "c"), stages=make_stages(), progress=False,
+                       executor=ExecutorSpec("local", workers=workers, overlap=overlap))
+    assert len(res.rows) == 16
+    assert comparable(res.rows) == comparable(serial_rows)
+    meta = json.loads((tmp_path / "c" / "campaign.json").read_text())
+    assert meta["runtime"]["executor"] == "local"
+    assert (meta["runtime"]["workers"], meta["runtime"]["overlap"]) == (workers, overlap)
+    # the oracle was graded by the workers, once per (answer, seed), and written by the driver
+    assert len(CallLog(tmp_path / "c" / "oracle.jsonl").rows()) == 8
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_a_worker_killed_mid_call_loses_nothing_and_runs_nothing_twice(tmp_path, serial_rows,
+                                                                       overlap):
+    kill = tmp_path / "kill"
+    kill.mkdir()
+    (kill / "q01_strong").write_text("1")  # the first worker to run its ASR dies (SIGKILL)
+    res = run_campaign(spec(tmp_path / "c"), stages=make_stages(kill), progress=False,
+                       executor=ExecutorSpec("local", workers=2, overlap=overlap))
+    assert (kill / "q01_strong").read_text() == "0"
+    ids = logged_ids(tmp_path / "c")
+    assert len(ids) == len(set(ids)) == 16
+    df = pd.read_parquet(tmp_path / "c" / "calls.parquet")
+    assert df["call_id"].is_unique and len(df) == 16 and (df["status"] == "ok").all()
+    assert comparable(res.rows) == comparable(serial_rows)
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_a_call_that_kills_every_worker_is_given_up_and_the_rest_run(tmp_path, overlap):
+    # with overlap, a death with two calls in flight counts against neither: each runs
+    # alone next, so only the calls that kill are given up
+    kill = tmp_path / "kill"
+    kill.mkdir()
+    (kill / "q02_weak").write_text("99")
+    res = run_campaign(spec(tmp_path / "c"), stages=make_stages(kill), progress=False,
+                       executor=ExecutorSpec("local", workers=2, overlap=overlap))
+    df = pd.DataFrame(res.rows)
+    bad = df[df["answer_id"] == "q02_weak"]
+    assert len(bad) == 2 and (bad["status"] == "error").all()
+    assert bad["error"].str.contains(f"{MAX_WORKER_DEATHS} workers died").all()
+    assert bad["error"].str.contains("SIGKILL").all()
+    assert (df[df["answer_id"] != "q02_weak"]["status"] == "ok").all()
+    # 2 calls x 3 counted deaths each (with overlap, maybe some deaths not counted)
+    kills = 99 - int((kill / "q02_weak").read_text())
+    assert kills == 2 * MAX_WORKER_DEATHS if not overlap else kills >= 2 * MAX_WORKER_DEATHS
+    # a rerun retries the given-up calls (here: they die again, still logged once each)
+    (kill / "q02_weak").write_text("0")
+    again = run_campaign(spec(tmp_path / "c"), stages=make_stages(kill), progress=False,
+                         executor=ExecutorSpec("local", workers=2, overlap=overlap))
+    assert again.n_run == 2 and all(r["status"] == "ok" for r in again.rows)
+    ids = logged_ids(tmp_path / "c")
+    assert len(set(ids)) == 16 and len(ids) == 18  # the two failures, superseded
+
+
+_DRIVER = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from executor_fakes import make_stages
+from test_executors_unit import spec
+from rig.campaign.executors import ExecutorSpec
+from rig.cli.campaign import _run
+import typer
+try:  # what the rig command does with typer.Exit
+    _run(spec(Path({out!r})), False, executor=ExecutorSpec("local", workers=2),
+         stages=make_stages(sleep_s={sleep_s}))
+except typer.Exit as exc:
+    sys.exit(exc.exit_code)
+"""
+
+
+def _start_driver(out: Path, sleep_s: float) -> subprocess.Popen:
+    code = textwrap.dedent(_DRIVER.format(tests=str(TESTS), out=str(out), sleep_s=sleep_s))
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+
+
+def _wait_for_calls(out: Path, n: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if (out / "calls.jsonl").is_file() and len(logged_ids(out)) >= n:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    raise AssertionError("no calls logged")
+
+
+def test_ctrl_c_stops_the_workers_and_says_how_to_resume(tmp_path):
+    out = tmp_path / "c"
+    proc = _start_driver(out, sleep_s=0.4)
+    _wait_for_calls(out, 2, proc)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    n = len(logged_ids(out))
+    assert f"interrupted: {n} of 16 calls logged; rerun the same command to resume" in (
+        stdout + stderr)
+    assert "Traceback" not in stderr
+    res = run_campaign(spec(out), stages=make_stages(), progress=False,
+                       executor=ExecutorSpec("local", workers=2))
+    assert res.n_skipped == n and res.n_run == 16 - n
+    ids = logged_ids(out)
+    assert len(ids) == len(set(ids)) == 16
+
+
+def test_the_driver_killed_then_resumed_logs_each_call_once(tmp_path):
+    out = tmp_path / "c"
+    proc = _start_driver(out, sleep_s=0.3)
+    _wait_for_calls(out, 3, proc)
+    os.kill(proc.pid, signal.SIGKILL)  # the driver only: its workers see their pipe close
+    proc.communicate(timeout=60)
+    run_campaign(spec(out), stages=make_stages(), progress=False,
+                 executor=ExecutorSpec("local", workers=2))
+    ids = logged_ids(out)
+    assert len(ids) == len(set(ids)) == 16
+
+
+class _T:
+    def __init__(self, group: str, i: int) -> None:
+        self.group, self.task_id = group, f"{group}{i}"
+
+
+def test_the_queue_keeps_a_worker_on_its_question():
+    q = TaskQueue([_T(g, i) for g in "abc" for i in range(3)])
+    first = q.next_for(None)
+    second = q.next_for(None, held=[first.group])
+    assert (first.group, second.group) == ("a", "b")  # a second worker takes a new question
+    assert q.next_for("a", held=["b"]).task_id == "a1"  # and each keeps to its own
+    assert q.next_for("b", held=["a"]).task_id == "b1"
+    q.next_for("a", held=["b"])
+    assert q.next_for("a", held=["b"]).group == "c"  # a is done: the free question
+    t = q.next_for("b", held=["c"])
+    assert q.death(t, "killed by SIGKILL") is None  # back at the front of its question
+    assert q.next_for("b", held=["c"]) is t
+    for _ in range(MAX_WORKER_DEATHS - 2):
+        assert q.death(t, "killed by SIGKILL") is None
+        q.next_for("b")
+    failure = q.death(t, "killed by SIGKILL")
+    assert failure is not None and "3 workers died" in failure.error
+
+
+def test_executor_spec_rejects_bad_counts():
+    from rig.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--workers"):
+        ExecutorSpec("local", workers=0)
+    with pytest.raises(ConfigError, match="--executor"):
+        ExecutorSpec("threads")  # type: ignore[arg-type]
+
+
+def test_cli_options_make_the_executor_and_bad_ones_exit_2(tmp_path):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+    from rig.cli.campaign import executor_spec
+
+    ex = executor_spec("local", 3, None, 1, 2, None, False)
+    assert (ex.kind, ex.workers, ex.overlap, ex.runtime.asr_threads) == ("local", 3, False, 2)
+    assert executor_spec("ray", None, "auto", 1, None, None, None).ray_address == "auto"
+    args = ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"),
+            "--profiles", str(ROOT / "profiles" / "demo"),
+            "--pipeline", str(ROOT / "pipelines" / "reference.yaml"),
+            "--out", str(tmp_path / "c")]
+    res = CliRunner().invoke(app, [*args, "--ray-address", "auto"])
+    assert res.exit_code == 2 and "--ray-address" in res.output, res.output
+    res = CliRunner().invoke(app, [*args, "--executor", "threads"])
+    assert res.exit_code == 2 and "--executor" in res.output, res.output
