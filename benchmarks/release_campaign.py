@@ -229,8 +229,8 @@ def _executor_runs(wanted, workers, cores, spec, runs) -> None:
     except ImportError:
         print("  (local and Ray runs skipped: rig.campaign.executors is not in this rig)")
         return
-    if "local" in todo:
-        for n in (1, workers):
+    if "local" in todo:  # 1 local worker is the serial executor: timed above when asked
+        for n in ((workers,) if "serial" in runs else (1, workers)):
             runs[f"local{n}"] = _run(spec(f"local{n}"), f"local executor, {n} worker(s)",
                                      executor=ExecutorSpec(kind="local", workers=n))
     if "ray" in todo:
@@ -241,8 +241,9 @@ def _executor_runs(wanted, workers, cores, spec, runs) -> None:
             return
         runs["ray"] = _run(spec("ray"), f"Ray (local head), {workers} actors",
                            executor=ExecutorSpec(kind="ray", workers=workers))
-    if "local1" in runs and f"local{workers}" in runs:
-        one, n = runs["local1"], runs[f"local{workers}"]
+    one = runs.get("local1") or runs.get("serial")
+    if one is not None and f"local{workers}" in runs:
+        n = runs[f"local{workers}"]
         print(f"  speed-up {workers} workers over 1: {one['wall_s'] / n['wall_s']:.2f}x "
               f"on {cores} CPUs")
     if "ray" in runs and f"local{workers}" in runs:
