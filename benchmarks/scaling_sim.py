@@ -77,9 +77,15 @@ def main() -> None:
                     help="a campaign's calls.jsonl (per-call stage times)")
     ap.add_argument("--oracle-s", type=float, default=None,
                     help="seconds per oracle grading (default: the median scorer time)")
-    ap.add_argument("--design-calls", type=int, default=672)
-    ap.add_argument("--design-oracle", type=int, default=96,
-                    help="oracle gradings of the design (32 answers x 3 seeds)")
+    ap.add_argument("--design-calls", type=int, default=480,
+                    help="calls run: 672 planned, less the repeats that cannot differ (3 of "
+                         "the 7 profiles draw nothing from the seed: 32 x (4 x 3 + 3) = 480)")
+    ap.add_argument("--design-oracle", type=int, default=32,
+                    help="oracle gradings of the design: 32 distinct scripts (up to 96, one "
+                         "per answer and seed, when no worker reuses another seed's grade)")
+    ap.add_argument("--service-scale", type=float, default=1.0,
+                    help="multiply the measured service times (e.g. 0.2 for a machine 5x "
+                         "less loaded than the one measured)")
     ap.add_argument("--nodes", default="1,4,16")
     ap.add_argument("--workers-per-node", type=int, default=1,
                     help="workers per node (a 2-core node like this one: 1)")
@@ -96,6 +102,7 @@ def main() -> None:
     scorer = np.array([r["t_scorer_s"] for r in rows if (r.get("t_scorer_s") or 0) > 0.05])
     oracle = np.array([args.oracle_s if args.oracle_s is not None else
                        float(np.median(scorer)) if len(scorer) else 1.0])
+    call_s, oracle = call_s * args.service_scale, oracle * args.service_scale
     append_ms = args.append_ms if args.append_ms is not None else measured_append_ms(rows[0])
     print(f"measured: {len(rows)} calls, {np.mean(call_s):.2f} s per call (median "
           f"{np.median(call_s):.2f}), {audio_s:.1f} s of audio per call; oracle grading "
