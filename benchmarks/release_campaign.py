@@ -186,15 +186,23 @@ def main() -> None:
         print(f"  judge prefix cache: {st['hits']} hits, {st['misses']} misses "
               f"({100 * st['hits'] / n if n else 0:.0f}% hit rate over {n} gradings; "
               "memoised repeats of a text are neither)", flush=True)
+    bare_s = None
+    if "serial" in runs and not args.no_bare:  # before the executor runs: a lost Ray
+        bare_s = _bare_pass(runs["serial"], bank, profiles, pipeline, cores)  # keeps it
     _executor_runs(wanted, args.workers, cores, spec, runs)
 
     base = runs.get("serial") or next(iter(runs.values()), None)
     for name, r in runs.items():
         if base is not None and r is not base:
             print(f"  rows {name} vs {base['label']}: {_same_rows(base['rows'], r['rows'])}")
-    if base is None or args.no_bare:
-        return
-    _bare_pass(base, bank, profiles, pipeline, cores, runs)
+    if bare_s is None and base is not None and not args.no_bare:
+        bare_s = _bare_pass(base, bank, profiles, pipeline, cores)
+    if bare_s:
+        limit = base["audio_s"] / bare_s
+        for r in runs.values():
+            print(f"  rig overhead, {r['label']:28s}: wall / bare compute = "
+                  f"{r['wall_s'] / bare_s:.2f}  ({r['audio_s'] / r['wall_s']:.2f} vs "
+                  f"{limit:.2f} audio s per wall s)")
 
 
 def _stage_shares(run: dict) -> None:
@@ -239,6 +247,8 @@ def _executor_runs(wanted, workers, cores, spec, runs) -> None:
         except ImportError:
             print("  (Ray run skipped: pip install 'rig[ray]')")
             return
+        # a Ray instance of its own: never attach to another job's cluster on this machine
+        os.environ.setdefault("RAY_ADDRESS", "local")
         runs["ray"] = _run(spec("ray"), f"Ray (local head), {workers} actors",
                            executor=ExecutorSpec(kind="ray", workers=workers))
     one = runs.get("local1") or runs.get("serial")
@@ -251,7 +261,8 @@ def _executor_runs(wanted, workers, cores, spec, runs) -> None:
         print(f"  Ray / local wall time at {workers} workers: {ratio:.2f}")
 
 
-def _bare_pass(base, bank, profiles, pipeline, cores, runs) -> None:
+def _bare_pass(base, bank, profiles, pipeline, cores) -> float:
+    """Bare-model compute seconds for ``base``'s calls (and print what they were)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bare_models import bare_asr, bare_judge
 
@@ -273,10 +284,7 @@ def _bare_pass(base, bank, profiles, pipeline, cores, runs) -> None:
           "without the oracle phase)")
     print(f"  bare compute {times.compute_s:.1f} s -> physical limit "
           f"{base['audio_s'] / times.compute_s:.2f} audio s per wall s on one process")
-    for r in runs.values():
-        print(f"  rig overhead, {r['label']:28s}: wall / bare compute = "
-              f"{r['wall_s'] / times.compute_s:.2f}  ({r['audio_s'] / r['wall_s']:.2f} vs "
-              f"{base['audio_s'] / times.compute_s:.2f} audio s per wall s)")
+    return times.compute_s
 
 
 if __name__ == "__main__":
