@@ -23,12 +23,18 @@ ASR_SAMPLE_RATE_HZ = 16000
 class AsrOptions:
     """faster-whisper settings. ``model`` names a verified model in :mod:`rig.models`;
     ``language`` None lets a multilingual model detect it (English-only ``.en`` models always
-    decode English)."""
+    decode English).
+
+    ``cpu_threads`` (CTranslate2's intra-op threads) and ``device`` (``cpu`` or ``cuda``,
+    already resolved: see :func:`rig.runtime.resolve_device`) say how the model runs, not
+    what it computes: they are not pipeline settings and not in ``pipeline_version``;
+    :func:`rig.runtime.build_stages` sets them from a :class:`rig.runtime.Runtime`."""
     model: str = "whisper-tiny.en"
     language: str | None = "en"
     beam_size: int = 1
     compute_type: str = "int8"
     cpu_threads: int = 2
+    device: str = "cpu"
     vad_filter: bool = False
     condition_on_previous_text: bool = False
 
@@ -63,14 +69,14 @@ class Transcript:
 
 
 @lru_cache(maxsize=4)
-def _model(name: str, compute_type: str, cpu_threads: int):
+def _model(name: str, compute_type: str, cpu_threads: int, device: str = "cpu"):
     try:
         from faster_whisper import WhisperModel
     except ImportError as exc:  # pragma: no cover
         raise EngineUnavailable("ASR needs faster-whisper: pip install 'faster-whisper==1.2.1'"
                                 " (or 'rig[pipeline]')") from exc
     path = ensure_model(name)
-    return WhisperModel(str(path), device="cpu", compute_type=compute_type,
+    return WhisperModel(str(path), device=device, compute_type=compute_type,
                         cpu_threads=cpu_threads)
 
 
@@ -83,7 +89,7 @@ def transcribe(audio: Audio, options: AsrOptions = AsrOptions()) -> Transcript:
     audio16 = audio.resample(ASR_SAMPLE_RATE_HZ)
     if audio16.duration_s < 0.1:
         return Transcript("", None, None, audio16.duration_s)
-    model = _model(options.model, options.compute_type, options.cpu_threads)
+    model = _model(options.model, options.compute_type, options.cpu_threads, options.device)
     segments, info = model.transcribe(
         audio16.samples, language=options.language, beam_size=options.beam_size,
         vad_filter=options.vad_filter, temperature=0.0,

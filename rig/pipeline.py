@@ -110,6 +110,11 @@ class PipelineConfig(_Frozen):
     endpointing: Endpointing = Endpointing()
     asr: AsrSettings = AsrSettings()
     scorer: ScorerSettings = ScorerSettings()
+    device: Literal["cpu", "cuda", "auto"] = Field(
+        "cpu", description="where faster-whisper and the embedded llama.cpp judge run: cpu "
+        "(the default), cuda (fails when no CUDA GPU is usable), or auto (cuda where each "
+        "engine finds one, else cpu); resolved per engine by rig.runtime.resolve_device and "
+        "recorded per row (asr_device, scorer_device). Not in pipeline_version")
 
 
 def load_pipeline(path: str | Path) -> PipelineConfig:
@@ -121,13 +126,19 @@ def pipeline_version(config: PipelineConfig) -> str:
     """``<name>-<hash>``: a hash of the whole configuration and the scorer prompt module (its
     version and source: prompt text, grammar, parser). The rubrics are not in it: each call's
     id carries its own question's rubric hash, so editing one question re-runs only that
-    question's calls (see :func:`rig.campaign.call.call_id`)."""
+    question's calls (see :func:`rig.campaign.call.call_id`).
+
+    ``device`` is left out, as thread counts are (:mod:`rig.runtime`): the same weights and
+    algorithm run on either device, so a campaign resumed on a GPU machine keeps its call ids
+    and skips calls already made; a GPU's arithmetic may round differently (now and then a
+    different greedy token), which the per-row ``asr_device``/``scorer_device`` columns let an
+    analysis separate. Leaving it out also keeps every existing pipeline's version."""
     import inspect
 
     from rig.scorer import prompt
 
     return f"{config.name}-" + content_hash({
-        "config": config.model_dump(exclude={"description"}, exclude_none=True),
+        "config": config.model_dump(exclude={"description", "device"}, exclude_none=True),
         "prompt_version": prompt.PROMPT_VERSION,
         "prompt_source": inspect.getsource(prompt),
     })

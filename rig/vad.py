@@ -12,11 +12,20 @@ state machine (``VADParams``: confidence, start_secs, stop_secs, min_volume) out
 :func:`detect_turn` stops at the first close (a campaign call holds one answer);
 :func:`detect_turns` runs the same VAD and timer over a whole recording and returns every turn
 (production monitoring, :mod:`rig.monitor.signals`).
+
+**One Silero session per process.** Both run on an analyzer kept per (thread, sample rate,
+params) and reset before each recording to exactly the state a newly built one has (pipecat's
+analyzer and its ONNX model carry state from frame to frame: the recurrent state and context
+window, the 20 ms frame buffer, the rolling volume window and the state machine's counters),
+instead of loading the ONNX model for every call. A test runs two recordings in a row on the
+kept analyzer and compares every turn with a fresh analyzer's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import threading
 from dataclasses import dataclass
 from typing import Literal
 
@@ -85,6 +94,51 @@ def silero_analyzer(sample_rate_hz: int, params: TurnParams):
     return vad
 
 
+#: Analyzer attributes a reset leaves alone: the ONNX model (its own state is reset with
+#: ``reset_states``) and the one-thread executor it runs on.
+_KEPT_ATTRS = ("_model", "_executor")
+_local = threading.local()
+
+
+class _KeptAnalyzer:
+    """A Silero analyzer and a copy of its state as built, to restore before each recording."""
+
+    def __init__(self, sample_rate_hz: int, params: TurnParams) -> None:
+        self.vad = silero_analyzer(sample_rate_hz, params)
+        self._fresh = {k: copy.deepcopy(v) for k, v in vars(self.vad).items()
+                       if k not in _KEPT_ATTRS}
+
+    def reset(self):
+        """The analyzer, in the state :func:`silero_analyzer` returns it (model included)."""
+        vars(self.vad).update(copy.deepcopy(self._fresh))
+        self.vad._model.reset_states()
+        return self.vad
+
+
+def kept_analyzer(sample_rate_hz: int, params: TurnParams):
+    """This thread's Silero analyzer for (``sample_rate_hz``, ``params``), reset to the state
+    of a newly built one (see the module's notes). The thread keeps it: never call
+    ``cleanup()`` on it; :func:`release_analyzers` frees them.
+
+    Raises:
+        EngineUnavailable: pipecat (with Silero) is not installed.
+    """
+    pool: dict = _local.__dict__.setdefault("analyzers", {})
+    key = (sample_rate_hz, params)
+    if key not in pool:
+        if len(pool) >= 4:  # a process rarely runs more than one endpointing setting
+            release_analyzers()
+            pool = _local.__dict__.setdefault("analyzers", {})
+        pool[key] = _KeptAnalyzer(sample_rate_hz, params)
+    return pool[key].reset()
+
+
+def release_analyzers() -> None:
+    """Free this thread's kept analyzers (their executor threads and ONNX sessions)."""
+    for kept in _local.__dict__.pop("analyzers", {}).values():
+        kept.vad._executor.shutdown(wait=False)
+
+
 def _check_rate(audio: Audio, caller: str) -> None:
     if audio.sample_rate_hz not in SILERO_RATES_HZ:
         raise ValueError(f"{caller}: Silero VAD takes {SILERO_RATES_HZ} Hz, got "
@@ -110,22 +164,19 @@ async def _events(audio: Audio, params: TurnParams):
     and ``("close", t_s)`` when the endpointing timer fires, frame by frame."""
     from pipecat.audio.vad.vad_analyzer import VADState
 
-    vad = silero_analyzer(audio.sample_rate_hz, params)
+    vad = kept_analyzer(audio.sample_rate_hz, params)
     pcm = audio.to_pcm16().tobytes()
     frame_bytes = audio.sample_rate_hz * FRAME_MS // 1000 * 2
     prev = VADState.QUIET
-    try:
-        for i in range(0, len(pcm) - frame_bytes + 1, frame_bytes):
-            t_end = (i + frame_bytes) / 2 / audio.sample_rate_hz
-            state = await vad.analyze_audio(pcm[i:i + frame_bytes])
-            if state == VADState.SPEAKING and prev in (VADState.QUIET, VADState.STARTING):
-                # pipecat confirms speech start_secs after it began
-                yield "start", max(0.0, t_end - params.start_ms / 1000)
-            if state == VADState.QUIET and prev in (VADState.STOPPING, VADState.SPEAKING):
-                yield "close", t_end
-            prev = state
-    finally:
-        await vad.cleanup()
+    for i in range(0, len(pcm) - frame_bytes + 1, frame_bytes):
+        t_end = (i + frame_bytes) / 2 / audio.sample_rate_hz
+        state = await vad.analyze_audio(pcm[i:i + frame_bytes])
+        if state == VADState.SPEAKING and prev in (VADState.QUIET, VADState.STARTING):
+            # pipecat confirms speech start_secs after it began
+            yield "start", max(0.0, t_end - params.start_ms / 1000)
+        if state == VADState.QUIET and prev in (VADState.STOPPING, VADState.SPEAKING):
+            yield "close", t_end
+        prev = state
 
 
 async def _detect(audio: Audio, params: TurnParams) -> TurnResult:

@@ -262,6 +262,14 @@ class Scorer(ABC):
         return Completion(value, parsed.status, raw, seconds, self.temperature, seed,
                           parsed.detail or None, cached)
 
+    def prefix_cache_stats(self) -> dict[str, int]:
+        """Prompt-prefix cache counts since this scorer was made: ``hits`` (a grading found
+        its rubric prefix still evaluated in the backend's KV cache and evaluated only the
+        rest) and ``misses`` (the prefix was evaluated afresh). A backend that keeps no
+        prefix state of its own (a remote endpoint) reports zeros; graded replies reused
+        from the in-process memo are neither."""
+        return {"hits": 0, "misses": 0}
+
     @property
     def _memo(self) -> dict:
         if "_memo_store" not in self.__dict__:

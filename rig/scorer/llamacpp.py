@@ -1,4 +1,5 @@
-"""The embedded scorer: llama.cpp (llama-cpp-python) running a verified GGUF on the CPU.
+"""The embedded scorer: llama.cpp (llama-cpp-python) running a verified GGUF on the CPU
+(or with every layer offloaded to a GPU, ``n_gpu_layers=-1``, see :mod:`rig.runtime`).
 
 **Reproducible across processes.** llama.cpp's own prompt cache reuses the longest prefix
 that the previous prompt shares with the next one and evaluates only the rest; how the prompt
@@ -54,14 +55,14 @@ _LOCKS_GUARD = threading.Lock()
 
 
 @lru_cache(maxsize=2)
-def _llama(model: str, n_ctx: int, n_threads: int):
+def _llama(model: str, n_ctx: int, n_threads: int, n_gpu_layers: int = 0):
     try:
         from llama_cpp import Llama
     except ImportError as exc:  # pragma: no cover
         raise EngineUnavailable("the embedded scorer needs llama-cpp-python: pip install "
                                 "'llama-cpp-python==0.3.36' (or 'rig[pipeline]')") from exc
     llm = Llama(model_path=str(ensure_model(model)), n_ctx=n_ctx, n_threads=n_threads,
-                verbose=False)
+                n_threads_batch=n_threads, n_gpu_layers=n_gpu_layers, verbose=False)
     _OPEN.append(llm)
     return llm
 
@@ -102,7 +103,14 @@ class LlamaCppScorer(Scorer):
         with_reason: ``argmax`` only: also ask for a one-sentence reason (about 3x slower).
         mode: ``argmax`` or ``expected`` (:mod:`rig.scorer.levels`).
         budget_s: seconds one grading may take before it is a ``timeout`` (None: no limit).
-        n_threads: llama.cpp threads (default: min(4, cores)).
+        n_threads: llama.cpp threads for generation and prompt batches (default:
+            min(4, cores); :func:`rig.runtime.default_runtime` splits the cores between
+            workers). Not part of ``pipeline_version``: it changes speed, not the grade.
+        n_gpu_layers: layers offloaded to the GPU (0: CPU only; -1: all of them). Set by
+            :func:`rig.runtime.build_stages` from the pipeline's ``device``.
+
+    :meth:`prefix_cache_stats` counts, per grading, whether the rubric prefix was still in
+    the KV cache (a hit: only the transcript part is evaluated) or was evaluated afresh.
     """
 
     name = "llamacpp"
@@ -110,14 +118,34 @@ class LlamaCppScorer(Scorer):
     def __init__(self, model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m",
                  temperature: float = 0.0, n_ctx: int = 2048, n_threads: int | None = None,
                  max_tokens: int = 160, with_reason: bool = False,
-                 mode: ScoringMode = "argmax", budget_s: float | None = None) -> None:
+                 mode: ScoringMode = "argmax", budget_s: float | None = None,
+                 n_gpu_layers: int = 0) -> None:
         self.model, self.temperature, self.max_tokens = model, temperature, max_tokens
         self.with_reason, self.mode, self.budget_s = with_reason, mode, budget_s
         self._n_ctx = n_ctx
         self._n_threads = n_threads or min(4, os.cpu_count() or 2)
+        self._n_gpu_layers = n_gpu_layers
+        self._hits = self._misses = 0
+
+    @property
+    def n_threads(self) -> int:
+        """llama.cpp threads this scorer runs with."""
+        return self._n_threads
+
+    @property
+    def device(self) -> str:
+        """``cuda`` when layers are offloaded to the GPU, else ``cpu`` (a row's
+        ``scorer_device``)."""
+        return "cuda" if self._n_gpu_layers else "cpu"
+
+    def prefix_cache_stats(self) -> dict[str, int]:
+        """``{"hits": int, "misses": int}``: gradings whose rubric prefix was kept in the KV
+        cache, and those that evaluated it afresh (a prompt whose prefix could not be cut
+        cleanly counts as a miss). Memoised gradings are neither."""
+        return {"hits": self._hits, "misses": self._misses}
 
     def _llm(self):
-        return _llama(self.model, self._n_ctx, self._n_threads)
+        return _llama(self.model, self._n_ctx, self._n_threads, self._n_gpu_layers)
 
     def _lock(self) -> threading.Lock:
         with _LOCKS_GUARD:
@@ -150,14 +178,15 @@ class LlamaCppScorer(Scorer):
             return [], whole
         return prefix, whole[len(prefix):]
 
-    @staticmethod
-    def _prime(llm, prefix: list[int]) -> None:
-        """Leave exactly ``prefix`` evaluated: kept when the cache holds it, else evaluated
-        afresh from position 0 (always as the same batches)."""
+    def _prime(self, llm, prefix: list[int]) -> None:
+        """Leave exactly ``prefix`` evaluated: kept when the cache holds it (a hit), else
+        evaluated afresh from position 0, always as the same batches (a miss)."""
         n = len(prefix)
         if n and llm.n_tokens >= n and llm.input_ids[:n].tolist() == prefix:
             llm.n_tokens = n  # the next eval drops the KV cells past n
+            self._hits += 1
             return
+        self._misses += 1
         llm.reset()
         if n:
             llm.eval(prefix)

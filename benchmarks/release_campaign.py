@@ -1,0 +1,291 @@
+"""The guide's release campaign, timed against the physical limit of this machine.
+
+Design (:mod:`rig.stats.sample_size`'s worked example): 32 answers x 7 profiles (the baseline
+and 6 variants) x 3 repeats = 672 planned calls, on ``answer_bank/core`` (10 questions x 4
+answers: 40) and ``profiles/core`` (the baseline and 15 variants). The 32 answers are the four
+of each of the first 8 questions, ordered as a Latin square over questions and tiers so that
+``--fraction F`` (the first ``round(32 F)`` of them, at least 1) keeps the mix of questions
+and tiers; every run keeps all 7 profiles and 3 repeats. Repeats that cannot differ (a
+profile that draws nothing from the seed, with a judge at temperature 0) are planned but not
+run, as in any campaign.
+
+Prints, in one run on the same inputs:
+  * audio seconds per wall second for the campaign (the rendered call audio of the calls run,
+    over the campaign's wall time), per executor run;
+  * the same audio (each call's line audio up to turn close) and the same transcripts and
+    oracle scripts through bare faster-whisper and bare llama.cpp (``bare_models.py``), and
+    rig's overhead over them: campaign wall / bare compute;
+  * 1 worker vs N (local executor), and local vs Ray on this machine (when the executors are
+    installed: ``rig.campaign.executors``, Ray from the ``ray`` extra);
+  * the judge's prompt-prefix cache hit rate (in-process run).
+
+The speech renders are made once before the timed runs (the render cache, as a team that
+re-runs a release on an unchanged bank has): the campaign runs then all start from the same
+warm cache and differ only in how they run. The warm-up time is printed apart.
+
+    python benchmarks/release_campaign.py --fraction 0.1 [--workers 2]
+        [--executors serial,local,ray] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RELEASE_PROFILES = ("baseline", "fast", "long_pauses", "fillers", "babble_10db",
+                    "mobile_amr_nb_loss3", "webrtc_opus_jitter")
+N_ANSWERS, N_QUESTIONS, N_REPEATS = 32, 8, 3
+TIMING = ("t_synth_s", "t_channel_s", "t_vad_s", "t_asr_s", "t_scorer_s", "campaign_id")
+
+
+def release_answer_ids(bank, fraction: float) -> tuple[str, ...]:
+    """The first ``round(32 * fraction)`` (at least 1) answers of the release design: answer
+    i is tier ``(i + i // 8) % 4`` of question ``i % 8`` (a Latin square: any prefix spreads
+    over questions and tiers)."""
+    if not 0 < fraction <= 1:
+        raise SystemExit(f"--fraction: in (0, 1] (got {fraction})")
+    questions = bank.questions[:N_QUESTIONS]
+    per_q = [[a.answer_id for a in q.answers] for q in questions]
+    if len(questions) < N_QUESTIONS or any(len(ids) < 4 for ids in per_q):
+        raise SystemExit(f"{bank.path}: the release design needs {N_QUESTIONS} questions "
+                         "of 4 answers")
+    order = [per_q[i % N_QUESTIONS][(i + i // N_QUESTIONS) % 4] for i in range(N_ANSWERS)]
+    return tuple(order[:max(1, round(N_ANSWERS * fraction))])
+
+
+def _run(spec, label: str, **kwargs) -> dict:
+    from rig.campaign.runner import run_campaign
+
+    t0 = time.perf_counter()
+    res = run_campaign(spec, progress=False, **kwargs)
+    wall = time.perf_counter() - t0
+    ok = [r for r in res.rows if r["status"] == "ok"]
+    audio_s = sum(r["audio_duration_s"] or 0.0 for r in ok)
+    print(f"  {label:28s} {len(res.rows):4d} calls ({len(ok)} ok)  wall {wall:7.1f} s  "
+          f"audio {audio_s:7.1f} s  -> {audio_s / wall:5.2f} audio s per wall s", flush=True)
+    return {"label": label, "wall_s": wall, "audio_s": audio_s, "rows": res.rows,
+            "result": res}
+
+
+def _same_rows(a: list[dict], b: list[dict]) -> str:
+    def key(rows):
+        return {r["call_id"]: {k: v for k, v in r.items() if k not in TIMING} for r in rows}
+    ka, kb = key(a), key(b)
+    if ka == kb:
+        return "identical (timing columns aside)"
+    diff = sorted(c for c in ka.keys() & kb.keys() if ka[c] != kb[c])
+    cols = sorted({k for c in diff for k in ka[c] if ka[c].get(k) != kb[c].get(k)})
+    return (f"DIFFER: {len(diff)} of {len(ka)} rows, columns {cols[:6]}; "
+            f"ids only in one: {len(ka.keys() ^ kb.keys())}")
+
+
+def _line_audio_16k(rows, bank, profiles, pipeline):
+    """Each ok call's line audio up to turn close, float32 at 16 kHz (made before timing)."""
+    from rig.asr import ASR_SAMPLE_RATE_HZ
+    from rig.campaign.call import render_call_audio
+
+    answers = {a.answer_id: a for _, a in bank.answers()}
+    profs = {p.profile_id: p for p in profiles.profiles}
+    for r in rows:
+        if r["status"] != "ok":
+            continue
+        p = profs[r["profile_id"]]
+        audio = render_call_audio(answers[r["answer_id"]], p, r["seed"],
+                                  resolve_path=lambda rel, p=p: profiles.resolve_path(p, rel),
+                                  telephony=pipeline.telephony).audio
+        yield audio.head(r["turn_close_s"]).resample(ASR_SAMPLE_RATE_HZ).samples
+
+
+def _graded_texts(rows, bank) -> list[tuple]:
+    """Every distinct (question, text) the campaign graded: oracle scripts, then transcripts,
+    grouped by question in plan order."""
+    questions = {q.question_id: q for q in bank.questions}
+    answers = {a.answer_id: a for _, a in bank.answers()}
+    seen, out = set(), []
+    for r in rows:
+        q = questions[r["question_id"]]
+        for text in (answers[r["answer_id"]].clean_text, r["transcript"]):
+            if text is not None and (q.question_id, text.strip()) not in seen:
+                seen.add((q.question_id, text.strip()))
+                out.append((q, text))
+    return sorted(out, key=lambda qt: qt[0].question_id)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fraction", type=float, default=1.0,
+                    help="share of the 32 answers (same profiles, repeats and mix)")
+    ap.add_argument("--workers", type=int, default=max(2, (os.cpu_count() or 2) // 2),
+                    help="N for the local and Ray runs (default: one per two cores, >= 2)")
+    ap.add_argument("--executors", default="serial,local,ray",
+                    help="runs to time: serial (1 worker, in this process), local, ray")
+    ap.add_argument("--no-bare", action="store_true", help="skip the bare-model pass")
+    ap.add_argument("--out", type=Path, default=None, help="keep the campaigns here")
+    args = ap.parse_args()
+    root = args.out or Path(tempfile.mkdtemp(prefix="rig-release-bench-"))
+    os.environ["RIG_AUDIO_CACHE"] = str(root / "audio-cache")  # workers inherit it
+
+    from rig.answers import load_bank
+    from rig.campaign.runner import CampaignSpec, plan_campaign
+    from rig.paths import DEFAULTS as D
+    from rig.pipeline import load_pipeline, pipeline_version
+    from rig.profiles import load_profiles
+    from rig.runtime import build_stages, default_runtime
+
+    bank = load_bank(D.answer_bank / "core")
+    profiles = load_profiles(D.profiles / "core")
+    pipeline = load_pipeline(D.pipelines / "reference.yaml")
+    ids = release_answer_ids(bank, args.fraction)
+    cores = os.cpu_count() or 1
+
+    def spec(name: str) -> CampaignSpec:
+        return CampaignSpec(answers_path=D.answer_bank / "core",
+                            profiles_path=D.profiles / "core",
+                            pipeline_path=D.pipelines / "reference.yaml", out_dir=root / name,
+                            repeats=N_REPEATS, answer_ids=ids, profile_ids=RELEASE_PROFILES,
+                            n_boot=200)
+
+    plan = plan_campaign(spec("plan"), bank, profiles, pipeline_version(pipeline), pipeline)
+    n_planned = len(plan.calls) + plan.repeats_skipped["n"]
+    print(f"release design x {args.fraction:g}: {len(ids)} answers x {len(RELEASE_PROFILES)} "
+          f"profiles x {N_REPEATS} repeats = {n_planned} planned calls, {len(plan.calls)} "
+          f"run ({plan.repeats_skipped['n']} repeats that cannot differ skipped)")
+    print(f"machine: {cores} CPUs (os.cpu_count), load average {os.getloadavg()[0]:.1f} "
+          f"at start; pipeline {pipeline.name}, device {pipeline.device}", flush=True)
+
+    t0 = time.perf_counter()
+    from rig.campaign.call import render_call_audio
+
+    for c in plan.calls:  # speech renders into the cache, before any timed run
+        render_call_audio(c.answer, c.profile, c.seed,
+                          resolve_path=lambda rel, p=c.profile: profiles.resolve_path(p, rel))
+    print(f"render warm-up (TTS into the cache, channel): {time.perf_counter() - t0:.1f} s",
+          flush=True)
+
+    runs: dict[str, dict] = {}
+    wanted = [k.strip() for k in args.executors.split(",") if k.strip()]
+    print("campaign runs (same plan, warm render cache, fresh output folder each):")
+    if "serial" in wanted:
+        runtime = default_runtime(1, cores)
+        stages = build_stages(pipeline, runtime)
+        t0 = time.perf_counter()
+        stages.transcribe(_silence(), _asr_options(pipeline))  # load both models first,
+        stages.scorer.score(bank.questions[0], "warm up", 0)   # timed apart
+        stages.scorer._memo.clear()
+        stages.scorer._hits = stages.scorer._misses = 0
+        print(f"  model load (Whisper + GGUF + Silero), in-process: "
+              f"{time.perf_counter() - t0:.1f} s; runtime {runtime.to_dict()}")
+        runs["serial"] = _run(spec("serial"), "1 worker (in-process)", stages=stages)
+        _stage_shares(runs["serial"])
+        st = stages.scorer.prefix_cache_stats()
+        n = st["hits"] + st["misses"]
+        print(f"  judge prefix cache: {st['hits']} hits, {st['misses']} misses "
+              f"({100 * st['hits'] / n if n else 0:.0f}% hit rate over {n} gradings; "
+              "memoised repeats of a text are neither)", flush=True)
+    bare_s = None
+    if "serial" in runs and not args.no_bare:  # before the executor runs: a lost Ray
+        bare_s = _bare_pass(runs["serial"], bank, profiles, pipeline, cores)  # keeps it
+    _executor_runs(wanted, args.workers, cores, spec, runs)
+
+    base = runs.get("serial") or next(iter(runs.values()), None)
+    for name, r in runs.items():
+        if base is not None and r is not base:
+            print(f"  rows {name} vs {base['label']}: {_same_rows(base['rows'], r['rows'])}")
+    if bare_s is None and base is not None and not args.no_bare:
+        bare_s = _bare_pass(base, bank, profiles, pipeline, cores)
+    if bare_s:
+        limit = base["audio_s"] / bare_s
+        for r in runs.values():
+            print(f"  rig overhead, {r['label']:28s}: wall / bare compute = "
+                  f"{r['wall_s'] / bare_s:.2f}  ({r['audio_s'] / r['wall_s']:.2f} vs "
+                  f"{limit:.2f} audio s per wall s)")
+
+
+def _stage_shares(run: dict) -> None:
+    rows, wall = run["rows"], run["wall_s"]
+    parts = {k: sum(r[f"t_{k}_s"] or 0.0 for r in rows)
+             for k in ("synth", "channel", "vad", "asr", "scorer")}
+    parts["rest (oracle, I/O, summary, report)"] = wall - sum(parts.values())
+    print("    " + ", ".join(f"{k} {100 * v / wall:.0f}%" for k, v in parts.items()))
+
+
+def _silence():
+    from rig.audio import Audio
+
+    return Audio.silence(1.0, 16000)
+
+
+def _asr_options(pipeline):
+    from rig.asr import AsrOptions
+
+    a = pipeline.asr
+    return AsrOptions(model=a.model, language=a.language, beam_size=a.beam_size,
+                      compute_type=a.compute_type)
+
+
+def _executor_runs(wanted, workers, cores, spec, runs) -> None:
+    """Local 1 vs N and Ray N, through the executors when they are installed."""
+    todo = [k for k in wanted if k in ("local", "ray")]
+    if not todo:
+        return
+    try:
+        from rig.campaign.executors import ExecutorSpec
+    except ImportError:
+        print("  (local and Ray runs skipped: rig.campaign.executors is not in this rig)")
+        return
+    if "local" in todo:  # 1 local worker is the serial executor: timed above when asked
+        for n in ((workers,) if "serial" in runs else (1, workers)):
+            runs[f"local{n}"] = _run(spec(f"local{n}"), f"local executor, {n} worker(s)",
+                                     executor=ExecutorSpec(kind="local", workers=n))
+    if "ray" in todo:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            print("  (Ray run skipped: pip install 'rig[ray]')")
+            return
+        # a Ray instance of its own: never attach to another job's cluster on this machine
+        os.environ.setdefault("RAY_ADDRESS", "local")
+        runs["ray"] = _run(spec("ray"), f"Ray (local head), {workers} actors",
+                           executor=ExecutorSpec(kind="ray", workers=workers))
+    one = runs.get("local1") or runs.get("serial")
+    if one is not None and f"local{workers}" in runs:
+        n = runs[f"local{workers}"]
+        print(f"  speed-up {workers} workers over 1: {one['wall_s'] / n['wall_s']:.2f}x "
+              f"on {cores} CPUs")
+    if "ray" in runs and f"local{workers}" in runs:
+        ratio = runs["ray"]["wall_s"] / runs[f"local{workers}"]["wall_s"]
+        print(f"  Ray / local wall time at {workers} workers: {ratio:.2f}")
+
+
+def _bare_pass(base, bank, profiles, pipeline, cores) -> float:
+    """Bare-model compute seconds for ``base``'s calls (and print what they were)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bare_models import bare_asr, bare_judge
+
+    rows = base["rows"]
+    audios = list(_line_audio_16k(rows, bank, profiles, pipeline))
+    texts = _graded_texts(rows, bank)
+    threads = max(1, cores)  # one process: the whole machine, as the 1-worker run had
+    times = bare_asr(audios, pipeline, threads)
+    times = bare_judge(texts, pipeline, threads, times=times)
+    rig_asr = sum(r["t_asr_s"] or 0.0 for r in rows)
+    rig_judge = sum(r["t_scorer_s"] or 0.0 for r in rows)
+    print(f"bare models on the same inputs ({threads} threads each, loads apart: Whisper "
+          f"{times.asr_load_s:.1f} s, GGUF {times.judge_load_s:.1f} s):")
+    print(f"  faster-whisper: {times.n_transcribed} calls, {times.audio_transcribed_s:.1f} s "
+          f"of line audio up to turn close, {times.asr_s:.1f} s  (rig's ASR stage: "
+          f"{rig_asr:.1f} s)")
+    print(f"  llama.cpp:      {times.n_graded} distinct gradings (oracle scripts and "
+          f"transcripts), {times.judge_s:.1f} s  (rig's scorer stage: {rig_judge:.1f} s "
+          "without the oracle phase)")
+    print(f"  bare compute {times.compute_s:.1f} s -> physical limit "
+          f"{base['audio_s'] / times.compute_s:.2f} audio s per wall s on one process")
+    return times.compute_s
+
+
+if __name__ == "__main__":
+    main()
