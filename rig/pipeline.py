@@ -27,12 +27,80 @@ class Telephony(_Frozen):
     codec: Literal["mulaw", "alaw", "none"] = "mulaw"
 
 
+#: Defaults of the engine-specific VAD settings, filled in when the engine is chosen.
+_SILERO_DEFAULTS = {"confidence": 0.7, "min_volume": 0.6}
+_WEBRTCVAD_DEFAULTS = {"aggressiveness": 2, "frame_ms": 20}
+
+
 class VadSettings(_Frozen):
-    """pipecat Silero VAD parameters (``VADParams``)."""
-    engine: Literal["silero"] = "silero"
-    confidence: float = Field(0.7, gt=0, lt=1)
+    """The interviewer's VAD, under pipecat's VAD state machine (``VADParams``: speech
+    confirmed after ``start_ms``, the turn closed by ``endpointing.silence_timeout_ms``).
+
+    ``engine: silero`` (pipecat's Silero v5 ONNX): ``confidence`` (speech-probability
+    threshold) and ``min_volume`` (pipecat's smoothed-volume gate). ``engine: webrtcvad``
+    (Google's WebRTC GMM VAD, package webrtcvad-wheels): ``aggressiveness`` 0-3 (3 filters
+    most non-speech) and ``frame_ms`` 10, 20 or 30 (its analysis frame); it decides speech
+    alone (no volume gate). A setting of the other engine is a ConfigError, except at that
+    engine's default (which any dumped configuration carries), dropped: a switch of
+    ``vad.engine`` alone (``rig sweep --vary vad.engine=...``) stays valid. The chosen
+    engine's unset settings are filled with their defaults, so writing a default or leaving
+    it out gives the same ``pipeline_version``.
+    """
+    engine: Literal["silero", "webrtcvad"] = "silero"
+    confidence: float | None = Field(None, gt=0, lt=1, description="silero only")
     start_ms: int = Field(200, ge=0, le=2000)
-    min_volume: float = Field(0.6, ge=0, le=1)
+    min_volume: float | None = Field(None, ge=0, le=1, description="silero only")
+    aggressiveness: Literal[0, 1, 2, 3] | None = Field(None, description="webrtcvad only")
+    frame_ms: Literal[10, 20, 30] | None = Field(None, description="webrtcvad only")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _engine_fields(cls, data):
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        engine = data.get("engine", "silero")
+        mine, theirs = ((_WEBRTCVAD_DEFAULTS, _SILERO_DEFAULTS) if engine == "webrtcvad"
+                        else (_SILERO_DEFAULTS, _WEBRTCVAD_DEFAULTS))
+        for k, default in theirs.items():
+            if data.get(k) not in (None, default):
+                raise ValueError(f"{k}: {data[k]!r} is not a setting of engine {engine!r} "
+                                 f"(its settings: {', '.join(mine)}) - remove {k} or choose "
+                                 "the engine it belongs to")
+            data.pop(k, None)
+        for k, default in mine.items():
+            if data.get(k) is None:
+                data[k] = default
+        return data
+
+
+class TurnSettings(_Frozen):
+    """An end-of-turn model on top of the VAD, driven as a pipecat agent drives it
+    (``TurnAnalyzerUserTurnStopStrategy``): when the VAD's timer fires, the model is asked
+    whether the turn is complete; if not, the interviewer keeps listening until the model
+    says so at a later VAD stop, or ``stop_ms`` of further silence (the model's own timer,
+    pipecat's ``SmartTurnParams.stop_secs``, default 3 s).
+
+    ``model: none`` (default): the VAD's timer alone closes the turn. ``smart-turn``:
+    pipecat's smart-turn v3.2 CPU ONNX, shipped in the pipecat-ai wheel (no download).
+    ``stop_ms`` is a smart-turn setting (a ConfigError with ``none``).
+    """
+    model: Literal["none", "smart-turn"] = "none"
+    stop_ms: int | None = Field(None, ge=100, le=30000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _model_fields(cls, data):
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if data.get("model", "none") == "none":
+            if data.get("stop_ms") is not None:
+                raise ValueError(f"stop_ms: {data['stop_ms']!r} is a setting of a turn model; "
+                                 "with model: none the VAD's timer alone closes the turn")
+        elif data.get("stop_ms") is None:
+            data["stop_ms"] = 3000
+        return data
 
 
 class Endpointing(_Frozen):
@@ -108,6 +176,9 @@ class PipelineConfig(_Frozen):
     telephony: Telephony = Telephony()
     vad: VadSettings = VadSettings()
     endpointing: Endpointing = Endpointing()
+    turn: TurnSettings = Field(TurnSettings(), description="an end-of-turn model on top of "
+                               "the VAD (new in issue 16: adding it changed every "
+                               "pipeline_version once)")
     asr: AsrSettings = AsrSettings()
     scorer: ScorerSettings = ScorerSettings()
     device: Literal["cpu", "cuda", "auto"] = Field(

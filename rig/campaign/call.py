@@ -217,6 +217,7 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         "temperature": pipeline.scorer.temperature,
         "silence_timeout_ms": pipeline.endpointing.silence_timeout_ms,
         "asr_device": stages.asr_device,
+        "vad_engine": pipeline.vad.engine, "turn_model": pipeline.turn.model,
         "oracle_score": oracle.score, "oracle_parse_status": oracle.parse_status,
         "oracle_decision": decision_for(oracle.score, question.cutoff),
         "status": "ok", "error": None, "parse_status": "not_scored", "score": None,
@@ -246,10 +247,7 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         t["channel"] = time.perf_counter() - t0
         stage = "vad"
         t0 = time.perf_counter()
-        turn = stages.detect_turn(line, TurnParams(
-            silence_timeout_ms=pipeline.endpointing.silence_timeout_ms,
-            start_ms=pipeline.vad.start_ms, confidence=pipeline.vad.confidence,
-            min_volume=pipeline.vad.min_volume))
+        turn = stages.detect_turn(line, TurnParams.from_pipeline(pipeline))
         t["vad"] = time.perf_counter() - t0
         script_words = [w for w in rendered.words if not w.is_filler]
         before = [w for w in script_words if w.start_s < turn.turn_close_s]

@@ -65,7 +65,8 @@ class CallRow:
 
     Pipeline: ``asr_model``, ``scorer_model``, ``temperature`` (the scorer's),
     ``silence_timeout_ms`` (endpointing), ``asr_device`` and ``scorer_device`` (where ASR
-    and the scorer ran, e.g. ``cpu``, ``cuda``; null when the stages do not say).
+    and the scorer ran, e.g. ``cpu``, ``cuda``; null when the stages do not say),
+    ``vad_engine`` and ``turn_model`` (the turn detector; null on rows logged before them).
 
     Oracle and outcome: ``oracle_score`` (0-100, the scorer on the clean script),
     ``oracle_parse_status``, ``oracle_decision``; ``status`` (``ok``/``error``), ``error``
@@ -136,6 +137,8 @@ class CallRow:
     silence_timeout_ms: int | None = None
     asr_device: str | None = None
     scorer_device: str | None = None
+    vad_engine: str | None = None
+    turn_model: str | None = None
     # oracle and outcome
     oracle_score: float | None = None
     oracle_parse_status: str | None = None
