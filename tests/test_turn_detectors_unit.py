@@ -239,3 +239,34 @@ def test_engine_switch_alone_is_valid_and_every_setting_is_versioned():
     # a default written out or left out: one version
     assert pipeline_version(w) == pipeline_version(PipelineConfig(
         name="p", vad={"engine": "webrtcvad", "aggressiveness": 2, "frame_ms": 20}))
+
+
+def test_a_call_passes_the_pipelines_turn_settings_and_records_them(tmp_path):
+    from pathlib import Path
+
+    from test_call_row_unit import stages
+
+    from rig.answers import load_bank
+    from rig.campaign.call import run_call
+    from rig.profiles import load_profiles
+    from rig.scorer.fake import FakeScorer
+    from rig.vad import TurnResult
+
+    root = Path(__file__).resolve().parents[1]
+    question, answer = load_bank(root / "answer_bank" / "core").answers()[0]
+    seen = []
+
+    def detect(audio, params):
+        seen.append(params)
+        return TurnResult(0.1, audio.duration_s * 0.6, "turn_model", ())
+
+    pipeline = PipelineConfig(name="p", vad={"engine": "webrtcvad", "frame_ms": 30},
+                              turn={"model": "smart-turn", "stop_ms": 2000})
+    row = run_call(stages=stages(detect_turn=detect), question=question, answer=answer,
+                   profile=load_profiles(root / "profiles" / "demo").baseline, repeat=0,
+                   seed=0, pipeline=pipeline, pipeline_version="v1", campaign_id="c",
+                   oracle=FakeScorer().score(question, answer.clean_text, 0))
+    assert seen == [TurnParams(engine="webrtcvad", frame_ms=30, turn_model="smart-turn",
+                               turn_model_stop_ms=2000)]
+    assert (row["vad_engine"], row["turn_model"], row["turn_closed_by"]) == (
+        "webrtcvad", "smart-turn", "turn_model")
