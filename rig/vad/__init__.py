@@ -204,6 +204,11 @@ def kept_turn_model(sample_rate_hz: int, params: TurnParams):
     pool: dict = _local.__dict__.setdefault("turn_models", {})
     key = (sample_rate_hz, params.turn_model, params.turn_model_stop_ms)
     if key not in pool:
+        if len(pool) >= 4:  # a sweep of turn.stop_ms: free the older sessions
+            for old in pool.values():
+                if old._executor is not None:
+                    old._executor.shutdown(wait=False)
+            pool.clear()
         pool[key] = smart_turn.smart_turn_analyzer(sample_rate_hz, params.turn_model_stop_ms)
     smart_turn.reset(pool[key])
     return pool[key]
