@@ -159,3 +159,40 @@ def test_smart_turn_loads_offline_from_the_pipecat_wheel(monkeypatch):
     with smart_turn.audio_clock(1.0):
         turn.append_audio(np.zeros(160, np.int16).tobytes(), False)
     assert turn._audio_buffer[0][0] == 1.0  # stamped with the audio clock
+
+
+@pytest.fixture(scope="module")
+def render_cache(tmp_path_factory) -> Path:
+    """One TTS render, shared by the engines' calls."""
+    return tmp_path_factory.mktemp("renders")
+
+
+@pytest.mark.parametrize("vad_settings", [{"engine": "webrtcvad"},
+                                          {"engine": "webrtcvad", "aggressiveness": 3,
+                                           "frame_ms": 30}], ids=["a2-20ms", "a3-30ms"])
+def test_a_long_pauses_call_under_webrtcvad_is_truncated(vad_settings, render_cache):
+    """A campaign call (real TTS render, caller channel, phone line and webrtcvad; fake ASR
+    and scorer) on the demo's long_pauses profile: the 1.6 s pause outlasts the 800 ms timer,
+    the turn closes in it and the row says which detector closed it."""
+    from rig.answers import load_bank
+    from rig.asr import Transcript
+    from rig.campaign.call import Stages, run_call
+    from rig.pipeline import PipelineConfig, load_pipeline
+    from rig.profiles import load_profiles
+    from rig.scorer.fake import FakeScorer
+
+    root = Path(__file__).resolve().parents[1]
+    question, answer = load_bank(root / "answer_bank" / "core").answers()[0]
+    ref = load_pipeline(root / "pipelines" / "reference.yaml").model_dump(mode="json")
+    pipeline = PipelineConfig(**{**ref, "vad": {**ref["vad"], **vad_settings}})
+    stages = Stages(scorer=FakeScorer(), audio_cache_dir=render_cache,
+                    transcribe=lambda a, o: Transcript("i led the team", -0.2, 0.0,
+                                                       a.duration_s))
+    profile = load_profiles(root / "profiles" / "demo").get("long_pauses")
+    row = run_call(question=question, answer=answer, profile=profile, repeat=0, seed=0,
+                   pipeline=pipeline, pipeline_version="v", campaign_id="c", stages=stages,
+                   oracle=FakeScorer().score(question, answer.clean_text, 0))
+    assert row["status"] == "ok", row["error"]
+    assert (row["vad_engine"], row["turn_model"]) == ("webrtcvad", "none")
+    assert row["turn_closed_by"] == "silence_timeout" and row["truncated"]
+    assert 0 < row["words_lost_share"] < 1
