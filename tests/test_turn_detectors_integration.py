@@ -196,3 +196,33 @@ def test_a_long_pauses_call_under_webrtcvad_is_truncated(vad_settings, render_ca
     assert (row["vad_engine"], row["turn_model"]) == ("webrtcvad", "none")
     assert row["turn_closed_by"] == "silence_timeout" and row["truncated"]
     assert 0 < row["words_lost_share"] < 1
+
+
+def test_the_real_call_interviewer_runs_webrtcvad_and_refuses_a_turn_model():
+    """rig.calls' interviewer closes turns with the pipeline's VAD engine (webrtcvad here,
+    fed live 20 ms frames of real speech); a turn model is refused there, clearly."""
+    import asyncio
+
+    from rig.calls.interviewer import InterviewerSettings, InterviewSession
+    from rig.errors import RigError
+    from rig.pipeline import PipelineConfig
+    from rig.scorer.fake import FakeScorer
+
+    def session(**settings) -> InterviewSession:
+        return InterviewSession(call_id="c", questions=[], pipeline=PipelineConfig(
+            name="p", **settings), pipeline_version="v", scorer=FakeScorer(),
+            settings=InterviewerSettings())
+
+    with pytest.raises(RigError, match=r"turn\.model 'smart-turn' runs in simulated"):
+        session(turn={"model": "smart-turn"})
+    s = session(vad={"engine": "webrtcvad"})
+    line, _, _ = _speech_with_gap(1.6)
+    pcm = line.to_pcm16().tobytes()
+
+    async def feed() -> list[str]:
+        for i in range(0, len(pcm), 320):
+            await s.feed(pcm[i:i + 320])
+        return [s._events.get_nowait()[0] for _ in range(s._events.qsize())]
+
+    events = asyncio.run(feed())
+    assert events[:2] == ["start", "close"] and type(s._vad).__name__ == "WebRtcVadAnalyzer"

@@ -163,10 +163,13 @@ class InterviewSession:
         self.pipeline_version, self.scorer, self.settings = pipeline_version, scorer, settings
         self.seed, self.transport = seed, transport
         self._transcribe = transcribe or _default_transcribe
-        self._params = TurnParams(silence_timeout_ms=pipeline.endpointing.silence_timeout_ms,
-                                  start_ms=pipeline.vad.start_ms,
-                                  confidence=pipeline.vad.confidence,
-                                  min_volume=pipeline.vad.min_volume)
+        if pipeline.turn.model != "none":
+            from rig.errors import RigError
+
+            raise RigError(f"pipeline {pipeline.name!r}: turn.model {pipeline.turn.model!r} "
+                           "runs in simulated campaigns only; the real-call interviewer "
+                           "closes turns with the VAD's timer (set turn.model: none)")
+        self._params = TurnParams.from_pipeline(pipeline)
         self._vad = None
         self._pending = bytearray()
         self._frames: list[bytes] = []
@@ -181,13 +184,13 @@ class InterviewSession:
         """The caller's audio: int16 mono PCM at ``sample_rate_hz`` (resampled to 8 kHz)."""
         from pipecat.audio.vad.vad_analyzer import VADState
 
-        from rig.vad import silero_analyzer
+        from rig.vad import vad_analyzer
 
         if sample_rate_hz != CALL_RATE_HZ:
             a = Audio(pcm16_to_float(np.frombuffer(pcm, np.int16)), sample_rate_hz)
             pcm = float_to_pcm16(a.resample(CALL_RATE_HZ).samples).tobytes()
         if self._vad is None:
-            self._vad = silero_analyzer(CALL_RATE_HZ, self._params)
+            self._vad = vad_analyzer(CALL_RATE_HZ, self._params)
             self._prev = VADState.QUIET
         self._pending += pcm
         arrival = now_s()
