@@ -239,7 +239,9 @@ def detect_turn(audio: Audio, params: TurnParams) -> TurnResult:
         params: endpointing settings.
 
     Raises:
-        ValueError: the sample rate is not one Silero accepts.
+        ValueError: the sample rate is not 8000 or 16000 Hz, or a setting the engine does
+            not take (webrtcvad: frame_ms, aggressiveness).
+        EngineUnavailable: the engine or turn model package is not installed.
     """
     _check_rate(audio, "detect_turn")
     return asyncio.run(_detect(audio, params))
@@ -352,7 +354,9 @@ def detect_turns(audio: Audio, params: TurnParams) -> tuple[Turn, ...]:
         Turns in time order (empty when no speech was detected).
 
     Raises:
-        ValueError: the sample rate is not one Silero accepts.
+        ValueError: the sample rate is not 8000 or 16000 Hz, or a setting the engine does
+            not take (webrtcvad: frame_ms, aggressiveness).
+        EngineUnavailable: the engine or turn model package is not installed.
     """
     _check_rate(audio, "detect_turns")
     return asyncio.run(_detect_all(audio, params))
