@@ -82,12 +82,11 @@ def paired_terms(rows: pd.DataFrame, baseline: str, profile: str) -> pd.DataFram
     ``answer_id`` in sorted order (the order the paired delta's bootstrap resamples)."""
     ok = attributable(rows)
     cols = ["score", "loss_turn_detection", "loss_asr"]
-    sub = ok[ok["profile_id"].isin([baseline, profile])]
+    sub = ok[ok["profile_id"].isin([baseline, profile])] if len(ok) else ok
+    if not {profile, baseline} <= set(sub.get("profile_id", ())):
+        return pd.DataFrame(columns=["delta", *TERMS], dtype=float)
     per = (sub.assign(**{c: pd.to_numeric(sub[c]) for c in cols})
            .groupby(["profile_id", "answer_id"])[cols].mean())
-    if profile not in per.index.get_level_values(0) or \
-            baseline not in per.index.get_level_values(0):
-        return pd.DataFrame(columns=["delta", *TERMS], dtype=float)
     p, b = per.loc[profile], per.loc[baseline]
     both = p.join(b, how="inner", lsuffix="_p", rsuffix="_b").sort_index()
     out = pd.DataFrame(index=both.index)
