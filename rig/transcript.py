@@ -19,15 +19,18 @@ FILLER_WORDS: tuple[str, ...] = ("u+m+", "u+h+", "e+r+", "e+r+m+", "a+h+", "h+m+
 _FILLER = re.compile(r"(?<![\w'])(?:" + "|".join(FILLER_WORDS) + r")(?![\w'])[,;:\u2014-]*",
                      re.IGNORECASE)
 _SPACES = re.compile(r"\s{2,}")
+_LEADING_PUNCT = re.compile(r"^[\s.,;:!?]+")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
 
 
 def drop_fillers(text: str) -> str:
     """``text`` without its filler words (:data:`FILLER_WORDS`) and the punctuation that
-    follows one ("Um, I led" -> "I led"); spaces collapsed, ends stripped. Other words,
+    follows one ("Um, I led" -> "I led"); spaces collapsed, punctuation left at the start
+    and the ends stripped. Other words,
     their case and punctuation are kept. Pure; never raises on a str."""
     out = _FILLER.sub(" ", text)
     out = _SPACE_BEFORE_PUNCT.sub(r"\1", out)
+    out = _LEADING_PUNCT.sub("", out)  # "Hmm. Yes" -> "Yes", not ". Yes"
     return _SPACES.sub(" ", out).strip()
 
 
