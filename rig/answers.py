@@ -100,6 +100,35 @@ class RubricCriterion(BaseModel):
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     description: str = Field(min_length=10)
     points: int = Field(gt=0, le=100)
+    style: bool = Field(False, description="the criterion grades how the answer sounds "
+                        "(e.g. communicates clearly), not what it says; "
+                        "scorer.style_criteria: drop leaves it out")
+
+    def hash_dump(self) -> dict:
+        """The criterion as :attr:`Question.rubric_hash` hashes it: ``style`` only when
+        true, so a rubric without style tags keeps the hash it had before the tag existed."""
+        return self.model_dump(exclude=set() if self.style else {"style"})
+
+
+def rescale_points(points: list[int], total: int = 100) -> list[int]:
+    """Integer points proportional to ``points`` summing to ``total``, by largest remainder
+    (Hamilton's method; ties to the earlier criterion). Each result is at least 1.
+
+    Raises:
+        ValueError: ``points`` is empty or has a value below 1."""
+    if not points or min(points) < 1:
+        raise ValueError(f"points must be positive integers (got {points!r})")
+    raw = [p * total / sum(points) for p in points]
+    out = [max(1, int(r)) for r in raw]
+    order = sorted(range(len(points)), key=lambda i: (-(raw[i] - int(raw[i])), i))
+    i = 0
+    while sum(out) < total:
+        out[order[i % len(order)]] += 1
+        i += 1
+    while sum(out) > total:  # only when a floor of 1 lifted a share
+        j = max(range(len(out)), key=lambda k: (out[k] - raw[k], -k))
+        out[j] -= 1
+    return out
 
 
 class ReferenceGrade(BaseModel):
@@ -172,9 +201,35 @@ class Question(BaseModel):
 
     @property
     def rubric_hash(self) -> str:
-        return content_hash({"v": self.rubric_version, "rubric": [c.model_dump() for c in
+        return content_hash({"v": self.rubric_version, "rubric": [c.hash_dump() for c in
                                                                   self.rubric],
                              "cutoff": self.cutoff, "question": self.question})
+
+
+    def scored_rubric(self, style_criteria: str = "keep") -> Question:
+        """The question as the scorer grades it under ``scorer.style_criteria``: itself
+        (``keep``), or without its ``style: true`` criteria, the others' points rescaled to
+        sum to 100 (:func:`rescale_points`), when ``drop``. Cutoff, answers and reference
+        grades are kept (the reference grades graded the whole rubric). Its
+        :attr:`rubric_hash` differs from the original's when a criterion was dropped.
+
+        Raises:
+            ConfigError: ``drop`` and every criterion is tagged style (nothing left to grade).
+            ValueError: ``style_criteria`` is neither ``keep`` nor ``drop``."""
+        if style_criteria not in ("keep", "drop"):
+            raise ValueError(f"scorer.style_criteria must be keep or drop (got "
+                             f"{style_criteria!r})")
+        kept = [c for c in self.rubric if not c.style]
+        if style_criteria == "keep" or len(kept) == len(self.rubric):
+            return self
+        if not kept:
+            raise ConfigError(f"question {self.question_id}", "rubric",
+                              "scorer.style_criteria: drop leaves no criterion (every one is "
+                              "tagged style: true)")
+        pts = rescale_points([c.points for c in kept])
+        rubric = [c.model_copy(update={"points": p}) for c, p in zip(kept, pts, strict=True)]
+        return Question.model_validate({**self.model_dump(), "rubric":
+                                        [c.model_dump() for c in rubric]})
 
 
 class BankMeta(BaseModel):

@@ -133,6 +133,10 @@ class ScorerSettings(_Frozen):
                             "past it the grading is recorded as a timeout, never a score")
     max_tokens: int = Field(160, ge=32, le=1024)
     reason: bool = Field(False, description="ask for a one-sentence reason with the points")
+    style_criteria: Literal["keep", "drop"] = Field(
+        "keep", description="keep: grade every rubric criterion; drop: leave out the criteria "
+        "a bank tags `style: true` (they grade how the answer sounds, and so the ASR, not the "
+        "candidate) and rescale the rest to 100 points (rig.answers.Question.scored_rubric)")
     base_url: str | None = Field(None, description="openai: e.g. http://127.0.0.1:8080/v1")
     api_key_env: str | None = Field(None, description="openai: NAME of the key's env variable")
     timeout_s: float | None = Field(None, gt=0, le=3600, description="openai: per request")
@@ -170,6 +174,13 @@ class ScorerSettings(_Frozen):
         return self
 
 
+class TranscriptSettings(_Frozen):
+    """What the scorer reads of the ASR transcript. ``fillers: drop`` removes filler words
+    (um, uh, er, ah, ...: :data:`rig.transcript.FILLER_WORDS`) from the text the scorer grades;
+    the row's ``transcript`` and every WER are computed on the transcript as heard."""
+    fillers: Literal["keep", "drop"] = "keep"
+
+
 class PipelineConfig(_Frozen):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     description: str = ""
@@ -181,6 +192,7 @@ class PipelineConfig(_Frozen):
                                "pipeline_version once)")
     asr: AsrSettings = AsrSettings()
     scorer: ScorerSettings = ScorerSettings()
+    transcript: TranscriptSettings = TranscriptSettings()
     device: Literal["cpu", "cuda", "auto"] = Field(
         "cpu", description="where faster-whisper and the embedded llama.cpp judge run: cpu "
         "(the default), cuda (fails when no CUDA GPU is usable), or auto (cuda where each "
@@ -203,7 +215,10 @@ def pipeline_version(config: PipelineConfig) -> str:
     algorithm run on either device, so a campaign resumed on a GPU machine keeps its call ids
     and skips calls already made; a GPU's arithmetic may round differently (now and then a
     different greedy token), which the per-row ``asr_device``/``scorer_device`` columns let an
-    analysis separate. Leaving it out also keeps every existing pipeline's version."""
+    analysis separate. Leaving it out also keeps every existing pipeline's version.
+
+    Settings with defaults are in the hash like any other (``scorer.style_criteria``,
+    ``transcript.fillers``), so adding one changed every pipeline's version once (issue 16)."""
     import inspect
 
     from rig.scorer import prompt

@@ -124,6 +124,36 @@ def _noise_floor_html(summary: dict, profiles: dict[str, dict], baseline: str) -
     return "".join(parts)
 
 
+def _attribution_html(profiles: dict[str, dict], baseline: str) -> str:
+    """The stage-attribution section: each profile's mean paired delta split into turn
+    detection, ASR and the rest (summary ``attribution``; docs/measurement.md), with the
+    bootstrap 95% CIs; empty when no profile has the split."""
+    from rig.campaign.attribution import TERMS, split_text
+
+    rows = []
+    for pid, d in profiles.items():
+        a = d.get("attribution")
+        if pid == baseline or not a:
+            continue
+        cells = "".join(f"<td>{_fmt(a.get(t))} {_fmt(a.get(f'{t}_ci95'))}</td>"
+                        for t in TERMS)
+        line = split_text(a) or "n/a"
+        rows.append(f"<tr><td>{html.escape(pid)}</td><td>{a.get('n_pairs')}</td>"
+                    f"<td>{_fmt(a.get('mean_delta'))} {_fmt(a.get('mean_delta_ci95'))}</td>"
+                    f"{cells}<td>{html.escape(pid)}: {html.escape(line)}</td></tr>")
+    if not rows:
+        return ""
+    return ("<h2>Stage attribution</h2><p class='note'>Each call is graded three times by the "
+            "same scorer: the script (oracle), the script's words spoken before the turn "
+            "closed (no ASR), and the transcript. Turn detection = the turn text's grade - "
+            "the oracle's; ASR = the transcript's grade - the turn text's; rest = the oracle "
+            "grades' own paired difference (scorer noise). Each is the profile's mean minus "
+            "the baseline's, paired by answer; the three sum to the mean delta. Points, with "
+            "bootstrap 95% CIs.</p><table><tr><th>profile</th><th>pairs</th>"
+            "<th>mean delta</th><th>turn detection</th><th>ASR</th><th>rest</th>"
+            f"<th>split</th></tr>{''.join(rows)}</table>")
+
+
 def write_campaign_report(path: str | Path, summary: dict, rows: pd.DataFrame) -> Path:
     """Write ``report.html`` from a campaign summary and its call rows."""
     path = Path(path)
@@ -144,7 +174,8 @@ def write_campaign_report(path: str | Path, summary: dict, rows: pd.DataFrame) -
         for k, reason in (d.get("not_computable") or {}).items():
             why.append(f"<li><b>{html.escape(pid)}</b> {html.escape(k)}: "
                        f"{html.escape(str(reason))}</li>")
-        for note in d.get("notes") or []:
+        attr = d.get("attribution") or {}
+        for note in [*(d.get("notes") or []), *(attr.get("notes") or [])]:
             why.append(f"<li><b>{html.escape(pid)}</b>: {html.escape(str(note))}</li>")
     why_html = (f"<details><summary>n/a and notes ({len(why)})</summary><ul>{''.join(why)}"
                 f"</ul></details>") if why else ""
@@ -181,6 +212,7 @@ text). Content similarity: cosine of the transcript's and the script's sentence 
 {similarity_html}
 {why_html}
 {_delta_plot_svg(profiles, baseline)}
+{_attribution_html(profiles, baseline)}
 <h2>Scorer noise floor (baseline repeats)</h2>{nf_html}
 {worst}
 </body></html>"""

@@ -344,7 +344,9 @@ class TransportCaller:
 
         # the interviewer's ASR ran where its own process put it (unknown here); its scorer
         # is the campaign's when the interviewer is the in-process loopback one
+        # score_turn_text is graded by the campaign's own scorer (the oracle's; always here)
         real = replace(stages, scorer=_Reported(scorer_result, stages.scorer.temperature),
+                       turn_text_scorer=stages.turn_text_scorer or stages.scorer,
                        telephony=telephony, detect_turn=detect_turn, transcribe=transcribe,
                        asr_device=None,
                        scorer_device=None if self.interviewer_url else stages.scorer_device)

@@ -17,8 +17,10 @@ as words on both sides: Whisper's normaliser would otherwise drop "um" and "uh",
 policies would never differ on them). ``content_similarity`` is the cosine of the script's and
 the transcript's sentence embeddings (:mod:`rig.similarity`); it is null, with the reason in
 ``content_similarity_error``, when the ``similarity`` extra is not installed (the call goes
-on). The transport columns (:data:`TRANSPORT_COLUMNS`) are on every row: ``transport`` is
-``sim`` here, and what a real transport measures is null.
+on). Stage attribution: :mod:`rig.campaign.attribution`. The scorer reads the transcript as
+``transcript.fillers`` says (:mod:`rig.transcript`); ``transcript`` and WER are as heard. The
+transport columns (:data:`TRANSPORT_COLUMNS`) are on every row: ``transport`` is ``sim``
+here, and what a real transport measures is null.
 
 The row is a :class:`rig.campaign.row.CallRow` (its columns and types; ``ROW_TYPES`` and
 ``TRANSPORT_COLUMNS`` are re-exported here from :mod:`rig.campaign.row`), returned as a plain
@@ -41,13 +43,14 @@ from typing import TYPE_CHECKING
 
 from rig.answers import Answer, Question
 from rig.asr import AsrOptions, Transcript
+from rig.campaign.attribution import attribution_columns
+from rig.campaign.metrics import content_similarity_columns
 from rig.campaign.row import (  # noqa: F401 - ROW_TYPES, TRANSPORT_COLUMNS: re-exported
     ROW_TYPES,
     TRANSPORT_COLUMNS,
     CallRow,
     with_transport_columns,
 )
-from rig.errors import EngineUnavailable, RigError
 from rig.pipeline import PipelineConfig
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
@@ -118,26 +121,6 @@ def _default_content_similarity(reference: str, hypothesis: str) -> float:
     return content_similarity(reference, hypothesis)
 
 
-def content_similarity_columns(similarity: Callable[[str, str], float], script: str,
-                               transcript: str) -> dict:
-    """``content_similarity`` of the transcript to the script and, when it cannot be computed,
-    ``content_similarity_error`` (the reason; the extra missing reads
-    :data:`rig.similarity.EXTRA_MISSING`). Never raises: the metric failing never fails the
-    call."""
-    try:
-        return {"content_similarity": float(similarity(script, transcript)),
-                "content_similarity_error": None}
-    except EngineUnavailable:
-        from rig.similarity import EXTRA_MISSING
-
-        reason = EXTRA_MISSING
-    except RigError as exc:  # the model package missing or altered: the message says how
-        reason = str(exc)
-    except Exception as exc:  # a metric's bug must not lose the call's score
-        reason = f"{type(exc).__name__}: {exc}"
-    return {"content_similarity": None, "content_similarity_error": reason}
-
-
 @dataclass
 class Stages:
     """The pipeline's stages as callables (real by default)."""
@@ -153,6 +136,8 @@ class Stages:
     asr_device: str | None = None
     #: where ``scorer`` runs, copied to the row's ``scorer_device``
     scorer_device: str | None = None
+    #: grades ``score_turn_text``; None: ``scorer`` (a real transport sets the campaign's own)
+    turn_text_scorer: Scorer | None = None
 
 
 def decision_for(score: float | None, cutoff: float) -> str | None:
@@ -178,6 +163,11 @@ class FrontResult:
         seed: the call's seed (the scorer's sampling seed).
         oracle_score: the oracle's score of the clean script (0-100), None when it failed.
         timings_s: seconds per stage done so far (``synth``, ``channel``, ``vad``, ``asr``).
+        turn_text: the script's words (no fillers) that started before the turn closed, when
+            a word was lost; None when none was (the oracle's grade is reused) or a stage
+            failed.
+        scorer_text: what the scorer grades (:func:`rig.transcript.scorer_text`); None:
+            ``transcript``.
     """
     row: dict
     question: Question
@@ -185,6 +175,8 @@ class FrontResult:
     seed: int
     oracle_score: float | None
     timings_s: dict[str, float]
+    turn_text: str | None = None
+    scorer_text: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -227,6 +219,7 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
     }
     t: dict[str, float] = {}
     text: str | None = None
+    turn_text: str | None = None
     stage = "render"
     try:
         t0 = time.perf_counter()
@@ -252,6 +245,7 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         script_words = [w for w in rendered.words if not w.is_filler]
         before = [w for w in script_words if w.start_s < turn.turn_close_s]
         lost = len(script_words) - len(before)
+        turn_text = " ".join(w.word for w in before) if lost else None
         row.update({
             "audio_duration_s": rendered.audio.duration_s,
             "speech_start_s": rendered.speech_start_s, "speech_end_s": rendered.speech_end_s,
@@ -287,8 +281,13 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         text = tr.text
     except Exception as exc:  # one failing call is recorded and the campaign goes on
         row.update(_failure(stage, exc))
+        turn_text = None
+    from rig.transcript import scorer_text
+
     return FrontResult(row=row, question=question, transcript=text, seed=seed,
-                       oracle_score=oracle.score, timings_s=t)
+                       oracle_score=oracle.score, timings_s=t, turn_text=turn_text,
+                       scorer_text=(None if text is None
+                                    else scorer_text(text, pipeline.transcript.fillers)))
 
 
 def finish_call(front: FrontResult, stages: Stages) -> dict:
@@ -306,7 +305,8 @@ def finish_call(front: FrontResult, stages: Stages) -> dict:
     if not front.failed and front.transcript is not None:
         try:
             t0 = time.perf_counter()
-            res = stages.scorer.score(front.question, front.transcript, front.seed)
+            graded = front.scorer_text if front.scorer_text is not None else front.transcript
+            res = stages.scorer.score(front.question, graded, front.seed)
             t["scorer"] = time.perf_counter() - t0
             row.update({
                 "score": res.score, "parse_status": res.parse_status, "scorer_raw": res.raw,
@@ -322,6 +322,7 @@ def finish_call(front: FrontResult, stages: Stages) -> dict:
             })
         except Exception as exc:  # one failing call is recorded and the campaign goes on
             row.update(_failure("scorer", exc))
+    row.update(attribution_columns(front, row, stages.turn_text_scorer or stages.scorer))
     for k in ("synth", "channel", "vad", "asr", "scorer"):
         row[f"t_{k}_s"] = t.get(k)
     return CallRow.from_dict(row).to_dict()

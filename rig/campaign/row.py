@@ -74,6 +74,14 @@ class CallRow:
     scorer ran), ``score`` (0-100), ``decision`` (``advance``/``reject``),
     ``score_minus_oracle`` (points).
 
+    Stage attribution (:func:`rig.campaign.call.finish_call`; ``docs/measurement.md``):
+    ``score_turn_text`` (0-100, the scorer's grade of the script's words spoken before the
+    turn closed, as text), ``turn_text_parse_status`` (that grading's parse status; the
+    oracle's when no word was lost, as the oracle's grade is reused then; ``not_scored`` when
+    the call failed before scoring), ``loss_turn_detection`` (``score_turn_text -
+    oracle_score``, points) and ``loss_asr`` (``score - score_turn_text``, points); the two
+    sum to ``score_minus_oracle``, and are null whenever a grade they need is.
+
     Condition (the profile's settings, :meth:`rig.profiles.Profile.record`): ``profile_json``,
     ``accent_label``, ``language``, ``pace_rate``, ``pace_wpm_target``, ``pauses_count``,
     ``pauses_pause_s``, ``pauses_placement``, ``response_delay_s``, ``fillers_per_100_words``,
@@ -150,6 +158,10 @@ class CallRow:
     score: float | None = None
     decision: str | None = None
     score_minus_oracle: float | None = None
+    score_turn_text: float | None = None
+    turn_text_parse_status: str | None = None
+    loss_turn_detection: float | None = None
+    loss_asr: float | None = None
     # condition (the profile's settings)
     profile_json: str | None = None
     accent_label: str | None = None

@@ -154,7 +154,9 @@ def plan_campaign(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, ve
     whose repeats cannot differ (:func:`rig.campaign.repeats.repeat_variation` of the profile,
     the pipeline, ``spec.transport`` and ``temperature``, the temperature of the scorer that
     will run, default the pipeline's) keeps only its first planned repeat; the others are
-    counted in ``repeats_skipped`` with the reason.
+    counted in ``repeats_skipped`` with the reason. With ``pipeline`` given, each call's
+    question is the rubric its scorer grades (:meth:`rig.answers.Question.scored_rubric` under
+    ``scorer.style_criteria``); call ids are the same with or without ``pipeline``.
     """
     from rig.campaign.repeats import deterministic_summary, repeat_variation
 
@@ -169,7 +171,9 @@ def plan_campaign(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, ve
             fixed = None if v.can_differ else v.reason
         if fixed is not None:
             skipped[p.profile_id] = {"n": 0, "reason": fixed}
+    style = pipeline.scorer.style_criteria if pipeline is not None else "keep"
     for q, a in pairs:
+        graded = q.scored_rubric(style)  # the rubric the scorer grades (the call id: q's)
         for p in profs:
             reps = repeats
             if p.profile_id == profiles.baseline.profile_id and spec.baseline_repeats:
@@ -178,7 +182,7 @@ def plan_campaign(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, ve
                 skipped[p.profile_id]["n"] += len(reps) - 1
                 reps = [min(reps)]
             for r in reps:
-                out.append(PlannedCall(q, a, p, r, r, call_id(q, a, p, r, r, version)))
+                out.append(PlannedCall(graded, a, p, r, r, call_id(q, a, p, r, r, version)))
     by_profile = {pid: d for pid, d in skipped.items() if d["n"]}
     if not by_profile:
         return CampaignPlan(out, no_repeats_skipped())

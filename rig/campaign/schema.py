@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 #: The version this rig writes.
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 #: The version a summary without ``schema_version`` (written before rig versioned it) reads as.
 UNVERSIONED = "0.0"
 
@@ -146,6 +146,36 @@ class JudgeValidityNotMeasured(_Part):
     reason: str = _f("what the rows lack")
 
 
+class ProfileAttribution(_Part):
+    """A profile's mean paired delta split by stage (rig.campaign.attribution;
+    docs/measurement.md, "Stage attribution"): turn detection + ASR + rest = mean_delta.
+    Each term is, per answer, the profile's mean per-call value minus the baseline's (repeats
+    averaged), averaged over pairs; intervals as the profile's delta's (same resamples)."""
+
+    n_pairs: int = _f("answers with attributable calls under this profile and the baseline",
+                      ge=0)
+    n_calls_left_out: int = _f("scored calls of the two profiles left out: their turn-text "
+                               "or oracle grade did not parse", ge=0)
+    mean_delta: float | None = _f("points: mean paired delta over these pairs (the profile's "
+                                  "mean_delta when no pair is left out)")
+    mean_delta_ci95: Interval | None = _f("points: percentile bootstrap 95% CI of mean_delta")
+    mean_delta_t_ci95: Interval | None = _f("points: Student t 95% CI of mean_delta")
+    turn_detection: float | None = _f("points: mean paired difference of loss_turn_detection "
+                                      "(score_turn_text - oracle_score)")
+    turn_detection_ci95: Interval | None = _f("points: bootstrap 95% CI of turn_detection")
+    turn_detection_t_ci95: Interval | None = _f("points: Student t 95% CI of turn_detection")
+    asr: float | None = _f("points: mean paired difference of loss_asr (score - "
+                           "score_turn_text)")
+    asr_ci95: Interval | None = _f("points: bootstrap 95% CI of asr")
+    asr_t_ci95: Interval | None = _f("points: Student t 95% CI of asr")
+    rest: float | None = _f("points: mean_delta - turn_detection - asr (the oracle grades' "
+                            "paired difference: scorer noise between repeats)")
+    rest_ci95: Interval | None = _f("points: bootstrap 95% CI of rest")
+    rest_t_ci95: Interval | None = _f("points: Student t 95% CI of rest")
+    not_computable: NotComputable = _f("field -> reason, for every null figure")
+    notes: list[str] = _f("warnings a reader needs (pairs or calls left out)")
+
+
 class ProfileSummary(_Part):
     """One profile against the baseline (rig.stats.paired.ProfilePaired), and its audio path.
     The baseline's own entry has delta 0 and no intervals by construction."""
@@ -204,6 +234,15 @@ class ProfileSummary(_Part):
                                              "the turn closed")
     audio_path_loss_mean: float | None = _f("points: mean of score - oracle_score (the loss "
                                             "caused by truncation and ASR)")
+    loss_turn_detection_mean: float | None = _f(
+        "points: mean of loss_turn_detection over the completed calls that have it; null "
+        "when none has (absent in files before 1.2)", default=None)
+    loss_asr_mean: float | None = _f(
+        "points: mean of loss_asr over the completed calls that have it; null when none has "
+        "(absent in files before 1.2)", default=None)
+    attribution: ProfileAttribution | None = _f(
+        "the paired delta split by stage; absent for the baseline and when the rows predate "
+        "the attribution columns", default=None)
 
 
 class CampaignSummary(_Part):

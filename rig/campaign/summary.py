@@ -9,7 +9,10 @@ against the words spoken before turn close, truncation rate, mean share of words
 mean of score - oracle_score (the loss caused by the audio path), and the mean
 ``content_similarity`` of transcript to script (:mod:`rig.similarity`; ``content_similarity_note``
 says once why it is null on completed calls, e.g. the ``similarity`` extra not installed).
-Failed calls and parse failures are left out of every mean and counted.
+Failed calls and parse failures are left out of every mean and counted. ``attribution``
+splits each non-baseline profile's mean paired delta into turn detection, ASR and the rest,
+with intervals (:func:`rig.campaign.attribution.profile_attribution`), when the rows carry
+the attribution columns.
 
 ``repeats_skipped`` is the campaign plan's record of the repeats not run because they could
 not differ (:mod:`rig.campaign.repeats`); ``noise_floor`` is the baseline's
@@ -24,6 +27,7 @@ import math
 
 import pandas as pd
 
+from rig.campaign.attribution import profile_attribution
 from rig.campaign.schema import (
     SCHEMA_VERSION,
     Bootstrap,
@@ -31,6 +35,7 @@ from rig.campaign.schema import (
     JudgeValidity,
     JudgeValidityNotMeasured,
     NoiseFloorSummary,
+    ProfileAttribution,
     ProfileSummary,
     RepeatsSkipped,
 )
@@ -127,14 +132,22 @@ def _figures(rows: pd.DataFrame, *, baseline: str, n_boot: int, seed: int,
     out["judge_validity"] = judge_validity_block(rows, n_boot=n_boot, seed=seed)
     out["content_similarity_note"] = _similarity_note(rows[ok])
     order = [baseline, *sorted(p for p in rows["profile_id"].unique() if p != baseline)]
-    out["profiles"] = {pid: _profile(rows[rows["profile_id"] == pid], table[pid])
-                       for pid in order}
+    attribute = "loss_turn_detection" in rows and rows["loss_turn_detection"].notna().any()
+    out["profiles"] = {}
+    for pid in order:
+        attr = None
+        if attribute and pid != baseline:
+            attr = ProfileAttribution(**profile_attribution(
+                rows, baseline, pid, n_boot=n_boot, seed=seed,
+                n_pairs_delta=table[pid].n_pairs))
+        out["profiles"][pid] = _profile(rows[rows["profile_id"] == pid], table[pid], attr)
     return out
 
 
-def _profile(g: pd.DataFrame, paired: ProfilePaired) -> ProfileSummary:
+def _profile(g: pd.DataFrame, paired: ProfilePaired,
+             attribution: ProfileAttribution | None = None) -> ProfileSummary:
     """One profile's entry: its paired figures, then the audio-path means over its
-    completed calls."""
+    completed calls, then its stage attribution (left out when None)."""
     gok = g[g["status"] == "ok"]
     entry = dict(paired.to_dict())
 
@@ -153,8 +166,13 @@ def _profile(g: pd.DataFrame, paired: ProfilePaired) -> ProfileSummary:
         if "truncated" in gok and len(gok) else None,
         "words_lost_share_mean": mean_of("words_lost_share"),
         "audio_path_loss_mean": mean_of("score_minus_oracle"),
+        "loss_turn_detection_mean": mean_of("loss_turn_detection"),
+        "loss_asr_mean": mean_of("loss_asr"),
     })
-    return ProfileSummary(**{k: _num(v) for k, v in entry.items()})
+    entry = {k: _num(v) for k, v in entry.items()}
+    if attribution is not None:
+        entry["attribution"] = attribution
+    return ProfileSummary(**entry)
 
 
 def judge_validity_block(rows: pd.DataFrame, n_boot: int = 2000, seed: int = 0

@@ -39,6 +39,12 @@ def _print_summary(summary: dict, out: Path) -> None:
                   f(d.get("wer_mean"), 3), f(d.get("content_similarity_mean"), 3),
                   f(d.get("truncation_rate"), 3))
     print_table(t, min_width=140)
+    from rig.campaign.attribution import split_text
+
+    for pid, d in summary["profiles"].items():
+        split = split_text(d.get("attribution"))
+        if split:  # "long_pauses: -45 = -44 turn detection, -1 ASR, 0 rest"
+            stdout_console().print(f"{pid}: {split}", markup=False, highlight=False)
     v = summary.get("judge_validity") or {}
     if v.get("verdict") in ("adequate", "low"):
         line = (f"judge validity on these {v.get('n_answers')} answers ({v.get('scoring_mode')}): "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rig.gate.attribution import with_attribution
 from rig.gate.campaigns import Campaign, load_campaign
 from rig.gate.flips import flip_checks
 from rig.gate.impact import impact_checks
@@ -86,7 +87,7 @@ def evaluate_gate(candidate: Campaign, previous: Campaign, policy: GatePolicy | 
         checks += flip_checks(cs, ps, policy.flip, notes)
     if policy.impact.enabled:
         checks += impact_checks(cs, ps, candidate, previous, policy.impact)
-    checks = decide(checks, policy)
+    checks = with_attribution(decide(checks, policy), candidate, previous, policy)
     verdict: Verdict = "block" if any(c.blocked for c in checks) else "pass"
 
     def context(c: Campaign, s: CampaignScores) -> dict:
