@@ -197,10 +197,11 @@ def test_scorer_settings_accept_the_openai_backend(endpoint, key_env, tmp_path):
     with pytest.raises(ValueError, match="verified GGUF"):
         ScorerSettings(backend="llamacpp", model="gpt-x")
     # unset openai fields stay out of the dump that pipeline_version hashes; the scoring
-    # mode and the grading budget are in it (issue 13: part of the pipeline version)
+    # mode and the grading budget are in it (issue 13: part of the pipeline version), and
+    # the style-criteria lever (issue 16)
     dumped = PipelineConfig(name="x").model_dump(exclude_none=True)["scorer"]
     assert set(dumped) == {"backend", "model", "mode", "temperature", "budget_s",
-                           "max_tokens", "reason"}
+                           "max_tokens", "reason", "style_criteria"}
     pipe = tmp_path / "pipe.yaml"
     pipe.write_text(f"name: hosted\nscorer:\n  backend: openai\n  base_url: "
                     f"{endpoint.base_url}\n  model: m\n  api_key_env: {ENV}\n")
