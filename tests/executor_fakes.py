@@ -133,9 +133,10 @@ class CountingScorer(FakeScorer):
         return {"hits": self._hits, "misses": self._misses}
 
 
-def make_counting_stages() -> Stages:
-    """:func:`make_stages` with a :class:`CountingScorer`, on device ``cpu``."""
+def make_counting_stages(device: str | None = None) -> Stages:
+    """:func:`make_stages` with a :class:`CountingScorer`; both engines on ``device`` (None:
+    as :func:`make_stages`, whose rows then equal these)."""
     line = FakeLine()
     return Stages(scorer=CountingScorer(), render=line.render, caller_channel=same,
                   telephony=same, detect_turn=line.detect_turn, transcribe=line.transcribe,
-                  content_similarity=word_recall, asr_device="cpu", scorer_device="cpu")
+                  content_similarity=word_recall, asr_device=device, scorer_device=device)

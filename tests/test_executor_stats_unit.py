@@ -36,7 +36,7 @@ def test_a_worker_reports_counts_since_it_was_built():
 
     from rig.pipeline import load_pipeline
 
-    stages = make_counting_stages()
+    stages = make_counting_stages("cpu")
     stages.scorer._hits, stages.scorer._misses = 5, 7  # graded before the campaign
     setup = WorkerSetup(load_pipeline(ROOT / "pipelines" / "reference.yaml"), "v", "c",
                         stages=stages)
@@ -59,7 +59,7 @@ def _prefix_cache(out) -> dict:
 def test_serial_run_counts_a_miss_per_question_and_phase(tmp_path):
     from rig.campaign.runner import run_campaign
 
-    res = run_campaign(spec(tmp_path / "c"), stages=make_counting_stages(), progress=False)
+    res = run_campaign(spec(tmp_path / "c"), stages=make_counting_stages("cpu"), progress=False)
     pc = _prefix_cache(tmp_path / "c")
     assert pc == res.runtime["judge_prefix_cache"]
     # grouped by question: oracle q01, oracle q02, calls q01, calls q02 each start with a miss
@@ -72,7 +72,7 @@ def test_serial_run_counts_a_miss_per_question_and_phase(tmp_path):
 def test_local_workers_report_their_counts_to_the_driver(tmp_path, overlap):
     from rig.campaign.runner import run_campaign
 
-    res = run_campaign(spec(tmp_path / "c"), stages=make_counting_stages(), progress=False,
+    res = run_campaign(spec(tmp_path / "c"), stages=make_counting_stages("cpu"), progress=False,
                        executor=ExecutorSpec("local", workers=2, overlap=overlap))
     pc = _prefix_cache(tmp_path / "c")
     assert pc == res.runtime["judge_prefix_cache"]
@@ -86,7 +86,7 @@ def test_local_workers_report_their_counts_to_the_driver(tmp_path, overlap):
 def test_the_cli_run_line_gives_the_hit_rate(tmp_path, capsys):
     from rig.cli import campaign as cli
 
-    cli._run(spec(tmp_path / "c"), progress=False, stages=make_counting_stages())
+    cli._run(spec(tmp_path / "c"), progress=False, stages=make_counting_stages("cpu"))
     cap = capsys.readouterr()
     line = next(x for x in (cap.out + cap.err).splitlines() if "calls run" in x)
     assert "judge prefix cache" in line and "hits (" in line and "%)" in line
