@@ -86,7 +86,7 @@ def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
     except CampaignInterrupted as exc:
         console.print(Text(str(exc), style="yellow"))
         raise typer.Exit(130) from None
-    pc = res.runtime.get("judge_prefix_cache") or {}
+    pc = (getattr(res, "runtime", None) or {}).get("judge_prefix_cache") or {}
     rate = "" if pc.get("hit_rate") is None else (
         f"; judge prefix cache {pc['hits']}/{pc['hits'] + pc['misses']} hits "
         f"({100 * pc['hit_rate']:.0f}%)")
