@@ -8,11 +8,17 @@ the clock starts; what is timed is the model call and its tokenising:
 * ASR: ``WhisperModel.transcribe`` with the pipeline's settings on every call's line audio up
   to turn close (the audio rig transcribed), segments consumed.
 * Judge: every distinct (question, text) the campaign graded, transcripts and oracle scripts
-  alike (rig grades an identical prompt once per process; so does this). ``expected`` mode:
-  evaluate the prompt and the reply skeleton, then each criterion's key from the same fork and
-  read the logits (what :mod:`rig.scorer.llamacpp` does); ``argmax``: one grammar-constrained
-  completion. The KV cache keeps the longest common prefix with the previous prompt (the best
-  a bare program can do; the texts are graded grouped by question, as rig plans them).
+  alike (rig grades an identical prompt once per process; so does this), doing exactly rig's
+  token evaluations (:mod:`rig.scorer.llamacpp`): the prompt cut after the rubric head; the
+  head kept in the KV cache while the next prompt shares it, else the cache reset and the head
+  evaluated; then the rest. ``expected`` mode: the rest and the reply skeleton in one batch,
+  then each criterion's key from the same fork, logits read; ``argmax``: one
+  grammar-constrained completion. (Keeping the longest common prefix with the previous prompt
+  instead, as this file did before, evaluates fewer tokens than rig for transcripts of one
+  answer that start alike, and rig cannot do that without making a grade depend on what was
+  graded before; ``judge_overhead.py`` measures both.)
+* ``bare_split``: the same work over N processes of ``cores // N`` threads, as N workers
+  share the machine: its wall time is the limit an N-worker campaign compares with.
 
 Model load times are measured apart and not in the compute figures.
 """
@@ -67,7 +73,8 @@ def bare_asr(audios_16k: list[np.ndarray], pipeline, threads: int, device: str =
     return times
 
 
-def _prompt_text(llm, question, text: str, mode: str) -> str:
+def _prompt_parts(llm, question, text: str, mode: str) -> tuple[str, str]:
+    """The chat prompt's text cut after the rubric head, as rig cuts it (``pre``, ``post``)."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     from rig.scorer.levels import levels_user_prompt_head
@@ -76,12 +83,22 @@ def _prompt_text(llm, question, text: str, mode: str) -> str:
     head = levels_user_prompt_head(question) if mode == "expected" else rubric_head(question)
     fmt = Jinja2ChatFormatter(template=llm.metadata["tokenizer.chat_template"],
                               eos_token="", bos_token="")
-    return fmt(messages=[{"role": "system", "content": SYSTEM_PROMPT},
-                         {"role": "user", "content": head + transcript_block(text)}]).prompt
+    mark = "\x00CUT\x00"
+    prompt = fmt(messages=[{"role": "system", "content": SYSTEM_PROMPT},
+                           {"role": "user", "content": head + mark + transcript_block(text)}]
+                 ).prompt
+    pre, post = prompt.split(mark)
+    return pre, post
+
+
+def _prompt_text(llm, question, text: str, mode: str) -> str:
+    """The whole chat prompt's text (``judge_overhead.py``'s longest-common-prefix loop)."""
+    return "".join(_prompt_parts(llm, question, text, mode))
 
 
 def _keep_common_prefix(llm, tokens: list[int]) -> list[int]:
-    """Keep the KV cache's longest common prefix with ``tokens``; return the rest."""
+    """Keep the KV cache's longest common prefix with ``tokens``; return the rest (not what
+    rig does: see the module's notes; ``judge_overhead.py`` compares the two)."""
     n = min(llm.n_tokens, len(tokens) - 1)
     have = llm.input_ids[:n].tolist()
     k = 0
@@ -89,6 +106,16 @@ def _keep_common_prefix(llm, tokens: list[int]) -> list[int]:
         k += 1
     llm.n_tokens = k
     return tokens[k:]
+
+
+def _split_tokens(llm, pre: str, post: str) -> tuple[list[int], list[int]]:
+    """(prefix, rest) tokens of ``pre + post`` cut after ``pre``, or ([], whole) when the
+    cut would change the tokens (rig's rule)."""
+    prefix = llm.tokenize(pre.encode(), add_bos=False, special=True)
+    whole = llm.tokenize((pre + post).encode(), add_bos=False, special=True)
+    if whole[:len(prefix)] != prefix:
+        return [], whole
+    return prefix, whole[len(prefix):]
 
 
 def bare_judge(items: list[tuple], pipeline, threads: int, n_gpu_layers: int = 0,
@@ -107,18 +134,26 @@ def bare_judge(items: list[tuple], pipeline, threads: int, n_gpu_layers: int = 0
     llm = Llama(model_path=str(ensure_model(s.model)), n_ctx=2048, n_threads=threads,
                 n_threads_batch=threads, n_gpu_layers=n_gpu_layers, verbose=False)
     times.judge_load_s = time.perf_counter() - t0
-    prompts = [(q, _prompt_text(llm, q, text, s.mode)) for q, text in items]
+    parts = [(q, _prompt_parts(llm, q, text, s.mode)) for q, text in items]
     grammars = ({q.rubric_hash: LlamaGrammar.from_string(grammar(q), verbose=False)
                  for q, _ in items} if s.mode != "expected" else {})
+    held: list[int] | None = None  # the prefix the KV cache holds
     try:
-        for q, prompt in prompts:
+        for q, (pre, post) in parts:
             t0 = time.perf_counter()
+            prefix, rest = _split_tokens(llm, pre, post)
+            if prefix and held == prefix and llm.n_tokens >= len(prefix):
+                llm.n_tokens = len(prefix)  # the rubric prefix is kept: evaluate the rest
+            else:
+                llm.reset()
+                if prefix:
+                    llm.eval(prefix)
+            held = prefix
             if s.mode == "expected":
                 digits = [llm.tokenize(d.encode(), add_bos=False, special=False)[0]
                           for d in LEVEL_DIGITS]
-                tokens = llm.tokenize((prompt + reply_prefix()).encode(), add_bos=False,
-                                      special=True)
-                llm.eval(_keep_common_prefix(llm, tokens))
+                llm.eval(rest + llm.tokenize(reply_prefix().encode(), add_bos=False,
+                                             special=False))
                 fork = llm.n_tokens
                 for c in q.rubric:
                     llm.n_tokens = fork
@@ -129,11 +164,72 @@ def bare_judge(items: list[tuple], pipeline, threads: int, n_gpu_layers: int = 0
                     z = row[digits].astype(np.float64)
                     np.exp(z - z.max())
             else:
-                tokens = llm.tokenize(prompt.encode(), add_bos=False, special=True)
-                llm.create_completion(tokens, grammar=grammars[q.rubric_hash],
+                llm.create_completion(prefix + rest, grammar=grammars[q.rubric_hash],
                                       temperature=s.temperature, max_tokens=s.max_tokens)
             times.judge_s += time.perf_counter() - t0
             times.n_graded += 1
     finally:
         llm.close()
     return times
+
+
+def _split_worker(audios, items, pipeline, threads, barrier, results, index) -> None:
+    """One process of :func:`bare_split`: load both models, wait for the others, compute."""
+    import os
+
+    from faster_whisper import WhisperModel
+    from llama_cpp import Llama
+
+    from rig.models import ensure_model
+
+    WhisperModel(str(ensure_model(pipeline.asr.model)), device="cpu",  # warm the page cache
+                 compute_type=pipeline.asr.compute_type, cpu_threads=threads)
+    Llama(model_path=str(ensure_model(pipeline.scorer.model)), n_ctx=2048, n_threads=threads,
+          verbose=False).close()
+    barrier.wait()  # every process computes at once, as N workers do
+    t0 = time.perf_counter()
+    times = bare_asr(audios, pipeline, threads)
+    times = bare_judge(items, pipeline, threads, times=times)
+    results.put((index, os.getpid(), time.perf_counter() - t0 - times.asr_load_s
+                 - times.judge_load_s, times))
+
+
+def bare_split(audios_16k: list[np.ndarray], items: list[tuple], pipeline, n_procs: int,
+               threads: int) -> tuple[float, list[BareTimes]]:
+    """The same ASR and judge work over ``n_procs`` spawned processes of ``threads`` threads
+    each (N workers of ``cores // N`` threads): audio dealt out longest first to the least
+    loaded process, gradings by question (as rig's queue keeps a worker on one question).
+
+    Returns (seconds until the last process finished its compute, loads excluded; each
+    process's :class:`BareTimes`). The processes start computing together (a barrier after
+    their warm-up loads)."""
+    import multiprocessing as mp
+
+    audio_share: list[list] = [[] for _ in range(n_procs)]
+    load = [0.0] * n_procs
+    for a in sorted(audios_16k, key=len, reverse=True):
+        i = load.index(min(load))
+        audio_share[i].append(a)
+        load[i] += len(a)
+    groups: dict[str, list] = {}
+    for q, text in items:
+        groups.setdefault(q.question_id, []).append((q, text))
+    text_share: list[list] = [[] for _ in range(n_procs)]
+    for g in sorted(groups.values(), key=len, reverse=True):
+        i = min(range(n_procs), key=lambda k: len(text_share[k]))
+        text_share[i].extend(g)
+    if len(groups) < n_procs:  # fewer questions than processes: split the largest groups
+        flat = [it for g in groups.values() for it in g]
+        text_share = [flat[i::n_procs] for i in range(n_procs)]
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(n_procs), ctx.Queue()
+    procs = [ctx.Process(target=_split_worker, args=(audio_share[i], text_share[i], pipeline,
+                                                     threads, barrier, results, i))
+             for i in range(n_procs)]
+    for p in procs:
+        p.start()
+    out = [results.get() for _ in procs]
+    for p in procs:
+        p.join()
+    out.sort(key=lambda r: r[0])
+    return max(r[2] for r in out), [r[3] for r in out]

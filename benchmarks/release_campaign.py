@@ -181,28 +181,30 @@ def main() -> None:
               f"{time.perf_counter() - t0:.1f} s; runtime {runtime.to_dict()}")
         runs["serial"] = _run(spec("serial"), "1 worker (in-process)", stages=stages)
         _stage_shares(runs["serial"])
-        st = stages.scorer.prefix_cache_stats()
-        n = st["hits"] + st["misses"]
-        print(f"  judge prefix cache: {st['hits']} hits, {st['misses']} misses "
-              f"({100 * st['hits'] / n if n else 0:.0f}% hit rate over {n} gradings; "
-              "memoised repeats of a text are neither)", flush=True)
-    bare_s = None
+    bare: dict[int, float] = {}
     if "serial" in runs and not args.no_bare:  # before the executor runs: a lost Ray
-        bare_s = _bare_pass(runs["serial"], bank, profiles, pipeline, cores)  # keeps it
+        bare = _bare_pass(runs["serial"], bank, profiles, pipeline, cores, args.workers)
     _executor_runs(wanted, args.workers, cores, spec, runs)
 
     base = runs.get("serial") or next(iter(runs.values()), None)
     for name, r in runs.items():
         if base is not None and r is not base:
             print(f"  rows {name} vs {base['label']}: {_same_rows(base['rows'], r['rows'])}")
-    if bare_s is None and base is not None and not args.no_bare:
-        bare_s = _bare_pass(base, bank, profiles, pipeline, cores)
-    if bare_s:
-        limit = base["audio_s"] / bare_s
-        for r in runs.values():
-            print(f"  rig overhead, {r['label']:28s}: wall / bare compute = "
-                  f"{r['wall_s'] / bare_s:.2f}  ({r['audio_s'] / r['wall_s']:.2f} vs "
-                  f"{limit:.2f} audio s per wall s)")
+    for r in runs.values():
+        pc = r["result"].runtime.get("judge_prefix_cache")
+        if pc:
+            rate = "-" if pc["hit_rate"] is None else f"{100 * pc['hit_rate']:.0f}%"
+            print(f"  judge prefix cache, {r['label']:28s}: {pc['hits']} hits, "
+                  f"{pc['misses']} misses ({rate}; as the workers reported them; memoised "
+                  "repeats of a text are neither)")
+    if not bare and base is not None and not args.no_bare:
+        bare = _bare_pass(base, bank, profiles, pipeline, cores, args.workers)
+    for name, r in runs.items():
+        n = 1 if name in ("serial", "local1") else args.workers
+        if n in bare:
+            print(f"  rig overhead, {r['label']:28s}: wall / bare compute on {n} "
+                  f"process(es) = {r['wall_s'] / bare[n]:.2f}  ({r['audio_s'] / r['wall_s']:.2f}"
+                  f" vs {base['audio_s'] / bare[n]:.2f} audio s per wall s)")
 
 
 def _stage_shares(run: dict) -> None:
@@ -261,10 +263,12 @@ def _executor_runs(wanted, workers, cores, spec, runs) -> None:
         print(f"  Ray / local wall time at {workers} workers: {ratio:.2f}")
 
 
-def _bare_pass(base, bank, profiles, pipeline, cores) -> float:
-    """Bare-model compute seconds for ``base``'s calls (and print what they were)."""
+def _bare_pass(base, bank, profiles, pipeline, cores, workers: int) -> dict[int, float]:
+    """Bare-model compute seconds for ``base``'s calls, in one process of ``cores`` threads
+    and split over ``workers`` processes of ``cores // workers`` threads (print both);
+    ``{processes: seconds}``."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bare_models import bare_asr, bare_judge
+    from bare_models import bare_asr, bare_judge, bare_split
 
     rows = base["rows"]
     audios = list(_line_audio_16k(rows, bank, profiles, pipeline))
@@ -275,16 +279,28 @@ def _bare_pass(base, bank, profiles, pipeline, cores) -> float:
     rig_asr = sum(r["t_asr_s"] or 0.0 for r in rows)
     rig_judge = sum(r["t_scorer_s"] or 0.0 for r in rows)
     print(f"bare models on the same inputs ({threads} threads each, loads apart: Whisper "
-          f"{times.asr_load_s:.1f} s, GGUF {times.judge_load_s:.1f} s):")
+          f"{times.asr_load_s:.1f} s, GGUF {times.judge_load_s:.1f} s; load average "
+          f"{os.getloadavg()[0]:.1f}):")
     print(f"  faster-whisper: {times.n_transcribed} calls, {times.audio_transcribed_s:.1f} s "
           f"of line audio up to turn close, {times.asr_s:.1f} s  (rig's ASR stage: "
           f"{rig_asr:.1f} s)")
     print(f"  llama.cpp:      {times.n_graded} distinct gradings (oracle scripts and "
-          f"transcripts), {times.judge_s:.1f} s  (rig's scorer stage: {rig_judge:.1f} s "
-          "without the oracle phase)")
+          f"transcripts; rig's token evaluations), {times.judge_s:.1f} s  (rig's scorer "
+          f"stage: {rig_judge:.1f} s without the oracle phase)")
     print(f"  bare compute {times.compute_s:.1f} s -> physical limit "
-          f"{base['audio_s'] / times.compute_s:.2f} audio s per wall s on one process")
-    return times.compute_s
+          f"{base['audio_s'] / times.compute_s:.2f} audio s per wall s on one process",
+          flush=True)
+    out = {1: times.compute_s}
+    if workers > 1:
+        each = max(1, cores // workers)
+        wall, parts = bare_split(audios, texts, pipeline, workers, each)
+        print(f"  split over {workers} processes of {each} thread(s): "
+              + ", ".join(f"{t.compute_s:.1f} s ({t.n_transcribed} calls, {t.n_graded} "
+                          "gradings)" for t in parts)
+              + f" -> {wall:.1f} s, limit {base['audio_s'] / wall:.2f} audio s per wall s "
+              f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+        out[workers] = wall
+    return out
 
 
 if __name__ == "__main__":

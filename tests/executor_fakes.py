@@ -107,3 +107,36 @@ def comparable(rows: list[dict]) -> list[dict]:
     """Rows sorted by call id without the columns that differ between runs
     (:data:`rig.campaign.row.RUNTIME_COLUMNS`: timings, ...)."""
     return sorted((comparable_row(r) for r in rows), key=lambda r: r["call_id"])
+
+
+class CountingScorer(FakeScorer):
+    """A :class:`FakeScorer` that counts prompt-prefix cache hits as llama.cpp's does: a
+    grading whose rubric head is the previous grading's is a hit, else a miss."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last_head: str | None = None
+        self._hits = self._misses = 0
+
+    def _count(self, head: str) -> None:
+        if head == self._last_head:
+            self._hits += 1
+        else:
+            self._misses += 1
+        self._last_head = head
+
+    def _complete(self, system, user, grammar, seed, *, head="", deadline=None):
+        self._count(head)
+        return super()._complete(system, user, grammar, seed, head=head, deadline=deadline)
+
+    def prefix_cache_stats(self) -> dict[str, int]:
+        return {"hits": self._hits, "misses": self._misses}
+
+
+def make_counting_stages(device: str | None = None) -> Stages:
+    """:func:`make_stages` with a :class:`CountingScorer`; both engines on ``device`` (None:
+    as :func:`make_stages`, whose rows then equal these)."""
+    line = FakeLine()
+    return Stages(scorer=CountingScorer(), render=line.render, caller_channel=same,
+                  telephony=same, detect_turn=line.detect_turn, transcribe=line.transcribe,
+                  content_similarity=word_recall, asr_device=device, scorer_device=device)

@@ -1,6 +1,6 @@
 """The local executor with the real stages (hibari TTS, Silero VAD, faster-whisper, llama.cpp):
 2 answers x 2 profiles on two worker processes, each overlapping ASR and scoring, give the rows
-of the serial run, timing columns aside."""
+of the serial run, timing columns aside; the workers report the judge's prefix-cache counts."""
 
 from __future__ import annotations
 
@@ -39,3 +39,8 @@ def test_two_local_workers_give_the_serial_rows_with_the_real_stages(tmp_path):
     assert len(serial.rows) == 4
     assert all(r["status"] == "ok" for r in serial.rows), [r["error"] for r in serial.rows]
     assert comparable(local.rows) == comparable(serial.rows)
+    # the real judge's prefix-cache counts came back from the workers (and the device used)
+    for res in (serial, local):
+        pc = res.runtime["judge_prefix_cache"]
+        assert pc["misses"] >= 1 and pc["hits"] + pc["misses"] >= 2, pc
+        assert res.runtime["devices_used"]["scorer"] == ["cpu"]

@@ -9,7 +9,7 @@ import json
 
 import pandas as pd
 import pytest
-from executor_fakes import comparable, make_stages
+from executor_fakes import comparable, make_counting_stages, make_stages
 from test_executors_unit import TESTS, logged_ids, spec
 
 from rig.campaign.executors import ExecutorSpec
@@ -33,11 +33,16 @@ def local_ray():
 
 def test_ray_actors_give_the_serial_rows_and_survive_a_killed_actor(tmp_path, local_ray):
     serial = run_campaign(spec(tmp_path / "s"), stages=make_stages(), progress=False)
-    res = run_campaign(spec(tmp_path / "r"), stages=make_stages(), progress=False,
+    res = run_campaign(spec(tmp_path / "r"), stages=make_counting_stages(), progress=False,
                        executor=ExecutorSpec("ray", workers=2))
     assert comparable(res.rows) == comparable(serial.rows)
     meta = json.loads((tmp_path / "r" / "campaign.json").read_text())
     assert meta["runtime"]["executor"] == "ray"
+    # each actor's judge counts and devices came back with its results
+    pc = meta["runtime"]["judge_prefix_cache"]
+    assert pc == res.runtime["judge_prefix_cache"]
+    assert pc["misses"] >= 2 and pc["hits"] > 0, pc
+    assert meta["runtime"]["devices_used"] == {"asr": [], "scorer": []}  # fakes: no device
     kill = tmp_path / "kill"
     kill.mkdir()
     (kill / "q01_strong").write_text("1")  # the actor that runs its ASR first dies

@@ -88,6 +88,7 @@ class CampaignResult:
     n_repeats_skipped: int = 0  # planned repeats not run: they could not differ (reason in
     repeats_skipped: dict = field(default_factory=dict)  # ... this, as in summary.json)
     n_dropped: int = 0  # workers' rows for calls already logged ok (not written again)
+    runtime: dict = field(default_factory=dict)  # campaign.json's (+ judge_prefix_cache)
 
 
 @dataclass(frozen=True)
@@ -298,7 +299,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         stages = build_worker_stages(pipeline, runtime)
     log = CallLog(out / "calls.jsonl")
     oracle_log = CallLog(out / "oracle.jsonl")
-    (out / "campaign.json").write_text(json.dumps({
+    campaign_json = {
         "campaign_id": campaign_id, "pipeline_version": version,
         "pipeline": pipeline.model_dump(mode="json"),
         "answers_path": str(spec.answers_path), "bank": bank.meta.model_dump(),
@@ -309,7 +310,8 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         "n_planned_calls": len(plan), "transport": spec.transport,
         "repeats_skipped": campaign_plan.repeats_skipped,
         "runtime": executor.record(runtime, 1 if in_driver else n_workers),
-    }, indent=2))
+    }
+    (out / "campaign.json").write_text(json.dumps(campaign_json, indent=2))
     todo = [c for c in plan if c.call_id not in log or log.get(c.call_id)["status"] != "ok"]
     n_skipped = len(plan) - len(todo)
     setup = WorkerSetup(pipeline, version, campaign_id, runtime, stages, executor.overlap)
@@ -351,9 +353,13 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                                  oracle_result(oracle_log.get(keys[c.call_id])),
                                  ProfilePaths(profiles.sources[c.profile.profile_id].parent))
                         for c in todo], logged, given_up)
+                run_stats = ex.stats
         except KeyboardInterrupt as exc:
             n_logged = sum(c.call_id in log for c in plan)
             raise CampaignInterrupted(n_logged, len(plan)) from exc
+    campaign_json["runtime"].update({"judge_prefix_cache": run_stats.judge_prefix_cache(),
+                                     "devices_used": run_stats.devices()})
+    (out / "campaign.json").write_text(json.dumps(campaign_json, indent=2))
     planned = {c.call_id for c in plan}
     # a row logged before the transport columns existed (resuming an older run) is a sim row
     rows = [with_transport_columns(r) for r in log.rows() if r["call_id"] in planned]
@@ -365,7 +371,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     return CampaignResult(out, rows, json.loads(files["summary"].read_text()), len(todo),
                           n_skipped, time.perf_counter() - t_start, files,
                           campaign_plan.repeats_skipped["n"], campaign_plan.repeats_skipped,
-                          n_dropped)
+                          n_dropped, campaign_json["runtime"])
 
 
 def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version: str,

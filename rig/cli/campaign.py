@@ -92,8 +92,12 @@ def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
     except CampaignInterrupted as exc:
         console.print(Text(str(exc), style="yellow"))
         raise typer.Exit(130) from None
+    pc = (getattr(res, "runtime", None) or {}).get("judge_prefix_cache") or {}
+    rate = "" if pc.get("hit_rate") is None else (
+        f"; judge prefix cache {pc['hits']}/{pc['hits'] + pc['misses']} hits "
+        f"({100 * pc['hit_rate']:.0f}%)")
     console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
-                  f"{res.seconds:.0f} s", markup=False)
+                  f"{res.seconds:.0f} s{rate}", markup=False)
     if res.n_dropped:
         console.print(f"{res.n_dropped} results for calls already logged were dropped",
                       markup=False)

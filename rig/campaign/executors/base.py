@@ -252,12 +252,39 @@ class TaskQueue:
 
 @dataclass
 class RunStats:
-    """What an executor reports after a run."""
+    """What an executor reports after a run.
+
+    ``worker_reports``: each worker's latest :meth:`Worker.report
+    <rig.campaign.executors.worker.Worker.report>` (keyed by its ``worker`` id; cumulative
+    since the worker started, so the latest one counts all its gradings, a dead worker's up to
+    its last result); :meth:`judge_prefix_cache` and :meth:`devices` sum them."""
     n_results: int = 0
     n_worker_deaths: int = 0
     n_workers_started: int = 0
     n_failed_by_deaths: int = 0
     death_causes: list[str] = field(default_factory=list)
+    worker_reports: dict[str, dict] = field(default_factory=dict)
+
+    def record(self, report: dict | None) -> None:
+        """Keep a worker's latest report (None: nothing to keep)."""
+        if report:
+            self.worker_reports[report["worker"]] = report
+
+    def judge_prefix_cache(self) -> dict:
+        """``{"hits": int, "misses": int, "hit_rate": float | None}`` over every worker: the
+        gradings whose rubric prefix was still in the judge's KV cache, those that evaluated
+        it afresh, and hits / (hits + misses) (None when nothing was graded; memoised repeats
+        of a text are neither)."""
+        hits = sum(r.get("hits", 0) for r in self.worker_reports.values())
+        misses = sum(r.get("misses", 0) for r in self.worker_reports.values())
+        n = hits + misses
+        return {"hits": hits, "misses": misses, "hit_rate": hits / n if n else None}
+
+    def devices(self) -> dict[str, list[str]]:
+        """``{"asr": [...], "scorer": [...]}``: the devices the workers' engines ran on
+        (sorted, distinct; empty when no worker reported one)."""
+        return {k: sorted({r[f"{k}_device"] for r in self.worker_reports.values()
+                           if r.get(f"{k}_device")}) for k in ("asr", "scorer")}
 
 
 #: ``on_result(task, row)``: a task's result row (a call row, or an oracle row), in the driver

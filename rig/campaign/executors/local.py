@@ -69,6 +69,8 @@ def worker_main(setup: WorkerSetup, conn: mpc.Connection) -> None:
     def send(msg: tuple) -> None:
         kind, task_id, payload = msg
         with lock, contextlib.suppress(OSError):  # OSError: the driver is gone
+            if kind == "done":  # before the row: the driver has it when the task is done
+                conn.send(("report", None, worker.report()))
             conn.send((kind, task_id, _portable(payload) if kind == "raise" else payload))
 
     serve(worker, recv, send, setup.overlap)
@@ -150,6 +152,8 @@ class LocalExecutor:
         if kind == "ready":
             p.ready = True
             self._start_deaths = 0
+        elif kind == "report":
+            self.stats.record(payload)
         elif kind == "init_error" or kind == "raise":
             raise payload
         elif kind == "done":

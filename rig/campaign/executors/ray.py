@@ -140,7 +140,7 @@ class RayExecutor:
                 if a.ready and a.task is None and len(queue):
                     held = [b.task.group for b in self.actors if b.task is not None]
                     a.task = queue.next_for(a.last_group, held)
-                    a.ref = a.handle.run.remote(a.task)
+                    a.ref = a.handle.run_reporting.remote(a.task)
             refs = {}
             for a in self.actors:
                 refs[a.ref if a.ready else a.ready_ref] = a
@@ -158,8 +158,10 @@ class RayExecutor:
                     continue
                 task, a.task, a.ref = a.task, None, None
                 a.last_group = task.group
+                row, report = value
+                self.stats.record(report)
                 self.stats.n_results += 1
-                on_result(task, value)
+                on_result(task, row)
         return self.stats
 
     def close(self) -> None:

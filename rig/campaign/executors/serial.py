@@ -30,18 +30,24 @@ class SerialExecutor:
         calls = [t for t in tasks if isinstance(t, CallTask)]
         if self.concurrency <= 1 or len(calls) <= 1:
             for t in tasks:
-                on_result(t, self.worker.run(t, self.call_fn))
+                row = self.worker.run(t, self.call_fn)
+                self.stats.record(self.worker.report())
+                on_result(t, row)
                 self.stats.n_results += 1
             return self.stats
         for t in tasks:  # the oracle gradings first: the scorer is not shared across threads
             if not isinstance(t, CallTask):
-                on_result(t, self.worker.run(t, self.call_fn))
+                row = self.worker.run(t, self.call_fn)
+                self.stats.record(self.worker.report())
+                on_result(t, row)
                 self.stats.n_results += 1
         pool = cf.ThreadPoolExecutor(self.concurrency, thread_name_prefix="rig-call")
         try:
             futures = {pool.submit(self.worker.run, t, self.call_fn): t for t in calls}
             for fut in cf.as_completed(futures):
-                on_result(futures[fut], fut.result())
+                row = fut.result()
+                self.stats.record(self.worker.report())
+                on_result(futures[fut], row)
                 self.stats.n_results += 1
         except BaseException:
             # Ctrl-C or a failing callback: start no more calls; those in flight finish

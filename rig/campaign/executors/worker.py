@@ -10,7 +10,9 @@ import dataclasses
 import os
 import queue
 import signal
+import socket
 import threading
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -94,10 +96,33 @@ class Worker:
         self.setup = setup
         self.stages = (setup.stages if setup.stages is not None
                        else build_worker_stages(setup.pipeline, setup.runtime))
+        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._cache0 = self._cache_stats()  # stages handed in may have graded before
 
     def ready(self) -> int:
         """This worker's process id (a Ray actor answers it once built)."""
         return os.getpid()
+
+    def _cache_stats(self) -> dict[str, int]:
+        stats = getattr(self.stages.scorer, "prefix_cache_stats", None)
+        return dict(stats()) if callable(stats) else {"hits": 0, "misses": 0}
+
+    def report(self) -> dict:
+        """What this worker tells the driver with each result: ``{"worker": id (host, pid
+        and a random part), "hits": int, "misses": int, "asr_device": str | None,
+        "scorer_device": str | None}``; hits and misses are the judge's prompt-prefix cache
+        counts (:meth:`rig.scorer.base.Scorer.prefix_cache_stats`) since this worker was
+        built, cumulative (the driver keeps the latest per worker)."""
+        now = self._cache_stats()
+        return {"worker": self.worker_id,
+                "hits": now.get("hits", 0) - self._cache0.get("hits", 0),
+                "misses": now.get("misses", 0) - self._cache0.get("misses", 0),
+                "asr_device": self.stages.asr_device,
+                "scorer_device": self.stages.scorer_device}
+
+    def run_reporting(self, task: Task) -> tuple[dict, dict]:
+        """``(self.run(task), self.report())``: one round trip for a Ray actor."""
+        return self.run(task), self.report()
 
     def _call_kwargs(self, task: CallTask) -> dict:
         s = self.setup
