@@ -233,3 +233,21 @@ def test_cli_refuses_a_bad_vary_naming_it(campaign, tmp_path):
                                  str(tmp_path / "s")])
     assert r.exit_code == 2
     assert "--vary" in r.output and "silence_timeout_ms" in r.output
+
+
+def test_the_demo_sweeps_the_timer_on_long_pauses_and_prints_one_line(campaign, monkeypatch,
+                                                                      capsys):
+    import shutil
+
+    from rig.cli import campaign as cli_campaign
+    from rig.sweep import core
+
+    monkeypatch.setattr(core, "default_stages", lambda p, cache=None: make_stages())
+    folder = campaign.parent / "demo_copy"
+    shutil.copytree(campaign, folder)
+    cli_campaign._demo_sweep(folder, progress=False)
+    out = capsys.readouterr().out
+    assert "a 2,000 ms timer" in out and "long_pauses gap" in out
+    assert "every turn waits 1.2 s longer" in out
+    sweep = json.loads((folder / "sweep" / "sweep.json").read_text())
+    assert {r["profile_id"] for r in sweep["table"]} == {"baseline", "long_pauses"}
