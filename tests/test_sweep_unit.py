@@ -251,3 +251,21 @@ def test_the_demo_sweeps_the_timer_on_long_pauses_and_prints_one_line(campaign, 
     assert "every turn waits 1.2 s longer" in out
     sweep = json.loads((folder / "sweep" / "sweep.json").read_text())
     assert {r["profile_id"] for r in sweep["table"]} == {"baseline", "long_pauses"}
+
+
+def test_cli_runs_a_grid_sweep_and_prints_the_verdicts(campaign, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+    from rig.sweep import core
+
+    monkeypatch.setattr(core, "default_stages", lambda p, cache=None: make_stages())
+    r = CliRunner().invoke(app, ["sweep", str(campaign), "--vary",
+                                 "endpointing.silence_timeout_ms=800,2000", "--vary",
+                                 "scorer.max_tokens=160,200", "--grid", "--profile",
+                                 "long_pauses", "--n-boot", "200", "--out",
+                                 str(tmp_path / "s")], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    sweep = json.loads((tmp_path / "s" / "sweep.json").read_text())
+    assert len(sweep["variants"]) == 4 and sweep["grid"] is True
+    assert "verdict" in r.output and "wrote" in r.output
