@@ -44,20 +44,19 @@ def _plot(path: str, points: dict[str, list[tuple[object, float, list | None]]])
 
 
 def plot_points(sweep: dict) -> dict[str, dict[str, list]]:
-    """path -> profile -> [(setting value, delta, t interval)] from one-field variants (and
-    the campaign at its own value), baseline profile left out."""
+    """path -> profile -> [(setting value, delta, t interval)] from the variants that differ
+    from the campaign in that setting only (and the campaign at its own value), baseline
+    profile left out."""
     camp = next(v for v in sweep["variants"] if v["variant_id"] == "campaign")
     out: dict[str, dict[str, list]] = {}
     for vary in sweep["varies"]:
         path = vary["path"]
         by_profile: dict[str, list] = {}
         for v in sweep["variants"]:
-            if v["variant_id"] == "campaign":
-                x = camp["settings"].get(path)
-            elif set(v["changes"]) == {path}:
-                x = v["changes"][path]
-            else:
-                continue
+            others = {k: x for k, x in v["settings"].items() if k != path}
+            if others != {k: x for k, x in camp["settings"].items() if k != path}:
+                continue  # a grid cell that changes another setting too
+            x = v["settings"].get(path)
             for r in sweep["table"]:
                 if r["variant"] == v["variant_id"] and r["verdict"] != "baseline" \
                         and r["mean_delta"] is not None:
