@@ -22,7 +22,8 @@ campaign (the rules, first that holds; ``docs/sweep.md`` gives the reasons):
     anything else, including a variant that leaves the gap where it was.
 
 The baseline profile gets ``baseline`` (its delta is 0 by construction); a profile whose
-delta cannot be computed (no pairs) gets ``not computable``.
+delta cannot be computed (no pairs) gets ``not computable``; the campaign's own rows (variant
+``campaign``) get ``closes`` when the campaign already had no gap, else ``campaign``.
 
 Costs (per variant, the same for every profile): ``dead_air_added_s``, the endpointing
 timer's change in seconds (variant minus campaign: silence every candidate waits through at
@@ -40,7 +41,8 @@ import pandas as pd
 from rig.stats.equivalence import tost_paired
 from rig.stats.paired import paired_deltas
 
-VERDICTS = ("closes", "narrows", "no effect", "widens", "baseline", "not computable")
+VERDICTS = ("closes", "narrows", "no effect", "widens", "baseline", "campaign",
+            "not computable")
 
 
 def _disjoint(a: list | None, b: list | None) -> bool:
@@ -119,6 +121,8 @@ def verdict_table(variant_id: str, rows: pd.DataFrame, summary: dict, campaign_s
             if pid != baseline else None
         v = "baseline" if pid == baseline else verdict(
             p.get("mean_delta"), ci, _se(p), tp, c.get("mean_delta"), cci, alpha)
+        if variant_id == "campaign" and v not in ("baseline", "closes", "not computable"):
+            v = "campaign"  # the reference itself: nothing to compare it with
         out.append({"variant": variant_id, "profile_id": pid, "n_pairs": p.get("n_pairs"),
                     "mean_delta": p.get("mean_delta"), "ci95": ci, "se": _se(p),
                     "tost_p": tp, "margin_points": margin,
