@@ -6,7 +6,7 @@ install), ``campaign`` (``rig demo``, ``rig campaign run|summarize``), ``models`
 (``rig models``), ``profiles`` (``rig profiles list|check|render``), ``stats``
 (``rig stats ...``), ``gate`` (``rig gate``), ``probe`` and ``probe_tables``
 (``rig probe ...``), ``scorer`` (``rig scorer validate``), ``interviewer``
-(``rig interviewer ...``), ``monitor`` (``rig monitor ...``).
+(``rig interviewer ...``), ``monitor`` (``rig monitor ...``), ``sweep`` (``rig sweep``).
 
 Exit codes: 0 success or pass, 1 a threshold was breached (``rig gate``, ``rig stats``,
 ``rig monitor report --fail-on-alert``), 2 bad input, a package that is not installed, or a
@@ -29,6 +29,7 @@ app.command("demo")(demo)
 app.command("models")(models)
 mount_group(app, "stats", "rig.cli.stats", "stats_app")
 mount_command(app, "gate", "rig.cli.gate", "gate_command")
+mount_command(app, "sweep", "rig.cli.sweep", "sweep_command")
 mount_group(app, "probe", "rig.cli.probe", "probe_app", extra="probes")
 mount_group(app, "monitor", "rig.cli.monitor", "monitor_app", extra="monitor")
 mount_group(app, "scorer", "rig.cli.scorer", "scorer_app", extra="pipeline")

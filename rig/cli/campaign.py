@@ -120,8 +120,12 @@ def demo(
     out: Annotated[Path, typer.Option(help="output folder")] = Path("reports/demo"),
     repeats: Annotated[int, typer.Option(min=1, help="repeats per call")] = 1,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+    sweep: Annotated[bool, typer.Option(help="then sweep the endpointing timer on "
+                                        "long_pauses (10 calls more)")] = True,
 ) -> None:
-    """Run the demo campaign on the embedded defaults (offline; 30 calls, 5-10 min on 2 cores).
+    """Run the demo campaign on the embedded defaults (offline; 30 calls, 5-10 min on 2 cores),
+    then a small sweep of the endpointing timer on long_pauses (its pauses outlast the 800 ms
+    timer; the 2,000 ms timer's 10 calls re-use the campaign's renders) with a one-line answer.
 
     The baseline is planned twice for the noise floor; with the deterministic reference
     pipeline its second repeat could not differ, so it is skipped and reported as such."""
@@ -133,6 +137,34 @@ def demo(
                         repeats=repeats, campaign_id="demo",
                         answer_ids=d.demo_answer_ids, baseline_repeats=2)
     _run(spec, progress)
+    if sweep:
+        _demo_sweep(out, progress)
+
+
+#: The demo's sweep: the endpointing timer on the profile whose pauses (1.6 s) outlast the
+#: reference pipeline's 800 ms timer; the campaign's own timer is the other value.
+DEMO_SWEEP_PROFILE = "long_pauses"
+DEMO_SWEEP_TIMERS_MS = (2000,)
+
+
+def _demo_sweep(out: Path, progress: bool) -> None:
+    """After the demo campaign: sweep the timer on :data:`DEMO_SWEEP_PROFILE` (its calls and
+    the baseline's, renders from the cache) and print the one-line answer."""
+    from rig.cli.sweep import print_sweep
+    from rig.sweep import Vary, headline, run_sweep
+
+    path = "endpointing.silence_timeout_ms"
+    try:
+        res = run_sweep(out, [Vary(path, DEMO_SWEEP_TIMERS_MS)], out / "sweep",
+                        profile_ids=(DEMO_SWEEP_PROFILE,))
+    except RigError as exc:
+        fail(exc)
+    print_sweep(res.sweep)
+    stdout_console().print(headline(res.sweep, DEMO_SWEEP_PROFILE, path), markup=False,
+                           highlight=False)
+    stdout_console().print(f"wrote {out}/sweep/sweep.json, {out}/sweep/sweep.parquet, "
+                           f"{out}/sweep/report.html ({res.n_run} calls, {res.seconds:.0f} s)",
+                           markup=False, highlight=False)
 
 
 @campaign_app.command("run")
