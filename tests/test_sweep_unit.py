@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -155,8 +156,12 @@ def test_a_timer_sweep_reruns_from_turn_detection_and_truncation_falls_to_zero(
                     margin=5.0)
     n = len(pd.read_parquet(campaign / "calls.parquet"))
     assert res.n_run == 2 * n
+    rows = pd.read_parquet(tmp_path / "s" / "sweep.parquet")
+    # a truncated call also grades its turn text (stage attribution); an untruncated one
+    # reuses the oracle grade
+    n_turn_text = int((rows[rows["variant"] != "campaign"]["words_lost"] > 0).sum())
     assert c.counts == {"render": 2 * n, "detect_turn": 2 * n, "transcribe": 2 * n,
-                        "score": 2 * n}
+                        "score": 2 * n + n_turn_text}
     t = {(r["variant"], r["profile_id"]): r for r in res.sweep["table"]}
     assert t[("campaign", "long_pauses")]["truncation_rate"] == 1.0
     assert t[("endpointing.silence_timeout_ms=2000", "long_pauses")]["truncation_rate"] == 0.0
@@ -193,8 +198,11 @@ def test_an_asr_change_reuses_the_turn_and_a_scorer_change_reuses_the_transcript
                     tmp_path / "s", stages_for=c.stages_for, n_boot=200)
     assert c.counts["detect_turn"] == 0  # neither variant re-ran turn detection
     assert c.counts["transcribe"] == n  # the ASR variant only
-    # scoring: both variants, plus the scorer variant's oracle gradings of the scripts
-    assert c.counts["score"] == 2 * n + camp[["answer_id", "seed"]].drop_duplicates().shape[0]
+    # scoring: both variants, their truncated calls' turn texts (stage attribution), plus the
+    # scorer variant's oracle gradings of the scripts
+    n_trunc = int((camp["words_lost"] > 0).sum())
+    assert c.counts["score"] == (2 * n + 2 * n_trunc
+                                 + camp[["answer_id", "seed"]].drop_duplicates().shape[0])
     df = pd.read_parquet(tmp_path / "s" / "sweep.parquet").set_index(
         ["variant", "answer_id", "profile_id", "repeat"])
     base = camp.set_index(["answer_id", "profile_id", "repeat"])
@@ -269,3 +277,29 @@ def test_cli_runs_a_grid_sweep_and_prints_the_verdicts(campaign, tmp_path, monke
     sweep = json.loads((tmp_path / "s" / "sweep.json").read_text())
     assert len(sweep["variants"]) == 4 and sweep["grid"] is True
     assert "verdict" in r.output and "wrote" in r.output
+
+
+def test_a_scoring_only_variant_keeps_the_stage_attribution_and_the_levers(campaign, tmp_path):
+    """A scorer or transcript variant scores the campaign's transcripts again: its truncated
+    calls still grade their turn text (rebuilt from the cached render), the attribution
+    columns still sum to score - oracle, and the transcript/style levers are applied."""
+    camp = pd.read_parquet(campaign / "calls.parquet")
+    res = run_sweep(campaign, [parse_vary("transcript.fillers=drop"),
+                               parse_vary("scorer.style_criteria=drop")],
+                    tmp_path / "s", stages_for=Counting().stages_for, n_boot=200)
+    assert {v["variant_id"]: v["rerun_from"] for v in res.sweep["variants"]} == {
+        "campaign": None, "transcript.fillers=drop": "score",
+        "scorer.style_criteria=drop": "score"}
+    df = pd.read_parquet(tmp_path / "s" / "sweep.parquet")
+    for vid in ("transcript.fillers=drop", "scorer.style_criteria=drop"):
+        g = df[(df["variant"] == vid) & (df["status"] == "ok")]
+        assert len(g) == len(camp)
+        trunc = g[g["words_lost"] > 0]
+        assert len(trunc) and (trunc["turn_text_parse_status"] == "ok").all()
+        # the same turn text as the campaign graded (not the oracle's script)
+        key = ["answer_id", "profile_id", "repeat"]
+        was = camp.set_index(key).loc[trunc.set_index(key).index, "score_turn_text"]
+        assert np.allclose(trunc["score_turn_text"].to_numpy(), was.to_numpy())
+        assert (trunc["score_turn_text"] != trunc["oracle_score"]).any()
+        total = g["loss_turn_detection"] + g["loss_asr"]
+        assert np.allclose(total, g["score"] - g["oracle_score"])

@@ -152,7 +152,22 @@ class _Oracle:
                            0.0, self.camp.pipeline.scorer.temperature, seed)
 
 
-def _front_from_row(row: dict, question, oracle: ScoreResult, identity: dict) -> FrontResult:
+def _turn_text(row: dict, answer, profile, stages: Stages, resolve_path) -> str | None:
+    """The script's words (no fillers) spoken before the campaign's turn closed, from the
+    cached render (no synthesis: the campaign rendered it); None when no word was lost (the
+    attribution then reuses the oracle grade, as :func:`rig.campaign.call.run_call_front`)."""
+    if not row.get("words_lost") or row.get("turn_close_s") is None:
+        return None
+    rendered = stages.render(answer.script, profile, int(row["seed"]),
+                             answer_id=answer.answer_id, resolve_path=resolve_path,
+                             cache_dir=stages.audio_cache_dir)
+    close = float(row["turn_close_s"])
+    return " ".join(w.word for w in rendered.words
+                    if not w.is_filler and w.start_s < close)
+
+
+def _front_from_row(row: dict, question, oracle: ScoreResult, identity: dict,
+                    pipeline: PipelineConfig, turn_text: str | None) -> FrontResult:
     front = {k: v for k, v in row.items() if not k.startswith(_SCORING_PREFIXES)}
     front.update(identity)
     from rig.campaign.call import decision_for
@@ -162,9 +177,15 @@ def _front_from_row(row: dict, question, oracle: ScoreResult, identity: dict) ->
                   "oracle_parse_status": oracle.parse_status,
                   "oracle_decision": decision_for(oracle.score, question.cutoff)})
     t = {k: row.get(f"t_{k}_s") for k in ("synth", "channel", "vad", "asr")}
-    return FrontResult(row=front, question=question, transcript=row.get("transcript"),
+    from rig.transcript import scorer_text
+
+    text = row.get("transcript")
+    return FrontResult(row=front, question=question, transcript=text,
                        seed=int(row["seed"]), oracle_score=oracle.score,
-                       timings_s={k: v for k, v in t.items() if v is not None})
+                       timings_s={k: v for k, v in t.items() if v is not None},
+                       turn_text=turn_text,
+                       scorer_text=(None if text is None
+                                    else scorer_text(text, pipeline.transcript.fillers)))
 
 
 def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, *,
@@ -185,6 +206,9 @@ def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, 
         p = profiles[row["profile_id"]]
         repeat, seed = int(row["repeat"]), int(row["seed"])
         cid = call_id(q, a, p, repeat, seed, variant.version)
+        # the rubric the variant's scorer grades (scorer.style_criteria); the call id is q's
+        q = q.scored_rubric(variant.pipeline.scorer.style_criteria)
+        paths = ProfilePaths(camp.profiles.sources[p.profile_id].parent)
         done = log.get(cid)
         if done is not None and done["status"] == "ok":
             out.append(done)
@@ -193,7 +217,8 @@ def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, 
         ident = _identity(variant.pipeline, variant.version, cid, campaign_id)
         stage = variant.rerun_from if row.get("status") == "ok" else "channel"
         if stage == "score":
-            front = _front_from_row(row, q, orc, ident)
+            front = _front_from_row(row, q, orc, ident, variant.pipeline,
+                                    _turn_text(row, a, p, stages, paths))
         else:
             use = stages
             if stage == "asr":
@@ -202,7 +227,7 @@ def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, 
                 question=q, answer=a, profile=p, repeat=repeat, seed=seed,
                 pipeline=variant.pipeline, pipeline_version=variant.version,
                 campaign_id=campaign_id, stages=use, oracle=orc,
-                resolve_path=ProfilePaths(camp.profiles.sources[p.profile_id].parent))
+                resolve_path=paths)
             if stage == "asr" and row.get("t_vad_s") is not None:
                 front.timings_s["vad"] = row["t_vad_s"]
         new = finish_call(front, stages)
