@@ -123,7 +123,7 @@ def demo(
     sweep: Annotated[bool, typer.Option(help="then sweep the endpointing timer on "
                                         "long_pauses (10 calls more)")] = True,
 ) -> None:
-    """Run the demo campaign on the embedded defaults (offline; 30 calls, 5-10 min on 2 cores),
+    """Run the demo campaign on the embedded defaults (offline; 30 calls, 5-10 min on 2 idle cores),
     then a small sweep of the endpointing timer on long_pauses (its pauses outlast the 800 ms
     timer; the 2,000 ms timer's 10 calls re-use the campaign's renders) with a one-line answer.
 
