@@ -247,3 +247,16 @@ def test_concurrent_calls_of_a_transport_are_written_by_the_driver_thread_only(t
     assert comparable(res.rows) == comparable(serial_rows)
     ids = logged_ids(tmp_path / "c")
     assert len(ids) == len(set(ids)) == 16
+
+
+@pytest.mark.parametrize("address, words", [
+    ("nonsense", "auto, local, HOST:PORT"), ("127.0.0.1:1", "nothing answers at 127.0.0.1:1")])
+def test_a_bad_ray_address_is_refused_in_words(address, words):
+    """A malformed address gave Ray's traceback, and one where nothing listens hung on
+    Ray's GCS timeouts: both are refused before Ray is asked."""
+    from rig.campaign.executors.ray import _check_address
+    from rig.errors import RigError
+
+    with pytest.raises(RigError, match="--ray-address") as err:
+        _check_address(address)
+    assert words in str(err.value)

@@ -71,8 +71,13 @@ class RayExecutor:
         ray = self.ray
         if not ray.is_initialized():
             # "local": a new instance even where `ray start` left one to join by default
-            ray.init(address=self.address or "local", include_dashboard=False,
-                     log_to_driver=False)
+            _check_address(self.address)
+            try:
+                ray.init(address=self.address or "local", include_dashboard=False,
+                         log_to_driver=False)
+            except (ValueError, ConnectionError, RuntimeError) as exc:
+                raise RigError(f"--ray-address: cannot start or join Ray at "
+                               f"{self.address or 'local'!r}: {exc}") from None
             self._owns = True
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.n_workers = self.requested or max(1, cpus // self.cpus)
@@ -172,3 +177,26 @@ class RayExecutor:
         self.actors = []
         if self._owns:
             self.ray.shutdown()
+
+
+def _check_address(address: str | None) -> None:
+    """Refuse, before Ray is asked, an address that is not ``auto``/``local``, ``HOST:PORT``
+    or ``ray://HOST:PORT``, and a ``HOST:PORT`` where nothing listens (Ray itself would wait on
+    its GCS timeouts for minutes).
+
+    Raises:
+        RigError: naming ``--ray-address`` and the value."""
+    import socket
+
+    if address in (None, "auto", "local"):
+        return
+    hostport = address.removeprefix("ray://")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise RigError(f"--ray-address: auto, local, HOST:PORT or ray://HOST:PORT "
+                       f"(got {address!r})")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise RigError(f"--ray-address: nothing answers at {hostport} ({exc}); is the Ray "
+                       f"head started there (`ray start --head`)? (got {address!r})") from None
