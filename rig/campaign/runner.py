@@ -19,7 +19,6 @@ with the reason, and the baseline's noise floor is then reported as not measured
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -46,14 +45,14 @@ from rig.campaign.executors.worker import (
     default_worker_runtime,
     given_up_row,
     oracle_result,
-    oracle_row,
 )
+from rig.campaign.oracle import OracleCache, oracle_done, oracle_key  # noqa: F401 (OracleCache: its old home)
 from rig.campaign.store import CallLog, write_parquet
 from rig.errors import ConfigError
 from rig.paths import make_out_dir
 from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
 from rig.profiles import Profile, ProfileSet, load_profiles
-from rig.scorer.base import Scorer, ScoreResult
+from rig.scorer.base import Scorer
 
 
 @dataclass(frozen=True)
@@ -201,32 +200,6 @@ def plan_calls(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, versi
     return plan_campaign(spec, bank, profiles, version, pipeline, temperature).calls
 
 
-def _oracle_key(question: Question, answer: Answer, seed: int, version: str) -> str:
-    """The oracle grade depends on the rubric, the script's clean text, the seed and the
-    pipeline version: a change to any of them re-grades."""
-    text = hashlib.sha256(answer.clean_text.encode()).hexdigest()[:12]
-    return f"{answer.answer_id}|{seed}|{version}|{question.rubric_hash[:12]}|{text}"
-
-
-def _oracle_done(row: dict | None) -> bool:
-    return row is not None and row["parse_status"] not in ("error", "timeout")
-
-
-class OracleCache:
-    """The scorer's grade of each script's clean text, persisted like the calls."""
-
-    def __init__(self, path: Path, scorer: Scorer, version: str) -> None:
-        self.log, self.scorer, self.version = CallLog(path), scorer, version
-
-    def get(self, question: Question, answer: Answer, seed: int) -> ScoreResult:
-        key = _oracle_key(question, answer, seed, self.version)
-        row = self.log.get(key)
-        if not _oracle_done(row):
-            row = oracle_row(self.scorer, key, question, answer, seed, self.version)
-            self.log.append(row)
-        return oracle_result(row)
-
-
 def default_scorer(pipeline: PipelineConfig) -> Scorer:
     """The scorer a pipeline's ``scorer:`` settings describe (backend, mode, budget)."""
     if pipeline.scorer.backend == "openai":
@@ -315,10 +288,10 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     todo = [c for c in plan if c.call_id not in log or log.get(c.call_id)["status"] != "ok"]
     n_skipped = len(plan) - len(todo)
     setup = WorkerSetup(pipeline, version, campaign_id, runtime, stages, executor.overlap)
-    keys = {c.call_id: _oracle_key(c.question, c.answer, c.seed, version) for c in todo}
+    keys = {c.call_id: oracle_key(c.question, c.answer, c.seed, version) for c in todo}
     grade = {}
     for c in todo:
-        if not _oracle_done(oracle_log.get(keys[c.call_id])):
+        if not oracle_done(oracle_log.get(keys[c.call_id])):
             grade.setdefault(keys[c.call_id], OracleTask(keys[c.call_id], c.question, c.answer,
                                                          c.seed))
     n_dropped = 0
@@ -326,7 +299,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     def logged(task, row: dict) -> None:
         nonlocal n_dropped
         if isinstance(task, OracleTask):
-            if not _oracle_done(oracle_log.get(task.key)):
+            if not oracle_done(oracle_log.get(task.key)):
                 oracle_log.append(row)
             return
         prev = log.get(task.call_id)
