@@ -1,0 +1,111 @@
+"""Headless Chromium for the report tests: Debian's ``chromium`` and ``chromium-driver`` (apt),
+driven by selenium (PyPI). Nothing is fetched: the driver and browser paths are given, so
+Selenium Manager never runs.
+
+Use::
+
+    from browser import chromium, open_page, audio_durations, screenshot
+
+    with chromium() as driver:
+        errors = open_page(driver, out / "report.html")   # console errors, [] when clean
+        assert errors == []
+        screenshot(driver, tmp_path / "report.png")
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+def need_chromium() -> None:
+    """Skip (a failure under RIG_STRICT=1 in an integration module) when chromium, its driver
+    or selenium is missing."""
+    if CHROMIUM is None or CHROMEDRIVER is None:
+        pytest.skip("chromium and chromium-driver (apt) are needed for the browser tests")
+    pytest.importorskip("selenium", reason="selenium (pip, the test extra) is needed")
+
+
+@contextmanager
+def chromium(width: int = 1280, height: int = 900):
+    """A headless Chromium at ``width`` x ``height`` CSS pixels; quits on exit."""
+    need_chromium()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                f"--window-size={width},{height}", "--mute-audio",
+                "--autoplay-policy=no-user-gesture-required", "--allow-file-access-from-files"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def open_page(driver, path: Path, timeout_s: float = 30.0) -> list[str]:
+    """Load ``path`` from ``file://``, wait until the document is complete, and return the
+    console's error lines (level SEVERE: script errors, failed loads); ``[]`` when clean."""
+    driver.get(Path(path).resolve().as_uri())
+    deadline = time.monotonic() + timeout_s
+    while driver.execute_script("return document.readyState") != "complete":
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path}: not loaded within {timeout_s} s")
+        time.sleep(0.1)
+    return console_errors(driver)
+
+
+def console_errors(driver) -> list[str]:
+    """Console lines of level SEVERE since the last call."""
+    return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+_DURATIONS_JS = """
+const done = arguments[arguments.length - 1];
+const els = Array.from(document.querySelectorAll('audio'));
+const wait = el => new Promise(resolve => {
+  const out = () => resolve({src: el.currentSrc || el.src ||
+                             (el.querySelector('source') || {}).src || '',
+                             duration_s: isFinite(el.duration) ? el.duration : null,
+                             error: el.error ? el.error.code : null});
+  if (el.readyState >= 1 || el.error) { out(); return; }
+  el.addEventListener('loadedmetadata', out, {once: true});
+  el.addEventListener('error', out, {once: true});
+  el.preload = 'metadata';
+  el.load();
+});
+Promise.all(els.map(wait)).then(done);
+"""
+
+
+def audio_durations(driver, timeout_s: float = 60.0) -> list[dict]:
+    """Every ``<audio>`` element on the page, loaded: ``[{src, duration_s, error}]`` with
+    ``duration_s`` in seconds (``None`` when it did not load) and ``error`` the
+    MediaError code or ``None``."""
+    driver.set_script_timeout(timeout_s)
+    return driver.execute_async_script(_DURATIONS_JS)
+
+
+def screenshot(driver, path: Path, full_page: bool = True) -> Path:
+    """Write a PNG of the page (the whole page height when ``full_page``) to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if full_page:
+        shot = driver.execute_cdp_cmd("Page.captureScreenshot",
+                                      {"format": "png", "captureBeyondViewport": True})
+        path.write_bytes(base64.b64decode(shot["data"]))
+    else:
+        driver.save_screenshot(str(path))
+    return path
