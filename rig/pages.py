@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import html
 
+#: Okabe & Ito's colour-blind-safe palette ("Color Universal Design", 2002/2008), in the order
+#: reports use it: blue, orange, bluish green, vermillion, reddish purple, sky blue, yellow, black.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
+           "#000000")
+
 #: The stylesheet every report page inlines (no CDN, no scripts).
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
