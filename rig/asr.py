@@ -43,12 +43,15 @@ class AsrOptions:
 class AsrSegment:
     """One faster-whisper segment: times in seconds from the start of the transcribed audio,
     ``avg_logprob`` the mean log-probability of its tokens (natural log, <= 0),
-    ``no_speech_prob`` Whisper's probability that the window holds no speech (0-1)."""
+    ``no_speech_prob`` Whisper's probability that the window holds no speech (0-1),
+    ``compression_ratio`` the gzip compression ratio of its text (Whisper's repetition
+    signal: its decoder treats a ratio over 2.4 as a failed decoding); None when unknown."""
     start_s: float
     end_s: float
     text: str
     avg_logprob: float
     no_speech_prob: float
+    compression_ratio: float | None = None
 
 
 @dataclass(frozen=True)
@@ -103,5 +106,6 @@ def transcribe(audio: Audio, options: AsrOptions = AsrOptions()) -> Transcript:
     lp = float(np.average([s.avg_logprob for s in segs], weights=dur))
     nsp = float(max(s.no_speech_prob for s in segs))
     parts = tuple(AsrSegment(float(s.start), float(s.end), s.text.strip(), float(s.avg_logprob),
-                             float(s.no_speech_prob)) for s in segs)
+                             float(s.no_speech_prob), float(s.compression_ratio))
+                  for s in segs)
     return Transcript(text, lp, nsp, audio16.duration_s, parts, language)

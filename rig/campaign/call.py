@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from rig.answers import Answer, Question
 from rig.asr import AsrOptions, Transcript
+from rig.asr_checks import suspect_columns
 from rig.campaign.attribution import attribution_columns
 from rig.campaign.metrics import content_similarity_columns
 from rig.campaign.row import (  # noqa: F401 - ROW_TYPES, TRANSPORT_COLUMNS: re-exported
@@ -240,7 +241,8 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         t["channel"] = time.perf_counter() - t0
         stage = "vad"
         t0 = time.perf_counter()
-        turn = stages.detect_turn(line, TurnParams.from_pipeline(pipeline))
+        turn_params = TurnParams.from_pipeline(pipeline)
+        turn = stages.detect_turn(line, turn_params)
         t["vad"] = time.perf_counter() - t0
         script_words = [w for w in rendered.words if not w.is_filler]
         before = [w for w in script_words if w.start_s < turn.turn_close_s]
@@ -278,6 +280,8 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
             **content_similarity_columns(stages.content_similarity, answer.clean_text,
                                          tr.text),
         })
+        row.update(suspect_columns(tr, turn, heard.duration_s, rendered.speech_start_s,
+                                   turn_params.start_ms))  # rig.asr_checks
         text = tr.text
     except Exception as exc:  # one failing call is recorded and the campaign goes on
         row.update(_failure(stage, exc))

@@ -107,6 +107,9 @@ class CallRow:
     (against the words before turn close), ``wer_verbatim`` (against every word spoken),
     ``content_similarity`` (cosine, -1..1) and ``content_similarity_error``.
 
+    Suspects (:mod:`rig.asr_checks`): ``asr_suspect``/``turn_suspect`` (True: flagged, False:
+    checked and clean, null: not checked) and ``asr_suspect_reason``/``turn_suspect_reason``.
+
     Scorer: ``scorer_raw``, ``scorer_reason``, ``scorer_error``, ``scorer_mode``,
     ``scorer_top_prob_min`` (0-1), ``scorer_entropy_mean_bits``, ``scorer_criteria_json``.
 
@@ -220,6 +223,10 @@ class CallRow:
     wer_verbatim: float | None = None
     content_similarity: float | None = None
     content_similarity_error: str | None = None
+    asr_suspect: bool | None = None
+    asr_suspect_reason: str | None = None
+    turn_suspect: bool | None = None
+    turn_suspect_reason: str | None = None
     # scorer
     scorer_raw: str | None = None
     scorer_reason: str | None = None

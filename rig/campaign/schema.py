@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 #: The version this rig writes.
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 #: The version a summary without ``schema_version`` (written before rig versioned it) reads as.
 UNVERSIONED = "0.0"
 
@@ -240,6 +240,13 @@ class ProfileSummary(_Part):
     loss_asr_mean: float | None = _f(
         "points: mean of loss_asr over the completed calls that have it; null when none has "
         "(absent in files before 1.2)", default=None)
+    asr_suspect_rate: float | None = _f(
+        "share of the completed calls whose transcript was flagged asr_suspect (over those "
+        "checked; rig.asr_checks); null when none was checked (absent before 1.3)",
+        default=None)
+    turn_suspect_rate: float | None = _f(
+        "share of the completed calls whose turn was flagged turn_suspect (over those "
+        "checked); null when none was checked (absent before 1.3)", default=None)
     attribution: ProfileAttribution | None = _f(
         "the paired delta split by stage; absent for the baseline and when the rows predate "
         "the attribution columns", default=None)

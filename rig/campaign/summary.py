@@ -144,6 +144,14 @@ def _figures(rows: pd.DataFrame, *, baseline: str, n_boot: int, seed: int,
     return out
 
 
+def _flag_rate(gok: pd.DataFrame, col: str) -> float | None:
+    """Share of True among the non-null values of a bool column (None when none)."""
+    if col not in gok:
+        return None
+    vals = gok[col].dropna()
+    return float(vals.astype(bool).mean()) if len(vals) else None
+
+
 def _profile(g: pd.DataFrame, paired: ProfilePaired,
              attribution: ProfileAttribution | None = None) -> ProfileSummary:
     """One profile's entry: its paired figures, then the audio-path means over its
@@ -168,6 +176,8 @@ def _profile(g: pd.DataFrame, paired: ProfilePaired,
         "audio_path_loss_mean": mean_of("score_minus_oracle"),
         "loss_turn_detection_mean": mean_of("loss_turn_detection"),
         "loss_asr_mean": mean_of("loss_asr"),
+        "asr_suspect_rate": _flag_rate(gok, "asr_suspect"),
+        "turn_suspect_rate": _flag_rate(gok, "turn_suspect"),
     })
     entry = {k: _num(v) for k, v in entry.items()}
     if attribution is not None:
