@@ -6,9 +6,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from rig.answers import load_bank
 from rig.asr import AsrSegment, Transcript
 from rig.asr_checks import asr_suspect, longest_repeat, suspect_columns, turn_suspect
 from rig.campaign.summary import _flag_rate
+from rig.scorer.base import TranscriptTooLong
+from rig.scorer.fake import FakeScorer
 from rig.vad import TurnResult
 
 pytestmark = pytest.mark.unit
@@ -128,3 +131,21 @@ def test_profile_rates_count_only_checked_calls() -> None:
     assert _flag_rate(g, "asr_suspect") == pytest.approx(1 / 3)
     assert _flag_rate(g, "turn_suspect") is None
     assert _flag_rate(g.drop(columns="asr_suspect"), "asr_suspect") is None
+
+
+class _Backend(FakeScorer):
+    def _complete(self, system, user, grammar, seed, *, head="", deadline=None):
+        if len(user) > 5000:
+            raise TranscriptTooLong("over the judge's context of 64 tokens (n_ctx); not scored")
+        return super()._complete(system, user, grammar, seed, head=head, deadline=deadline)
+
+
+def test_too_long_is_a_status_never_a_score_or_an_error() -> None:
+    q, a = next(iter(load_bank("answer_bank/mini").answers()))
+    s = _Backend()
+    assert s.score(q, a.clean_text, 0).parse_status == "ok"
+    res = s.score(q, "word " * 3000, 0)
+    assert (res.parse_status, res.score, res.error) == (
+        "too_long", None, "over the judge's context of 64 tokens (n_ctx); not scored")
+    done = s.complete("sys", "x" * 6000, grammar="", parse=lambda r: None, seed=0)
+    assert done.parse_status == "too_long" and done.value is None

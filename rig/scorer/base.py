@@ -5,7 +5,9 @@
 (system, user, grammar, seed) into raw text, or, in ``expected`` mode
 (:mod:`rig.scorer.levels`), into one distribution over the credit levels per criterion. A
 backend error is recorded with ``parse_status="error"`` and the error text, a grading past
-``budget_s`` with ``parse_status="timeout"``; neither ever becomes a score.
+``budget_s`` with ``parse_status="timeout"``, a transcript that does not fit the judge's
+context with ``parse_status="too_long"`` (:class:`TranscriptTooLong`: never cut to fit); none
+ever becomes a score.
 
 Scoring modes (``scorer.mode`` in a pipeline):
     ``argmax``    the judge writes integer points per criterion (grammar-constrained, greedy
@@ -49,6 +51,13 @@ ScoringMode = Literal["argmax", "expected"]
 
 class GradingTimeout(RigError):
     """A backend stopped a grading that ran past its deadline."""
+
+
+class TranscriptTooLong(Exception):
+    """A backend found that the prompt (rubric and transcript) and the room its reply needs
+    exceed the judge's context window. The transcript is never cut to fit: the grading is
+    recorded with ``parse_status='too_long'`` and no score (a deterministic verdict: the same
+    transcript is always too long for the same judge and context size)."""
 
 
 class ModeUnsupported(RigError):
@@ -177,6 +186,9 @@ class Scorer(ABC):
                                   parsed.detail or None, "argmax", crit)
         except GradingTimeout as exc:
             res = self._timeout(seed, str(exc))
+        except TranscriptTooLong as exc:
+            res = ScoreResult(None, "too_long", "", None, None, 0.0, self.temperature, seed,
+                              str(exc), self.mode)
         except RigError:
             # a missing model package or engine is not a reply: the call fails (and is retried
             # on resume) instead of being recorded as a scorer failure
@@ -247,6 +259,9 @@ class Scorer(ABC):
                 raw = self._complete(system, user, grammar, seed)
             except (ModeUnsupported, ModelMissingError, ModelIntegrityError, EngineUnavailable):
                 raise  # setup, not a reply: the caller stops with the install hint
+            except TranscriptTooLong as exc:  # never cut to fit: recorded, not answered
+                return Completion(None, "too_long", "", time.perf_counter() - t0,
+                                  self.temperature, seed, str(exc))
             except Exception as exc:  # a backend failure is recorded, the caller goes on
                 return Completion(None, "error", "", time.perf_counter() - t0,
                                   self.temperature, seed, f"{type(exc).__name__}: {exc}")

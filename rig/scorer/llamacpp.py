@@ -41,7 +41,13 @@ import numpy as np
 
 from rig.errors import EngineUnavailable
 from rig.models import ensure_model
-from rig.scorer.base import GradingTimeout, LevelsReply, Scorer, ScoringMode
+from rig.scorer.base import (
+    GradingTimeout,
+    LevelsReply,
+    Scorer,
+    ScoringMode,
+    TranscriptTooLong,
+)
 from rig.scorer.levels import LEVEL_DIGITS, reply_key, reply_prefix
 
 _SPLIT = "\x00RIG_SPLIT\x00"
@@ -178,6 +184,15 @@ class LlamaCppScorer(Scorer):
             return [], whole
         return prefix, whole[len(prefix):]
 
+    def _check_fits(self, n_prompt: int, n_reply: int) -> None:
+        """Raise :class:`TranscriptTooLong` when ``n_prompt`` prompt tokens and up to
+        ``n_reply`` reply tokens exceed the context (``n_ctx``): llama.cpp would refuse the
+        prompt or drop tokens, and the transcript is never cut to fit."""
+        if n_prompt + n_reply > self._n_ctx:
+            raise TranscriptTooLong(
+                f"the prompt is {n_prompt} tokens and the reply needs up to {n_reply}: over "
+                f"the judge's context of {self._n_ctx} tokens (n_ctx); not scored")
+
     def _prime(self, llm, prefix: list[int]) -> None:
         """Leave exactly ``prefix`` evaluated: kept when the cache holds it (a hit), else
         evaluated afresh from position 0, always as the same batches (a miss)."""
@@ -196,6 +211,7 @@ class LlamaCppScorer(Scorer):
         llm = self._llm()
         head = head if user.startswith(head) else ""
         prefix, rest = self._prompt_tokens(llm, system, head, user[len(head):])
+        self._check_fits(len(prefix) + len(rest), self.max_tokens)
         self._prime(llm, prefix)
         late = []
 
@@ -222,13 +238,17 @@ class LlamaCppScorer(Scorer):
 
         llm = self._llm()
         prefix, rest = self._prompt_tokens(llm, system, head, tail)
+        reply = llm.tokenize(reply_prefix().encode(), add_bos=False, special=False)
+        keys = [len(llm.tokenize(reply_key(c, True).encode(), add_bos=False, special=False))
+                for c in criterion_ids]
+        self._check_fits(len(prefix) + len(rest), len(reply) + max(keys, default=0))
         self._prime(llm, prefix)
         level_ids = [llm.tokenize(d.encode(), add_bos=False, special=False)
                      for d in LEVEL_DIGITS]
         if any(len(t) != 1 for t in level_ids):  # pragma: no cover - a tokenizer property
             raise EngineUnavailable(f"{self.model}: a credit level is not one token")
         ids = [t[0] for t in level_ids]
-        llm.eval(rest + llm.tokenize(reply_prefix().encode(), add_bos=False, special=False))
+        llm.eval(rest + reply)
         fork = llm.n_tokens  # every criterion is read from here: no halo from the others
         dists: list[list[float]] = []
         chosen: dict[str, int] = {}

@@ -22,7 +22,10 @@ PROMPT_VERSION = 2  # 2: the transcript on its own lines (a stable prefix split)
 MAX_REASON_CHARS = 160
 
 #: ``timeout``: the grading ran past the scorer's ``budget_s`` (recorded, never a score).
-ParseStatus = Literal["ok", "invalid_json", "missing_field", "out_of_range", "error", "timeout"]
+#: ``too_long``: the prompt and the reply do not fit the judge's context (never cut; see
+#: :class:`rig.scorer.base.TranscriptTooLong`)
+ParseStatus = Literal["ok", "invalid_json", "missing_field", "out_of_range", "error", "timeout",
+                      "too_long"]
 
 SYSTEM_PROMPT = (
     "You are a strict, fair interview grader. You grade one candidate answer from a phone "
