@@ -5,18 +5,21 @@ For one call (:func:`measure_call`), from the candidate's channel:
 * **Turns** - :func:`rig.vad.detect_turns`: pipecat's Silero VAD with the endpointing timer
   (``signals.silence_timeout_ms``) over the whole recording, at 8 kHz (narrowband files) or
   16 kHz (anything wider is resampled with soxr).
-* **Estimated SNR** (``snr_db``) - :func:`estimate_snr_db`: the VAD-segmented energy ratio
+* **Estimated SNR** (``snr_db``) - :func:`rig.monitor.snr.estimate_snr_db` (which frames are
+  noise, and when it is not measurable, is explained there): the VAD-segmented energy ratio
   (Vondrasek and Pollak, "Methods for speech SNR estimation: evaluation tool and analysis of VAD
   dependency", Radioengineering 14(1), 2005): the noise power is the mean power of the 20 ms
-  frames outside every turn (100 ms guard), the speech power the mean power of the frames
+  frames outside every turn (100 ms after a turn, 600 ms before one and 1 s before the
+  first: the VAD's confirmation delay), the speech power the mean power of the frames
   inside the turns minus that noise power; SNR = 10 log10(speech / noise). This is the
   quantity :mod:`rig.synth.noise` mixes at (speech power over its active frames against the
   noise under them) as far as the VAD's turns match the active frames. Measured accuracy
   (``tests/test_monitor_integration.py``, real speech with white, pink and recorded kitchen
   noise mixed at 0-30 dB at the estimator's own rate): see ``docs/monitoring.md``. It assumes
   the noise is roughly stationary over the call, reads the noise of the recording itself
-  (room, line hiss) as noise, and is clipped to [-10, 60] dB; it is ``None`` when the call has
-  under 0.2 s outside speech or no speech at all.
+  (room, line hiss) as noise, and is clipped to [-10, 60] dB; it is ``None`` (reason in
+  ``notes``) when the call has under 0.2 s outside speech (speech from the first frame to the
+  last), no speech at all, or speech frames no louder than the noise frames.
 * **Channel class** - :func:`channel_class`: ``narrowband`` when the file's rate is 8 kHz or
   less, or when the energy from 4.2 to 7 kHz is more than ``narrowband_below_db`` (default
   -35 dB) under the energy from 0.3 to 3.4 kHz (a narrowband call stored at a higher rate);
@@ -28,6 +31,9 @@ For one call (:func:`measure_call`), from the candidate's channel:
   ``asr_avg_logprob`` the duration-weighted mean of the segments' average token
   log-probability (natural log; Whisper treats a segment under -1.0 as a failed decoding) and
   ``asr_no_speech_prob`` the duration-weighted mean of their no-speech probability (0-1).
+* **Not measurable.** A signal its input cannot support is None with the reason in
+  ``notes`` (``snr_db: ...``, ``asr: ...``, ``pace_wpm: ...``, ``channel_class: ...``,
+  ``repeat_requests: ...``), never a clipped or default value.
 * **Pace** (``pace_wpm``) - words of that transcript (runs of letters, digits and
   apostrophes; Whisper writes numbers as digits, which counts "thirty" and "30" alike) per
   minute of turn speech (turn onset to last speech, pauses shorter than the timer included).
@@ -60,13 +66,18 @@ from rig.audio import Audio
 from rig.channel.g711 import alaw_decode, mulaw_decode
 from rig.monitor.config import SignalsConfig
 from rig.monitor.meta import CallMeta
+from rig.monitor.snr import (  # noqa: F401 - re-exported: the SNR estimate's home was here
+    FRAME_MS,
+    GUARD_MS,
+    MIN_NOISE_S,
+    ONSET_GUARD_MS,
+    SNR_RANGE_DB,
+    estimate_snr_db,
+    frame_powers,
+)
 from rig.vad import Turn, TurnParams
 
 ChannelClass = Literal["narrowband", "wideband", "unknown"]
-SNR_RANGE_DB = (-10.0, 60.0)
-FRAME_MS = 20
-GUARD_MS = 100
-MIN_NOISE_S = 0.2
 TURN_MARGIN_S = 0.2
 TURN_GAP_S = 0.5
 _WORD = re.compile(r"[\w']+")
@@ -153,53 +164,6 @@ def vad_rate(sample_rate_hz: int) -> int:
     """The rate the VAD runs at (Silero takes 8 or 16 kHz): 8000 Hz for files under 16 kHz,
     else 16000 Hz."""
     return 8000 if sample_rate_hz < 16000 else 16000
-
-
-def frame_powers(samples: np.ndarray, sample_rate_hz: int, frame_ms: int = FRAME_MS
-                 ) -> np.ndarray:
-    """Mean power of consecutive frames (float64, shape ``(len // frame,)``; float32 scale)."""
-    n = sample_rate_hz * frame_ms // 1000
-    k = len(samples) // n
-    return np.mean(np.square(samples[: k * n].astype(np.float64).reshape(k, n)), axis=1)
-
-
-def estimate_snr_db(audio: Audio, turns: Sequence[Turn], guard_ms: int = GUARD_MS
-                    ) -> tuple[float | None, str | None]:
-    """Blind SNR estimate of a recording from its VAD turns (method in the module docstring).
-
-    Args:
-        audio: float32 mono, the audio the turns were found on.
-        turns: the VAD's turns (seconds from the start of ``audio``).
-        guard_ms: frames this close to a turn count neither as speech nor as noise.
-
-    Returns:
-        ``(snr_db, None)`` with snr_db clipped to [-10, 60] dB, or ``(None, reason)``.
-    """
-    p = frame_powers(audio.samples, audio.sample_rate_hz)
-    if not len(p):
-        return None, "audio shorter than one frame"
-    if not turns:
-        return None, "no speech detected"
-    t = (np.arange(len(p)) + 0.5) * FRAME_MS / 1000
-    speech = np.zeros(len(p), bool)
-    near = np.zeros(len(p), bool)
-    g = guard_ms / 1000
-    for tr in turns:
-        speech |= (t >= tr.start_s) & (t < tr.speech_end_s)
-        near |= (t >= tr.start_s - g) & (t < tr.speech_end_s + g)
-    noise = p[~near]
-    if len(noise) * FRAME_MS / 1000 < MIN_NOISE_S:
-        return None, f"under {MIN_NOISE_S:g} s of audio outside speech to measure noise on"
-    if not speech.any():
-        return None, "no speech frames"
-    p_n = float(noise.mean())
-    p_s = float(p[speech].mean()) - p_n
-    lo, hi = SNR_RANGE_DB
-    if p_n <= 0:
-        return hi, None
-    if p_s <= 0:
-        return lo, None
-    return float(min(hi, max(lo, 10.0 * math.log10(p_s / p_n)))), None
 
 
 def channel_class(audio: Audio, narrowband_below_db: float = -35.0
@@ -349,6 +313,8 @@ def measure_call(audio: CallAudio, meta: CallMeta, cfg: SignalsConfig,
     if why:
         notes.append(f"snr_db: {why}")
     cls, hf = channel_class(cand, cfg.narrowband_below_db)
+    if cls == "unknown":  # a speech-free 8 kHz file is still narrowband: the rate says so
+        notes.append("channel_class: silent or too short to measure a spectrum")
     codec, codec_source = (meta.codec.lower(), "metadata") if meta.codec else (
         audio.codec, audio.codec_source)
     truncations = count_truncations(turns, cfg.resume_within_ms)
@@ -366,6 +332,9 @@ def measure_call(audio: CallAudio, meta: CallMeta, cfg: SignalsConfig,
         notes.append("asr: no speech detected")
     n_words = len(_WORD.findall(text))
     pace = n_words / (speech_s / 60.0) if n_words and speech_s >= 1.0 else None
+    if pace is None:
+        notes.append("pace_wpm: " + ("under 1 s of speech" if speech_s < 1.0
+                                     else "no words transcribed"))
     repeats, repeat_source, itext = meta.repeat_requests, "metadata", None
     if audio.interviewer is not None and repeats is None:  # transcribed only when needed
         iv = audio.interviewer.resample(vad_rate(audio.interviewer.sample_rate_hz))
