@@ -21,6 +21,11 @@ window, the 20 ms frame buffer, the rolling volume window and the state machine'
 instead of loading the ONNX model for every call. A test runs two recordings in a row on the
 kept analyzer and compares every turn with a fresh analyzer's.
 
+**Machine speed.** Nothing here reads a clock: pipecat 1.14's Silero analyzer resets its
+model every 2 s of *audio* (windows counted), smart-turn runs on
+:func:`rig.vad.smart_turn.audio_clock`; ``tests/test_suspect_vad_speed.py`` compares the
+turns under a fast and a very slow clock.
+
 **Engines** (``TurnParams.engine``, ``vad.engine`` of the pipeline): ``silero`` as above, or
 ``webrtcvad`` (:mod:`rig.vad.webrtc`: webrtcvad's decisions under the same pipecat state
 machine and timer). **Turn model** (``TurnParams.turn_model``, ``turn.model``): ``none``, or
