@@ -84,8 +84,10 @@ def test_natural_emphasis_is_not_a_loop() -> None:
 
 
 def test_timestamps_past_the_end_of_the_audio_are_flagged() -> None:
-    flag, why = asr_suspect(tr(seg("Yes I did.", 0.5, 4.2)), ((0.4, 4.0),), 3.0)
-    assert flag and why == "timestamps_past_end: a segment ends at 4.20 s, audio 3.00 s"
+    flag, why = asr_suspect(tr(seg("Yes I did.", 0.5, 5.2)), ((0.4, 5.0),), 3.0)
+    assert flag and why == "timestamps_past_end: a segment ends at 5.20 s, audio 3.00 s"
+    # a predicted end timestamp a little past the end is Whisper's normal overshoot
+    assert asr_suspect(tr(seg("Yes I did.", 0.5, 4.1)), ((0.4, 4.0),), 3.0) == (False, None)
 
 
 def test_several_failures_are_all_named() -> None:
