@@ -151,3 +151,27 @@ def test_too_long_is_a_status_never_a_score_or_an_error() -> None:
         "too_long", None, "over the judge's context of 64 tokens (n_ctx); not scored")
     done = s.complete("sys", "x" * 6000, grammar="", parse=lambda r: None, seed=0)
     assert done.parse_status == "too_long" and done.value is None
+
+
+def test_summary_rates_reach_summary_json_and_the_cli_line(tmp_path, capsys) -> None:
+    from rig.campaign.summary import campaign_summary
+    from rig.cli.campaign import _print_summary
+    from tests.test_attribution_unit import attributed_rows
+
+    rows = attributed_rows()
+    lp = rows["profile_id"] == "long_pauses"
+    rows["asr_suspect"] = False
+    rows["turn_suspect"] = lp & (rows.index % 2 == 0)
+    s = campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=50).to_dict()
+    prof = s["profiles"]["long_pauses"]
+    ok = rows[lp & (rows["status"] == "ok")]
+    assert prof["turn_suspect_rate"] == pytest.approx(ok["turn_suspect"].mean())
+    assert prof["asr_suspect_rate"] == 0.0
+    assert s["profiles"]["baseline"]["turn_suspect_rate"] == 0.0
+    _print_summary(s, tmp_path)
+    out = capsys.readouterr().out
+    assert "long_pauses: suspect ASR on 0.000, suspect turns on" in out
+    assert "baseline: suspect" not in out
+    old = campaign_summary(rows.drop(columns=["asr_suspect", "turn_suspect"]), campaign_id="c",
+                           pipeline_version="v1", n_boot=50).to_dict()
+    assert old["profiles"]["long_pauses"]["asr_suspect_rate"] is None  # rows before 1.3
