@@ -120,3 +120,42 @@ def test_stereo_with_a_silent_candidate_while_the_interviewer_speaks() -> None:
         0, "", None, None, None)
     assert "bless" in (m.interviewer_transcript or "").lower()
     assert any(n.startswith("snr_db: no speech detected") for n in m.notes)
+
+
+def test_ingesting_speech_only_calls_stores_no_snr_and_says_why(tmp_path: Path) -> None:
+    """Issue 19's case through `rig monitor ingest`: 8 kHz studio recordings with speech from
+    the first frame to the last, clean and with white noise at 5 dB. Before, every one
+    stored snr_db at or near -10 (the clip floor) and the SNR segment put all in "<10 dB";
+    now none stores an SNR, each says why, and the segment is "unknown"."""
+    import json
+
+    import typer
+    from typer.testing import CliRunner
+
+    from rig.audio import write_wav
+    from rig.cli.monitor import monitor_app
+    from rig.monitor.store import MonitorStore
+
+    folder = tmp_path / "calls"
+    folder.mkdir()
+    rng = np.random.default_rng(5)
+    for i, path in enumerate(_studio()[:3]):
+        clean = _trimmed(path)
+        noisy, _ = mix_at_snr(clean, white_noise(len(clean.samples), rng), 5.0)
+        for stem, audio in ((f"clean{i}", clean), (f"noisy{i}", noisy)):
+            write_wav(folder / f"{stem}.wav", _line(audio))
+            (folder / f"{stem}.json").write_text(json.dumps({
+                "call_id": stem, "timestamp": "2025-01-07T10:00:00Z", "employer": "acme",
+                "job_family": "support", "language": "en", "score": 60,
+                "decision": "advance"}))
+    app = typer.Typer()
+    app.add_typer(monitor_app, name="monitor")
+    db = tmp_path / "monitor.duckdb"
+    r = CliRunner().invoke(app, ["monitor", "ingest", str(folder), "--db", str(db)])
+    assert r.exit_code == 0, r.output
+    with MonitorStore(db, read_only=True) as store:
+        rows = store.con.execute("SELECT call_id, snr_db, notes, asr_avg_logprob FROM calls "
+                                 "ORDER BY call_id").df()
+    assert len(rows) == 6 and rows["snr_db"].isna().all(), rows
+    assert rows["notes"].str.contains("snr_db: under 0.2 s of audio outside speech").all()
+    assert rows["asr_avg_logprob"].notna().all()  # what can be measured still is
