@@ -73,6 +73,9 @@ def test_every_signal_of_a_speech_only_call_says_what_it_can_and_cannot_measure(
                      SignalsConfig())
     assert s.snr_db is None and any(n.startswith("snr_db: under 0.2 s") for n in s.notes)
     assert s.n_turns == 1 and s.asr_avg_logprob is not None and "shook" in s.transcript.lower()
+    # the ASR cut starts before the VAD's late onset: the first words are heard (with 0.2 s
+    # before the onset it read "20th time that evening, ...")
+    assert s.transcript.lower().startswith("for the"), s.transcript
     assert s.pace_wpm is not None and 100 < s.pace_wpm < 300
     assert s.channel_class == "narrowband" and s.truncation_events == 0
 
