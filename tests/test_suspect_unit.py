@@ -175,3 +175,23 @@ def test_summary_rates_reach_summary_json_and_the_cli_line(tmp_path, capsys) -> 
     old = campaign_summary(rows.drop(columns=["asr_suspect", "turn_suspect"]), campaign_id="c",
                            pipeline_version="v1", n_boot=50).to_dict()
     assert old["profiles"]["long_pauses"]["asr_suspect_rate"] is None  # rows before 1.3
+
+
+@pytest.mark.parametrize("status, body", [
+    (400, '{"error": {"message": "This model\'s maximum context length is 8192 tokens.", '
+          '"code": "context_length_exceeded"}}'),
+    (400, '{"error": {"code": 400, "message": "the request exceeds the available context '
+          'size, try increasing it", "type": "exceed_context_size_error"}}')])
+def test_an_endpoint_refusing_a_long_prompt_is_too_long(status: int, body: str) -> None:
+    from rig.scorer.openai_compat import OpenAICompatScorer
+    from tests.test_probes_openai import Endpoint
+
+    q, _ = next(iter(load_bank("answer_bank/mini").answers()))
+    ep = Endpoint()
+    ep.script[1] = (status, body)
+    try:
+        res = OpenAICompatScorer(ep.base_url, "m", None).score(q, "word " * 9000, 0)
+    finally:
+        ep.close()
+    assert (res.parse_status, res.score) == ("too_long", None) and "HTTP 400" in res.error
+    assert len(ep.requests) == 1  # not retried

@@ -29,11 +29,21 @@ import urllib.parse
 import urllib.request
 
 from rig.errors import ConfigError, RigError
-from rig.scorer.base import LevelsReply, ModeUnsupported, Scorer, ScoringMode
+from rig.scorer.base import (
+    LevelsReply,
+    ModeUnsupported,
+    Scorer,
+    ScoringMode,
+    TranscriptTooLong,
+)
 from rig.scorer.openai_levels import TOP_LOGPROBS, levels_from_logprobs
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+#: an endpoint's refusal of a prompt over its context (OpenAI and vLLM: "maximum context
+#: length", ``context_length_exceeded``; llama.cpp's server: "exceeds the available context
+#: size"): the grading is ``too_long``, not a backend error
+_CONTEXT_ERROR = re.compile(r"context[ _](length|size|window)|maximum context", re.IGNORECASE)
 _CONVENTIONAL_ENV = re.compile(r"^[A-Z][A-Z0-9_]*$")
 #: a key shorter than this (``EMPTY``, ``x``: what local servers take) is not scrubbed from
 #: replies, where replacing it would corrupt ordinary text; it is still never written by rig
@@ -161,6 +171,8 @@ class OpenAICompatScorer(Scorer):
                 text = ""
             code = exc.code
             msg = self._scrub(f"POST {shown}: HTTP {code}: {text}".strip())
+            if code in (400, 413) and _CONTEXT_ERROR.search(text):
+                raise TranscriptTooLong(msg) from None  # never cut to fit: recorded as such
             raise ScorerBackendError(msg, status=code,
                                      retryable=code == 429 or code >= 500) from None
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
