@@ -327,11 +327,16 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                                  ProfilePaths(profiles.sources[c.profile.profile_id].parent))
                         for c in todo], logged, given_up)
                 run_stats = ex.stats
+                n_started = getattr(ex, "n_workers", None)  # Ray: sized from the cluster
         except KeyboardInterrupt as exc:
             n_logged = sum(c.call_id in log for c in plan)
             raise CampaignInterrupted(n_logged, len(plan)) from exc
-    campaign_json["runtime"].update({"judge_prefix_cache": run_stats.judge_prefix_cache(),
-                                     "devices_used": run_stats.devices()})
+    campaign_json["runtime"].update({
+        "judge_prefix_cache": run_stats.judge_prefix_cache(), "devices_used": run_stats.devices(),
+        "worker_deaths": run_stats.n_worker_deaths, "death_causes": run_stats.death_causes,
+        "calls_failed_by_worker_deaths": run_stats.n_failed_by_deaths})
+    if campaign_json["runtime"]["workers"] is None and isinstance(n_started, int):
+        campaign_json["runtime"]["workers"] = n_started
     (out / "campaign.json").write_text(json.dumps(campaign_json, indent=2))
     planned = {c.call_id for c in plan}
     # a row logged before the transport columns existed (resuming an older run) is a sim row

@@ -98,6 +98,14 @@ def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
         f"({100 * pc['hit_rate']:.0f}%)")
     console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
                   f"{res.seconds:.0f} s{rate}", markup=False)
+    rt = getattr(res, "runtime", None) or {}
+    if rt.get("worker_deaths"):
+        causes = "; ".join(dict.fromkeys(rt.get("death_causes") or []))
+        console.print(Text(f"warning: {rt['worker_deaths']} worker(s) died and were replaced "
+                           f"({causes or 'cause unknown'}); their calls were rerun"
+                           + (f", {rt['calls_failed_by_worker_deaths']} logged failed after "
+                              "killing 3 workers" if rt.get("calls_failed_by_worker_deaths")
+                              else ""), style="yellow"))
     if res.n_dropped:
         console.print(f"{res.n_dropped} results for calls already logged were dropped",
                       markup=False)
