@@ -102,13 +102,13 @@ class ForestRow:
 
 def forest_svg(rows: Sequence[ForestRow], *, xlabel: str, title: str, caption: str,
                ref: float | None = 0.0, band: Sequence[float] | None = None,
-               band_label: str = "") -> str:
+               band_label: str = "", limits: Sequence[float] | None = None) -> str:
     """A forest (dot-and-interval) plot, one row per :class:`ForestRow`, as a ``<figure>``.
 
     ``ref``: a vertical dashed line (the value of no difference); ``band``: a shaded
     [low, high] region (a noise floor) named ``band_label``. Rows of different ``series``
-    get the palette's colours and marker shapes in order, with a legend. ``caption`` is
-    already-escaped HTML.
+    get the palette's colours and marker shapes in order, with a legend. ``limits``: the
+    x axis's range (default: the data's, padded). ``caption`` is already-escaped HTML.
     """
     series = list(dict.fromkeys(r.series for r in rows))
     style = {s: (PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)])
@@ -119,7 +119,7 @@ def forest_svg(rows: Sequence[ForestRow], *, xlabel: str, title: str, caption: s
     vals += list(band or [])
     lo, hi = (min(vals), max(vals)) if vals else (-1.0, 1.0)
     pad = (hi - lo) * 0.05 or 0.5
-    ticks = nice_ticks(lo - pad, hi + pad)
+    ticks = nice_ticks(*limits) if limits else nice_ticks(lo - pad, hi + pad)
     lo, hi = ticks[0], ticks[-1]
     legend_h = 22 if len(series) > 1 else 0
     top = 8 + legend_h

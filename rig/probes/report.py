@@ -171,8 +171,8 @@ def gap_sentence(label: str, p: dict, subject: str, other: str, ref_name: str,
     if abs(d) < 0.005:
         head = f"{esc(subject)} score the same as {esc(other)} on average"
     else:
-        head = (f"{esc(subject)} score {num(abs(d))} {unit} {'lower' if d < 0 else 'higher'} "
-                f"than {esc(other)}")
+        head = (f"{esc(subject)} score {num(abs(d))}{' ' + unit if unit else ''} "
+                f"{'lower' if d < 0 else 'higher'} than {esc(other)}")
     why = (p.get("not_computable") or {}).get("t_ci95", "")
     clear = ("" if not ci else ", which leaves out 0" if ci[0] > 0 or ci[1] < 0
              else ", which includes 0 (no difference is plausible)")
