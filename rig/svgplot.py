@@ -82,7 +82,7 @@ def _figure(svg_body: str, width: float, height: float, title: str, desc: str,
             caption: str) -> str:
     # ids from the content: unique within a page, the same bytes for the same figure
     i = hashlib.sha1((title + desc).encode()).hexdigest()[:10]
-    return (f'<figure><div class="fig"><svg xmlns="http://www.w3.org/2000/svg" role="img" '
+    return (f'<figure><div class="fig"><svg role="img" '
             f'viewBox="0 0 {width:.0f} {height:.0f}" aria-labelledby="fig{i}t fig{i}d" '
             f'font-family="system-ui,sans-serif" font-size="12">'
             f'<title id="fig{i}t">{_esc(title)}</title><desc id="fig{i}d">{_esc(desc)}</desc>'
