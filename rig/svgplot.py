@@ -58,7 +58,7 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     start = math.floor(lo / step) * step
     out, v = [], start
     while v <= hi + step * 1e-9:
-        out.append(round(v, 10))
+        out.append(round(v, 10) + 0.0)  # no negative zero
         v += step
     return out
 
@@ -178,9 +178,11 @@ def forest_svg(rows: Sequence[ForestRow], *, xlabel: str, title: str, caption: s
 
 
 def _digits(ticks: Sequence[float]) -> int:
-    step = abs(ticks[1] - ticks[0]) if len(ticks) > 1 else 1.0
-    return 0 if step >= 1 and all(float(t).is_integer() for t in ticks) else (
-        1 if step >= 0.1 else 2)
+    """The fewest decimals (up to 3) that write every tick exactly (0.25 needs 2)."""
+    for d in range(4):
+        if all(abs(round(t, d) - t) < 1e-9 for t in ticks):
+            return d
+    return 3
 
 
 def lines_svg(x_labels: Sequence[str], series: dict[str, Sequence[float | None]], *,
@@ -194,7 +196,7 @@ def lines_svg(x_labels: Sequence[str], series: dict[str, Sequence[float | None]]
              for i, s in enumerate(names)}
     vals = [v for vs in series.values() for v in vs if v is not None]
     vals += [threshold] if threshold is not None else []
-    ticks = nice_ticks(min([y_min, *vals]), max(vals or [1.0]) * 1.05)
+    ticks = nice_ticks(min([y_min, *vals]), max(vals or [1.0]))
     lo, hi = ticks[0], ticks[-1]
     left, top, plot_h = 56, 10, 220
     legend_rows = math.ceil(len(names) / 4)
