@@ -91,6 +91,14 @@ def test_a_changed_input_is_refused_and_the_cli_says_so_in_one_line(campaign, tm
         assert not (tmp_path / "b.zip").exists()
     finally:
         prof.write_text(text)
+    prof.rename(prof.with_suffix(".bak"))
+    try:
+        with pytest.raises(ConfigError, match=r"inputs_sha256\.inputs/profiles/long_pauses\.yaml"
+                                              r": input file recorded when the campaign ran is "
+                                              r"gone"):
+            export_campaign(campaign / "c", tmp_path / "b.zip")
+    finally:
+        prof.with_suffix(".bak").rename(prof)
     extra = campaign / "profiles" / "added.yaml"
     extra.write_text("profile_id: added\nnoise: {kind: pink, snr_db: 5.0}\n")
     try:

@@ -40,6 +40,7 @@ MANIFEST = "MANIFEST.json"
 FORMAT = "rig-campaign-bundle/1"
 #: campaign.json's key for the inputs' hashes (bundle name -> sha256).
 INPUTS_KEY = "inputs_sha256"
+_REL = "; a relative path is read from the current folder, as when the campaign ran"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # fixed entry times: same files, same zip entries
 
 
@@ -71,7 +72,8 @@ def input_files(answers_path: str | Path, profiles_path: str | Path,
     answers, profiles, pipeline = Path(answers_path), Path(profiles_path), Path(pipeline_path)
     out: dict[str, Path] = {}
     if not pipeline.is_file():
-        raise ConfigError(pipeline, "", "pipeline file not found (campaign.json: pipeline_path)")
+        raise ConfigError(pipeline, "", "pipeline file not found (campaign.json: "
+                          f"pipeline_path{_REL})")
     out[f"inputs/pipeline/{pipeline.name}"] = pipeline
     if answers.is_file():
         out[f"inputs/answer_bank/{answers.name}"] = answers
@@ -79,10 +81,11 @@ def input_files(answers_path: str | Path, profiles_path: str | Path,
         out.update({f"inputs/answer_bank/{p.relative_to(answers).as_posix()}": p
                     for p in _folder_files(answers)})
     else:
-        raise ConfigError(answers, "", "answer bank not found (campaign.json: answers_path)")
+        raise ConfigError(answers, "", "answer bank not found (campaign.json: "
+                          f"answers_path{_REL})")
     if not profiles.is_dir():
         raise ConfigError(profiles, "", "profile set folder not found (campaign.json: "
-                          "profiles_path)")
+                          f"profiles_path{_REL})")
     out.update({f"inputs/profiles/{p.relative_to(profiles).as_posix()}": p
                 for p in _folder_files(profiles)})
     pset = load_profiles(profiles)
