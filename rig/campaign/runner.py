@@ -46,6 +46,7 @@ from rig.campaign.executors.worker import (
     given_up_row,
     oracle_result,
 )
+from rig.campaign.export import input_hashes
 from rig.campaign.oracle import OracleCache, oracle_done, oracle_key  # noqa: F401 (OracleCache: its old home)
 from rig.campaign.store import CallLog, write_parquet
 from rig.errors import ConfigError
@@ -277,6 +278,8 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         "pipeline": pipeline.model_dump(mode="json"),
         "answers_path": str(spec.answers_path), "bank": bank.meta.model_dump(),
         "profiles_path": str(spec.profiles_path), "pipeline_path": str(spec.pipeline_path),
+        "inputs_sha256": input_hashes(spec.answers_path, spec.profiles_path,
+                                      spec.pipeline_path),  # checked by rig campaign export
         "repeats": spec.repeats, "profile_ids": [p.profile_id for p in profiles.profiles],
         "selectors": {"profiles": list(spec.profile_ids), "answers": list(spec.answer_ids),
                       "questions": list(spec.question_ids), "repeats": list(spec.repeat_ids)},

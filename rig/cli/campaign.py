@@ -311,3 +311,23 @@ def campaign_summarize(
                   baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"),
                   repeats_skipped=meta.get("repeats_skipped"))
     _print_summary(json.loads((out / "summary.json").read_text()), out)
+
+
+@campaign_app.command("export")
+def campaign_export(
+    folder: Annotated[Path, typer.Argument(help="a campaign output folder")],
+    out: Annotated[Path, typer.Option("--out", help="the bundle to write (a .zip)")],
+) -> None:
+    """Write the auditor's bundle: rows, summary, report, audio, the inputs used and a
+    MANIFEST.json of their sha256 (docs/export.md). Exit 2 when a file is missing or an input
+    changed since the campaign ran."""
+    from rig.campaign.export import export_campaign
+
+    try:
+        bundle = export_campaign(folder, out)
+    except RigError as exc:
+        fail(exc)
+    stdout_console().print(f"wrote {bundle.path}: {bundle.n_files} files "
+                           f"({bundle.size_bytes / 1e6:.1f} MB) and MANIFEST.json (inputs "
+                           f"checked by {bundle.manifest['inputs_verified']})",
+                           markup=False, highlight=False)
