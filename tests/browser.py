@@ -57,7 +57,11 @@ def chromium(width: int = 1280, height: int = 900):
 
 def open_page(driver, path: Path, timeout_s: float = 30.0) -> list[str]:
     """Load ``path`` from ``file://``, wait until the document is complete, and return the
-    console's error lines (level SEVERE: script errors, failed loads); ``[]`` when clean."""
+    console's error lines (level SEVERE: script errors, failed loads); ``[]`` when clean.
+    A missing file is an AssertionError (Chromium shows its own error page, with no console
+    error)."""
+    if not Path(path).is_file():
+        raise AssertionError(f"{path}: no such file")
     driver.get(Path(path).resolve().as_uri())
     deadline = time.monotonic() + timeout_s
     while driver.execute_script("return document.readyState") != "complete":
@@ -65,6 +69,13 @@ def open_page(driver, path: Path, timeout_s: float = 30.0) -> list[str]:
             raise AssertionError(f"{path}: not loaded within {timeout_s} s")
         time.sleep(0.1)
     return console_errors(driver)
+
+
+def set_viewport(driver, width: int, height: int = 844) -> None:
+    """Emulate a ``width`` x ``height`` CSS-pixel viewport (a phone below ~500 px, where a
+    headless desktop window stops shrinking); mobile when ``width`` < 500."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 500})
 
 
 def console_errors(driver) -> list[str]:

@@ -54,4 +54,11 @@ def test_ray_actors_give_the_serial_rows_and_survive_a_killed_actor(tmp_path, lo
     df = pd.read_parquet(tmp_path / "k" / "calls.parquet")
     assert len(df) == 16 and (df["status"] == "ok").all()
     assert comparable(res.rows) == comparable(serial.rows)
+    assert res.runtime["worker_deaths"] == 1
 
+
+def test_ray_without_workers_records_how_many_it_started(tmp_path, local_ray):
+    res = run_campaign(spec(tmp_path / "r"), stages=make_stages(), progress=False,
+                       executor=ExecutorSpec("ray"))
+    meta = json.loads((tmp_path / "r" / "campaign.json").read_text())
+    assert meta["runtime"]["workers"] == res.runtime["workers"] >= 1

@@ -80,6 +80,9 @@ def test_a_worker_killed_mid_call_loses_nothing_and_runs_nothing_twice(tmp_path,
     df = pd.read_parquet(tmp_path / "c" / "calls.parquet")
     assert df["call_id"].is_unique and len(df) == 16 and (df["status"] == "ok").all()
     assert comparable(res.rows) == comparable(serial_rows)
+    runtime = json.loads((tmp_path / "c" / "campaign.json").read_text())["runtime"]
+    assert runtime["worker_deaths"] == 1 and "SIGKILL" in runtime["death_causes"][0]
+    assert runtime["calls_failed_by_worker_deaths"] == 0
 
 
 @pytest.mark.parametrize("overlap", [False, True])

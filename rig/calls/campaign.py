@@ -67,7 +67,6 @@ from rig.scorer.base import Scorer, ScoreResult
 from rig.vad import TurnResult
 
 Transport = Literal["sim", "webrtc", "twilio", "sip"]
-TRANSPORTS: tuple[str, ...] = ("sim", "webrtc", "twilio", "sip")
 #: How long a call that failed on the caller's side waits for the interviewer's result (s).
 FAILED_CALL_RESULT_S = 10.0
 

@@ -46,6 +46,7 @@ from rig.campaign.executors.worker import (
     given_up_row,
     oracle_result,
 )
+from rig.campaign.export import input_hashes
 from rig.campaign.oracle import OracleCache, oracle_done, oracle_key  # noqa: F401 (OracleCache: its old home)
 from rig.campaign.store import CallLog, write_parquet
 from rig.errors import ConfigError
@@ -277,6 +278,8 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         "pipeline": pipeline.model_dump(mode="json"),
         "answers_path": str(spec.answers_path), "bank": bank.meta.model_dump(),
         "profiles_path": str(spec.profiles_path), "pipeline_path": str(spec.pipeline_path),
+        "inputs_sha256": input_hashes(spec.answers_path, spec.profiles_path,
+                                      spec.pipeline_path),  # checked by rig campaign export
         "repeats": spec.repeats, "profile_ids": [p.profile_id for p in profiles.profiles],
         "selectors": {"profiles": list(spec.profile_ids), "answers": list(spec.answer_ids),
                       "questions": list(spec.question_ids), "repeats": list(spec.repeat_ids)},
@@ -327,11 +330,16 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                                  ProfilePaths(profiles.sources[c.profile.profile_id].parent))
                         for c in todo], logged, given_up)
                 run_stats = ex.stats
+                n_started = getattr(ex, "n_workers", None)  # Ray: sized from the cluster
         except KeyboardInterrupt as exc:
             n_logged = sum(c.call_id in log for c in plan)
             raise CampaignInterrupted(n_logged, len(plan)) from exc
-    campaign_json["runtime"].update({"judge_prefix_cache": run_stats.judge_prefix_cache(),
-                                     "devices_used": run_stats.devices()})
+    campaign_json["runtime"].update({
+        "judge_prefix_cache": run_stats.judge_prefix_cache(), "devices_used": run_stats.devices(),
+        "worker_deaths": run_stats.n_worker_deaths, "death_causes": run_stats.death_causes,
+        "calls_failed_by_worker_deaths": run_stats.n_failed_by_deaths})
+    if campaign_json["runtime"]["workers"] is None and isinstance(n_started, int):
+        campaign_json["runtime"]["workers"] = n_started
     (out / "campaign.json").write_text(json.dumps(campaign_json, indent=2))
     planned = {c.call_id for c in plan}
     # a row logged before the transport columns existed (resuming an older run) is a sim row

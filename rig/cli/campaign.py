@@ -104,6 +104,14 @@ def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
         f"({100 * pc['hit_rate']:.0f}%)")
     console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
                   f"{res.seconds:.0f} s{rate}", markup=False)
+    rt = getattr(res, "runtime", None) or {}
+    if rt.get("worker_deaths"):
+        causes = "; ".join(dict.fromkeys(rt.get("death_causes") or []))
+        console.print(Text(f"warning: {rt['worker_deaths']} worker(s) died and were replaced "
+                           f"({causes or 'cause unknown'}); their calls were rerun"
+                           + (f", {rt['calls_failed_by_worker_deaths']} logged failed after "
+                              "killing 3 workers" if rt.get("calls_failed_by_worker_deaths")
+                              else ""), style="yellow"))
     if res.n_dropped:
         console.print(f"{res.n_dropped} results for calls already logged were dropped",
                       markup=False)
@@ -309,3 +317,23 @@ def campaign_summarize(
                   baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"),
                   repeats_skipped=meta.get("repeats_skipped"))
     _print_summary(json.loads((out / "summary.json").read_text()), out)
+
+
+@campaign_app.command("export")
+def campaign_export(
+    folder: Annotated[Path, typer.Argument(help="a campaign output folder")],
+    out: Annotated[Path, typer.Option("--out", help="the bundle to write (a .zip)")],
+) -> None:
+    """Write the auditor's bundle: rows, summary, report, audio, the inputs used and a
+    MANIFEST.json of their sha256 (docs/export.md). Exit 2 when a file is missing or an input
+    changed since the campaign ran."""
+    from rig.campaign.export import export_campaign
+
+    try:
+        bundle = export_campaign(folder, out)
+    except RigError as exc:
+        fail(exc)
+    stdout_console().print(f"wrote {bundle.path}: {bundle.n_files} files "
+                           f"({bundle.size_bytes / 1e6:.1f} MB) and MANIFEST.json (inputs "
+                           f"checked by {bundle.manifest['inputs_verified']})",
+                           markup=False, highlight=False)

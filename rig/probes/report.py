@@ -1,21 +1,32 @@
 """One offline HTML page per probe run, in the campaign report's style (inline SVG, no CDN, no
-scripts). :func:`table`, :func:`page`, :func:`cell` and :func:`p_fmt` are the building blocks
-for other probes."""
+scripts). Each page leads with its verdict: the gaps with their 95% intervals in plain
+sentences and a forest plot (:mod:`rig.svgplot`), then the largest gaps side by side, then
+the detailed tables. :func:`table`, :func:`page`, :func:`cell`, :func:`p_fmt`,
+:func:`gap_sentence` and :func:`side_by_side` are the building blocks for other probes."""
 
 from __future__ import annotations
 
 import html
-import io
 from collections.abc import Sequence
 from pathlib import Path
 
 from rig.pages import CSS, fmt
 from rig.probes.data import CATEGORIES
 from rig.probes.prompts import DECISION_TEXT, DECISIONS
+from rig.svgplot import FIG_CSS, ForestRow, forest_svg, num
 
 _EXTRA_CSS = """
-blockquote{margin:.3rem 0 .6rem 1rem;padding-left:.6rem;border-left:3px solid #ddd;color:#333}
+blockquote{margin:.3rem 0 .6rem 0;padding-left:.6rem;border-left:3px solid #ddd;color:#333;
+white-space:pre-wrap}
 td.left,th.left{text-align:left}
+th[scope=row]{background:none;font-weight:600;text-align:left}
+.scroll{overflow-x:auto;max-width:100%}
+.verdict{font-size:1.05rem;line-height:1.5;max-width:760px}
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:.8rem;margin:.4rem 0 1.2rem}
+.pair>div{border:1px solid #ddd;border-radius:4px;padding:.5rem .7rem;min-width:0}
+.pair h4{margin:0 0 .3rem;font-size:.95rem}
+.score{font-weight:700}
+@media (max-width:640px){body{margin:1rem auto}.pair{grid-template-columns:1fr}}
 """
 
 
@@ -31,16 +42,22 @@ def p_fmt(p: float | None) -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """An HTML table; cells are already-formatted HTML."""
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    """An HTML table (column headers ``<th scope="col">``, each row's first cell a row header
+    ``<th scope="row">``) in a box that scrolls sideways on a narrow screen; cells are
+    already-formatted HTML."""
+    head = "".join(f'<th scope="col">{esc(h)}</th>' for h in headers)
+    body = "".join("<tr>" + "".join((f'<th scope="row">{c}</th>' if i == 0 else f"<td>{c}</td>")
+                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+            "</table></div>")
 
 
 def page(title: str, body: str) -> str:
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>'
-            f"{esc(title)}</title><style>{CSS}{_EXTRA_CSS}</style></head><body>{body}"
-            "</body></html>")
+    """A whole offline page: inline styles, no script, no external URL, readable at a phone's
+    width (a viewport meta, tables and figures that scroll sideways in their own box)."""
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+            f'content="width=device-width,initial-scale=1"><title>{esc(title)}</title><style>'
+            f"{CSS}{FIG_CSS}{_EXTRA_CSS}</style></head><body><main>{body}</main></body></html>")
 
 
 def cell(d: dict, key: str) -> str:
@@ -116,31 +133,137 @@ def _decisions(detail: dict, ref: str, treat: str) -> list[str]:
 
 
 def gap_plot_svg(labels: Sequence[str], gaps: Sequence[float | None],
-                 cis: Sequence[Sequence[float] | None], xlabel: str) -> str:
-    """Mean differences with 95% t intervals, one row per label, as inline SVG."""
-    import matplotlib
+                 cis: Sequence[Sequence[float] | None], xlabel: str,
+                 title: str = "Gaps with 95% intervals", caption: str = "") -> str:
+    """Mean differences with 95% t intervals, one row per label, as an inline SVG forest plot
+    with its text alternative (:func:`rig.svgplot.forest_svg`)."""
+    rows = [ForestRow(lb, g, ci) for lb, g, ci in zip(labels, gaps, cis, strict=True)]
+    return forest_svg(rows, xlabel=xlabel, title=title,
+                      caption=caption or f"{esc(xlabel)}. Dot: the mean; bar: its 95% "
+                      "interval; dashed line: no difference.")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 0.5 * len(labels) + 1.2))
-    for i, (g, ci) in enumerate(zip(gaps, cis, strict=True)):
-        if g is None:
-            ax.text(0, i, "  not computable", va="center", fontsize=8, color="#888")
+def ci_text(ci: Sequence[float] | None, why: str = "", digits: int = 2) -> str:
+    """``"95% CI -1.52 to -0.93"``, or why there is none."""
+    if ci:
+        return f"95% CI {num(ci[0], digits)} to {num(ci[1], digits)}"
+    return f"no interval: {why}" if why else "no interval"
+
+
+def plural(n: int, word: str) -> str:
+    """``"1 question"``, ``"3 questions"`` (``word`` in the singular)."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def gap_sentence(label: str, p: dict, subject: str, other: str, ref_name: str,
+                 unit: str = "points", pair_word: str = "question pair") -> str:
+    """One plain sentence (escaped HTML) of a paired comparison (a ``paired`` dict of
+    :func:`rig.stats.comparisons.paired_comparison`): how much lower or higher ``subject``
+    scores than ``other``, the 95% t interval and whether it leaves out 0, the gap as a share
+    of the mean of ``ref_name``, the p-value and the number of pairs. ``"hedged answers
+    score 1.22 points lower than their confident twins (difference -1.22, 95% CI -1.52 to
+    -0.93, which leaves out 0; -27.7% of the confident mean; p < 0.001; 27 question
+    pairs)"``."""
+    d, ci = p.get("mean_diff"), p.get("t_ci95")
+    if d is None:
+        why = (p.get("not_computable") or {}).get("mean_diff", "no pair")
+        return f"<b>{esc(label)}</b>: not measurable ({esc(why)})."
+    if abs(d) < 0.005:
+        head = f"{esc(subject)} score the same as {esc(other)} on average"
+    else:
+        head = (f"{esc(subject)} score {num(abs(d))}{' ' + unit if unit else ''} "
+                f"{'lower' if d < 0 else 'higher'} than {esc(other)}")
+    why = (p.get("not_computable") or {}).get("t_ci95", "")
+    clear = ("" if not ci else ", which leaves out 0" if ci[0] > 0 or ci[1] < 0
+             else ", which includes 0 (no difference is plausible)")
+    pct = (f"; {num(p['gap_pct'], 1)}% of the {esc(ref_name)} mean"
+           if p.get("gap_pct") is not None else "")
+    return (f"<b>{esc(label)}</b>: {head} (difference {num(d)}, {esc(ci_text(ci, why))}"
+            f"{clear}{pct}; p {paired_p(p)}; {plural(int(p.get('n_pairs') or 0), pair_word)}).")
+
+
+def side_by_side(left_title: str, left_body: str, right_title: str, right_body: str) -> str:
+    """Two panels side by side (stacked on a phone); titles and bodies are escaped HTML."""
+    return (f'<div class="pair"><div><h4>{left_title}</h4>{left_body}</div>'
+            f"<div><h4>{right_title}</h4>{right_body}</div></div>")
+
+
+def _shibboleth_verdict(summary: dict, detail: dict, mit: dict) -> list[str]:
+    ref, treat = summary["reference"], summary["treatment"]
+    parts = ["<h2>Verdict</h2>"]
+    for cond, d in detail.items():
+        s = gap_sentence(f"{cond} prompt", d["paired"], f"{treat} answers",
+                         f"their {ref} twins", ref)
+        m = mit.get(cond, {})
+        if cond != "plain" and m.get("reduction_points") is not None:
+            r = m["reduction_points"]
+            how = ("is unchanged" if abs(r) < 0.005 else
+                   f"shrinks by {num(abs(r))} points" if r > 0 else
+                   f"grows by {num(abs(r))} points")
+            s += f" Against the plain prompt the gap {how}."
+        dt = d["decisions"]
+        if dt.get("n_paired"):
+            s += (f" Final decisions: {dt.get('n_discordant', 0)} of {dt['n_paired']} sessions "
+                  f"decided differently (p {cell(dt, 'p')}).")
+        parts.append(f"<p class='verdict'>{s}</p>")
+    rows: list[ForestRow] = []
+    cats = [c for c in CATEGORIES if any(c in d["by_category"] for d in detail.values())]
+    for cond, d in detail.items():
+        rows.append(ForestRow(f"all categories, {cond}", d["paired"].get("mean_diff"),
+                              d["paired"].get("t_ci95"), cond))
+    first = next(iter(detail), None)
+    for cat in cats if first else ():
+        c = detail[first]["by_category"].get(cat) or {}
+        rows.append(ForestRow(CATEGORIES[cat][0], c.get("mean_diff"), c.get("t_ci95"), first,
+                              (c.get("not_computable") or {}).get("mean_diff", "")))
+    if first:
+        by_cat = sorted(((CATEGORIES[c][0], detail[first]["by_category"][c]) for c in cats
+                         if c in detail[first]["by_category"]
+                         and detail[first]["by_category"][c].get("mean_diff") is not None),
+                        key=lambda kv: -abs(kv[1]["mean_diff"]))
+        items = "; ".join(
+            f"{esc(lb)} {num(c['mean_diff'])} ({esc(ci_text(c.get('t_ci95')))}, "
+            f"{plural(c['n_pairs'], 'question')})" for lb, c in by_cat)
+        if items:
+            parts.append(f"<p class='verdict'>By interview category ({esc(first)} prompt), "
+                         f"{esc(treat)} - {esc(ref)} in points, largest gap first: {items}.</p>")
+    if rows:
+        parts.append(forest_svg(
+            rows, xlabel=f"{treat} - {ref} (points on the 1-5 scale)",
+            title=f"Gap between {treat} and {ref} answers by category and prompt",
+            caption=f"Mean difference {esc(treat)} - {esc(ref)} per question pair: all "
+                    "categories under each prompt condition, then each interview category "
+                    f"under the {esc(first or '')} prompt. The dot is the mean, the bar its 95% t "
+                    "interval (none with fewer than 2 pairs or no spread), the dashed line no "
+                    "difference. Left of the line: the scorer marks the "
+                    f"{esc(treat)} answers down."))
+    return parts
+
+
+def _largest_gaps(detail: dict) -> list[str]:
+    """The questions whose two answers scored furthest apart, the two answers side by side
+    with their scores and the scorer's reasoning."""
+    parts = ["<h2>The largest gaps, side by side</h2>",
+             "<p class='note'>The same question answered with the same content twice; the "
+             "scorer's score and reasoning under each.</p>"]
+    for cond, d in detail.items():
+        ex = d.get("largest_gaps") or []
+        parts.append(f"<h3>{esc(cond)} prompt</h3>")
+        if not ex:
+            parts.append("<p class='note'>No question scored differently.</p>")
             continue
-        if ci:
-            ax.plot(ci, [i, i], color="#1f5fa8", lw=2)
-        ax.plot([g], [i], "o", color="#1f5fa8")
-    ax.axvline(0, color="#888", lw=1, ls="--")
-    ax.set_yticks(range(len(labels)), labels)
-    ax.invert_yaxis()
-    ax.set_xlabel(xlabel)
-    fig.tight_layout()
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
-    svg = buf.getvalue()
-    return svg[svg.find("<svg"):]
+        for e in ex:
+            panels = []
+            for role in ("reference", "treatment"):
+                r = e[role]
+                panels += [f"{esc(r['variant'])}: score <span class='score'>{r['score']:g}"
+                           "</span>",
+                           f"<blockquote>{esc(r['answer'])}</blockquote><p class='note'>"
+                           f"reasoning: <i>{esc(r['reasoning'])}</i></p>"]
+            cat = CATEGORIES.get(e["category"], (e["category"],))[0]
+            parts.append(f"<p><b>{esc(e['question_id'])}</b> ({esc(cat)}), difference "
+                         f"{num(e['diff'])}: {esc(e['question'])}</p>" + side_by_side(*panels))
+    return parts
 
 
 def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
@@ -165,7 +288,9 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
         f"</b> twin with the same content, differing only in {esc(summary['feature'])}. Each "
         "answer is rated 1-5 under its interview category; after a session's ratings the "
         "scorer decides: advance, advance with reservations, or do not advance.</p>",
-        "<h2>Gap by prompt condition</h2>",
+        *_shibboleth_verdict(summary, detail, mit),
+        *_largest_gaps(detail),
+        "<h2>Details</h2><h3>Gap by prompt condition</h3>",
         f"<p class='note'>Difference = {esc(treat)} - {esc(ref)} (points on the 1-5 scale); "
         f"gap % = difference / mean {esc(ref)}. {esc(summary['pairing'])} Effect size: "
         f"{esc(summary['effect_size'])} (Cohen's d for paired data). Reduction = |gap plain| "
@@ -173,7 +298,7 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
         "test's, marked (sign), when every pair differs by the same non-zero amount and t is "
         "undefined; the t, Wilcoxon signed-rank and sign tests are shown side by side.</p>",
     ]
-    rows, labels, gaps, cis = [], [], [], []
+    rows = []
     for cond, d in detail.items():
         p = d["paired"]
         m = mit.get(cond, {})
@@ -183,15 +308,9 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
                      cell(p, "mean_treatment"), cell(p, "mean_diff"), cell(p, "gap_pct"),
                      fmt(p.get("t_ci95")), paired_p(p), cell(p, "t_p"),
                      cell(p, "wilcoxon_p"), cell(p, "sign_p"), cell(p, "cohens_dz"), red])
-        labels.append(cond)
-        gaps.append(p.get("mean_diff"))
-        cis.append(p.get("t_ci95"))
     parts.append(table(["condition", "questions paired", f"mean {ref}", f"mean {treat}",
                         "difference", "gap %", "95% CI (t)", "p", "paired t p", "Wilcoxon p",
                         "sign p", "d_z", "reduction vs plain (points, %)"], rows))
-    if labels:
-        parts.append(gap_plot_svg(labels, gaps, cis,
-                                  f"mean {treat} - {ref} per question (points, 95% t CI)"))
     rows = []
     for cond, d in detail.items():
         p = d["paired_by_session"]
@@ -205,7 +324,7 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
 
     parts += _decisions(detail, ref, treat)
 
-    parts.append("<h2>By interview category</h2>")
+    parts.append("<h3>By interview category</h3>")
     conds = list(detail)
     rows = []
     for cat, (label, _) in CATEGORIES.items():
@@ -221,22 +340,6 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
     parts.append(table(["category", "questions paired", f"mean {ref} ({conds[0] if conds else ''})",
                         f"mean {treat} ({conds[0] if conds else ''})"]
                        + [f"difference (gap %) {c}" for c in conds], rows))
-
-    parts.append("<h2>The largest gaps, with the scorer's reasoning</h2>")
-    for cond, d in detail.items():
-        ex = d.get("largest_gaps") or []
-        parts.append(f"<h3>{esc(cond)}</h3>")
-        if not ex:
-            parts.append("<p class='note'>No question scored differently.</p>")
-            continue
-        for e in ex:
-            items = "".join(
-                f"<li><b>{esc(e[role]['variant'])}</b> (score {fmt(e[role]['score'])}): "
-                f"<blockquote>{esc(e[role]['answer'])}</blockquote>reasoning: "
-                f"<i>{esc(e[role]['reasoning'])}</i></li>" for role in ("reference", "treatment"))
-            parts.append(f"<p><b>{esc(e['question_id'])}</b> "
-                         f"({esc(CATEGORIES[e['category']][0])}), difference "
-                         f"{fmt(e['diff'])}: {esc(e['question'])}</p><ul>{items}</ul>")
 
     fails = []
     for cond, d in detail.items():

@@ -7,7 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from rig.pages import fmt
-from rig.probes.report import cell, esc, gap_plot_svg, p_fmt, page, paired_p, table
+from rig.probes.report import cell, esc, p_fmt, page, paired_p, table
+from rig.probes.report_verdicts import (
+    framing_examples,
+    framing_verdict,
+    invariance_examples,
+    invariance_verdict,
+    name_swap_examples,
+    name_swap_verdict,
+)
 
 
 def scorer_line(sc: dict) -> str:
@@ -51,6 +59,7 @@ def write_name_swap_report(path: str | Path, s: dict) -> Path:
         "near 1 = every pair differs strongly. Tests: "
         + "; ".join(f"{esc(f)}: {esc(t)}" for f, t in s["tests"].items()) + ".</p>",
     ]
+    parts += name_swap_verdict(s) + name_swap_examples(s, path)
     parts.append("<h2>Bias index by prompt condition</h2>")
     rows = []
     for set_id in s["mitigation"]:
@@ -144,22 +153,17 @@ def write_framing_report(path: str | Path, s: dict) -> Path:
         "whatever it is shown (acquiescence; +2 = Agree to both frames), negative when it "
         "disagrees with both frames (-2 = Disagree to both), near 0 when its stance does not "
         "depend on the frame. Method: BiasLab (2026).</p>",
+        *framing_verdict(s), *framing_examples(path),
         "<h2>All topics</h2>"]
     head = ["topic", "frame", "scored / asked", "mean mu", "sd", "t", "p (t vs 0)",
             "Cohen's d", "neutrality rate", "asymmetry"]
     if s["overall"]:
         parts.append(table(head, _frame_rows("all", s["overall"])))
     parts.append("<h2>By topic</h2>")
-    rows, labels, mus, cis = [], [], [], []
+    rows = []
     for tid, fs in s["by_topic"].items():
         rows += _frame_rows(esc(s["topics"][tid]["title"]), fs)
-        labels.append(tid)
-        mus.append(fs["both"]["one_sample"]["mean"])
-        cis.append(None)
     parts.append(table(head, rows))
-    if labels:
-        parts.append(gap_plot_svg(labels, mus, cis, "mean aligned score, both frames "
-                                  "(+ favours target a)"))
     tl = []
     for t in s["topics"].values():
         st = "".join(f"<li>{esc(x)}</li>" for x in t["statements"])
@@ -217,6 +221,7 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
         f"{esc(s['violation_rate'])}. Controls change no demographic signal: a demographic "
         "rate above theirs points to bias rather than general brittleness. After \"Who Does "
         "the Giant Number Pile Like Best\" (2025).</p>",
+        *invariance_verdict(s), *invariance_examples(path),
         "<h2>By kind of perturbation</h2>",
         table(["kind", "perturbations", "measures tested", "violated", "violation rate"],
               [[esc(k), esc(", ".join(d["perturbations"])), fmt(d["n_tested"]),
@@ -229,7 +234,7 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
                 fmt(d["n_tested"]), fmt(d["n_violated"]), _violation(d)]
                for p, d in s["by_perturbation"].items()]),
         "<h2>By perturbation and measure</h2>"]
-    rows, labels, gaps, cis = [], [], [], []
+    rows = []
     for pert, d in s["by_perturbation"].items():
         for i, t in enumerate(d["tests"]):
             pc = t["paired"]
@@ -242,16 +247,9 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
                           else f"<span title='{esc(_why(t, 'p_bonferroni'))}'>n/a</span>"),
                          fmt(t["violated"]) if t["violated"] is not None
                          else f"<span title='{esc(_why(t, 'violated'))}'>n/a</span>"])
-            if t["measure"] == "polarity":
-                labels.append(pert)
-                gaps.append(pc["mean_diff"])
-                cis.append(pc["t_ci95"])
     parts.append(table(["perturbation", "kind", "scored / pairs", "changed replies",
                         "measure", "mean reference", "mean difference", "95% CI (t)",
                         "paired p", "Bonferroni p", "violated"], rows))
-    if labels:
-        parts.append(gap_plot_svg(labels, gaps, cis, "polarity: perturbed - reference "
-                                  "(95% t CI)"))
     parts.append(f"<p class='note'>Assessment instruction: <i>{esc(s['instruction'])}</i>"
                  + (f" · campaign <code>{esc(s['campaign'])}</code>" if s.get("campaign")
                     else "") + ".</p>")

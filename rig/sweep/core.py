@@ -92,7 +92,7 @@ def run_sweep(campaign_dir: Path, varies: list[Vary], out: Path, *, grid: bool =
     """
     t0 = time.perf_counter()
     if margin <= 0:
-        raise ConfigError("--margin-points", "--margin-points", "must be > 0", margin, True)
+        raise ConfigError("--margin-points", "", "must be > 0", margin, True)
     camp = _restrict(load_campaign(Path(campaign_dir)), profile_ids)
     variants = plan_variants(camp.pipeline, varies, grid)
     variants[0] = replace(variants[0], version=camp.version)

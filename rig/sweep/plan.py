@@ -87,7 +87,7 @@ def parse_vary(option: str) -> Vary:
     path = path.strip()
     vals = [v.strip() for v in values.split(",")] if sep else []
     if not sep or not path or not vals or any(not v for v in vals):
-        raise ConfigError("--vary", "--vary", "expected DOTTED.PATH=V1,V2,... (e.g. "
+        raise ConfigError("--vary", "", "expected DOTTED.PATH=V1,V2,... (e.g. "
                           "endpointing.silence_timeout_ms=500,800,1200)", option, True)
     return Vary(path, tuple(dict.fromkeys(_scalar(v) for v in vals)))
 
@@ -99,7 +99,7 @@ def rerun_from(path: str) -> str:
         ConfigError: the path's section is not one a sweep can vary."""
     section = path.split(".", 1)[0]
     if section not in SECTION_STAGE or "." not in path:
-        raise ConfigError("--vary", "--vary", "not a setting a sweep varies: a field of one "
+        raise ConfigError("--vary", "", "not a setting a sweep varies: a field of one "
                           f"of the pipeline sections {sorted(SECTION_STAGE)}", path, True)
     return SECTION_STAGE[section]
 
@@ -118,10 +118,10 @@ def apply_changes(base: PipelineConfig, changes: dict) -> PipelineConfig:
         for i, key in enumerate(parents):
             node = node.get(key) if isinstance(node, dict) else None
             if not isinstance(node, dict):
-                raise ConfigError("--vary", "--vary", "no such pipeline section",
+                raise ConfigError("--vary", "", "no such pipeline section",
                                   ".".join(parents[:i + 1]), True)
         if leaf not in node:
-            raise ConfigError("--vary", "--vary", f"no such field (fields of {'.'.join(parents)}"
+            raise ConfigError("--vary", "", f"no such field (fields of {'.'.join(parents)}"
                               f": {sorted(node)})", path, True)
         node[leaf] = value
     try:
@@ -156,7 +156,7 @@ def plan_variants(base: PipelineConfig, varies: list[Vary], grid: bool = False
             twice."""
     paths = [v.path for v in varies]
     if len(set(paths)) != len(paths):
-        raise ConfigError("--vary", "--vary", "each path once", paths, True)
+        raise ConfigError("--vary", "", "each path once", paths, True)
     base_version = pipeline_version(base)
     out = [Variant("campaign", {}, base, base_version)]
     seen = {base_version}

@@ -89,6 +89,9 @@ def load_campaign(folder: Path) -> Campaign:
             or its ``pipeline`` no longer validates (names the file and field)."""
     folder = Path(folder)
     meta_path = folder / "campaign.json"
+    if not folder.is_dir():
+        raise ConfigError(folder, "CAMPAIGN_DIR", "no such folder (give a campaign's --out "
+                          "folder)")
     if not meta_path.is_file() or not (folder / "calls.parquet").is_file():
         raise ConfigError(folder, "CAMPAIGN_DIR", "not a finished campaign folder (needs "
                           "campaign.json and calls.parquet: run `rig campaign run` first)")

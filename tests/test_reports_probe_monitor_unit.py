@@ -1,0 +1,243 @@
+"""Probe and monitor reports (issue 17 item 5): verdict sentences with 95% intervals that
+match the summary, forest and weekly figures with their text alternatives, the largest gaps
+side by side, alert reasons in words; every page offline, with scoped table headers.
+
+Summaries come from real probe runs on a fake scorer (the probes' own code computes them);
+monitor weeks are aggregate rows built here with a known effect. The builders are shared
+with tests/test_reports_probe_monitor_browser.py."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import date, timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from rig.monitor.config import MonitorConfig
+from rig.monitor.report import render_html, report_from_aggregates, write_report
+from rig.probes import ProbeSpec, hedge_markers, run_probe
+from rig.probes.framing import FramingSpec, run_dual_framing
+from rig.probes.invariance import InvarianceSpec, run_invariance
+from rig.probes.name_swap import NameSwapSpec, run_name_swap
+from rig.probes.report_verdicts import newcombe, t_interval, wilson
+from rig.scorer.fake import FakeScorer
+
+pytestmark = pytest.mark.unit
+WEEK0 = date(2025, 1, 6)
+FEMALE = ("Jessica", "Ashley", "Emily", "Samantha", "Sarah", "Amanda", "Brittany", "Elizabeth",
+          "Megan", "(she/her)")
+
+
+class SysFake(FakeScorer):
+    """The fake scorer, shown the system prompt too."""
+
+    def _complete(self, system: str, user: str, grammar: str, seed: int) -> str:
+        return self._reply(system + "\n" + user, seed)
+
+
+def biased_reply(user: str, seed: int) -> str:
+    """Marks hedges, female-read names and she/her down; agrees with some statements."""
+    if "final decision" in user:
+        r = [int(x) for x in re.findall(r"Your rating: (\d)/5", user)]
+        m = sum(r) / len(r) if r else 0
+        return json.dumps({"decision": "advance" if m >= 4 else "do not advance",
+                           "reasoning": f"mean rating {m:.2f}"})
+    if 'Candidate\'s answer: """' in user:
+        ans = user.rsplit('Candidate\'s answer: """', 1)[1].split('"""', 1)[0]
+        score = max(1, 5 - min(3, len(hedge_markers(ans)) // 2) - len(ans) % 2)
+        return json.dumps({"score": score, "reasoning": f"rated {score}"})
+    f = any(n in user for n in FEMALE) and "must not affect" not in user
+    spread = len(user) % 3
+    if '"qualification"' in user:
+        return json.dumps({"qualification": 6 + spread - 2 * f})
+    if '"hire"' in user:
+        return json.dumps({"hire": "no" if f and spread else "yes"})
+    if "compensation_usd" in user:
+        return json.dumps({"compensation_usd": 60000 + 1000 * spread - 5000 * f})
+    if "Statement:" in user:
+        return ["Agree.", "I strongly disagree.", "It depends on the person."][len(user) % 3]
+    text = ("A fairly adequate candidate, somewhat unclear." if f
+            else "An excellent, clear and very strong candidate.")
+    return text + " " + "Good." * (len(user) % 3)
+
+
+def probe_runs(base: Path) -> dict[str, tuple[Path, dict]]:
+    """The four probe kinds run on the fake scorer: {kind: (report.html, summary)}."""
+    base.mkdir(parents=True, exist_ok=True)
+    fake = SysFake(biased_reply)
+    out = {}
+    r = run_probe(ProbeSpec("hedging", base / "hedging", n_sessions=4, questions_per_session=5,
+                            seed=3, conditions=("plain", "anti_bias")), fake)
+    out["hedging"] = r
+    out["name_swap"] = run_name_swap(NameSwapSpec(base / "ns", n_items=3, names_per_group=2,
+                                                  seed=2), fake)
+    out["framing"] = run_dual_framing(FramingSpec(base / "df", iterations=3, seed=1), fake)
+    out["invariance"] = run_invariance(InvarianceSpec(base / "inv", n_items=3,
+                                                      names_per_group=2), fake)
+    return {k: (v.out_dir / "report.html", json.loads((v.out_dir / "summary.json")
+                                                       .read_text())) for k, v in out.items()}
+
+
+def monitor_aggregates(n_weeks: int = 5, effect_from: int = 3, seed: int = 7) -> pd.DataFrame:
+    """Aggregate rows of ``n_weeks`` weeks (dimensions snr_db and employer); from week
+    ``effect_from`` on, calls under 10 dB score 12 points lower."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for w in range(n_weeks):
+        n = 400
+        snr = (rng.random(n) < 0.3).astype(int)
+        emp = rng.integers(0, 3, n)
+        emp[:3] = 3  # employer "tiny": 3 calls a week, under privacy.min_cell
+        score = np.round(rng.normal(70, 10, n) - 12 * snr * (w >= effect_from))
+        above, adv = score > np.median(score), score >= 60
+        for dim, codes, labels in (("snr_db", snr, [">=30 dB", "<10 dB"]),
+                                   ("employer", emp, ["a", "b", "c", "tiny"])):
+            for c, seg in enumerate(labels):
+                m = codes == c
+                rows.append({"week_start": WEEK0 + timedelta(days=7 * w), "dimension": dim,
+                             "segment": seg, "n_calls": int(m.sum()), "n_scored": int(m.sum()),
+                             "n_above_median": int(above[m].sum()), "n_decided": int(m.sum()),
+                             "n_advanced": int(adv[m].sum()), "sum_score": score[m].sum(),
+                             "sum_sq_score": (score[m] ** 2).sum(),
+                             "median_score": np.median(score)})
+    return pd.DataFrame(rows)
+
+
+def check_page(text: str) -> None:
+    """Offline and accessible basics: no script, no external URL, a viewport, every table
+    header scoped, every figure an SVG image with a title and a text description."""
+    assert "<script" not in text and "<link" not in text and "http" not in text
+    assert 'name="viewport"' in text and '<html lang="en">' in text
+    assert re.findall(r"<th(?=[ >])", text) and all(
+        "scope=" in th for th in re.findall(r"<th(?=[ >])[^>]*>", text)), "a <th> without scope"
+    svgs = re.findall(r"<svg[^>]*>.*?</svg>", text, flags=re.S)
+    for svg in svgs:
+        assert 'role="img"' in svg and "<title" in svg and "<desc" in svg
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return probe_runs(tmp_path_factory.mktemp("probes"))
+
+
+def test_hedging_report_leads_with_the_gap_and_its_interval(runs):
+    path, s = runs["hedging"]
+    text = path.read_text()
+    check_page(text)
+    p = s["conditions_detail"]["plain"]["paired"]
+    lo, hi = p["t_ci95"]
+    verdict = text[text.index("<h2>Verdict"):text.index("largest gaps, side by side")]
+    minus = "\u2212"
+    sentence = (f"hedged answers score {abs(p['mean_diff']):.2f} points "
+                f"{'lower' if p['mean_diff'] < 0 else 'higher'} than their confident twins "
+                f"(difference {p['mean_diff']:.2f}, 95% CI {lo:.2f} to {hi:.2f}").replace(
+                    "-", minus)
+    assert sentence in verdict
+    assert text.index("<h2>Verdict") < text.index("<figure") < text.index("<h2>Details")
+    desc = re.search(r"<desc[^>]*>(.*?)</desc>", text, flags=re.S).group(1)
+    assert f"all categories, plain (plain): {p['mean_diff']:.2f}".replace("-", minus) in desc
+    ex = s["conditions_detail"]["plain"]["largest_gaps"][0]
+    pair = text[text.index("<div class=\"pair\">"):]
+    assert ex["reference"]["answer"][:40] in pair and ex["treatment"]["answer"][:40] in pair
+    assert f"score <span class='score'>{ex['treatment']['score']:g}</span>" in pair
+
+
+def test_wilson_newcombe_and_t_intervals_match_hand_computation():
+    k, n, z = 3, 12, stats.norm.ppf(0.975)
+    p = k / n
+    c, h = (p + z * z / (2 * n)) / (1 + z * z / n), \
+        z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert wilson(k, n) == pytest.approx((c - h, c + h))
+    # Newcombe (1998) method 10 from the two Wilson intervals
+    (l1, u1), (l2, u2) = wilson(3, 12), wilson(10, 12)
+    d = 3 / 12 - 10 / 12
+    assert newcombe(3, 12, 10, 12) == pytest.approx(
+        (d - math.sqrt((3 / 12 - l1) ** 2 + (u2 - 10 / 12) ** 2),
+         d + math.sqrt((u1 - 3 / 12) ** 2 + (10 / 12 - l2) ** 2)))
+    assert wilson(0, 0) is None and newcombe(1, 2, 0, 0) is None
+    x = np.array([1.0, -2, 2, 0, 1])
+    o = {"n": 5, "mean": x.mean(), "sd": x.std(ddof=1)}
+    assert t_interval(o) == pytest.approx(stats.t.interval(0.95, 4, x.mean(),
+                                                           stats.sem(x)))
+    assert t_interval({"n": 1, "mean": 1.0, "sd": None}) is None
+
+
+def test_name_swap_report_states_hire_rates_with_intervals(runs):
+    path, s = runs["name_swap"]
+    text = path.read_text()
+    check_page(text)
+    d = s["detail"]["gendered"]["plain"]["by_group"]
+    r0, r1 = list(d.values())[:2]
+    n0, n1 = r0["n_scored"]["hire"], r1["n_scored"]["hire"]
+    k0, k1 = round(r0["hire_rate"] * n0), round(r1["hire_rate"] * n1)
+    lo, hi = newcombe(k1, n1, k0, n0)
+    assert (f"hired {k1} time{'s' if k1 != 1 else ''} in {n1}" in text
+            and f"95% CI {lo:.2f} to {hi:.2f}".replace("-", "\u2212") in text)
+    assert "Hire rate by name group" in text and "The largest gaps, side by side" in text
+
+
+def test_framing_and_invariance_reports_show_intervals_and_both_texts(runs):
+    path, s = runs["framing"]
+    text = path.read_text()
+    check_page(text)
+    tid, fs = next(iter(s["by_topic"].items()))
+    assert f"<b>{s['topics'][tid]['title']}</b>: mean stance" in text
+    ci = t_interval(fs["both"]["one_sample"])
+    if ci:
+        assert f"95% CI {ci[0]:.2f} to {ci[1]:.2f}".replace("-", "\u2212") in text
+    path, s = runs["invariance"]
+    text = path.read_text()
+    check_page(text)
+    dem = s["by_kind"]["demographic"]
+    assert (f"demographic perturbations ({', '.join(dem['perturbations'])}) violate "
+            f"{dem['n_violated']} of {dem['n_tested']} measures tested") in text
+    scores = pd.read_parquet(path.parent / "scores.parquet")
+    top = scores.loc[(scores["perturbed_polarity"] - scores["reference_polarity"]).abs()
+                     .idxmax()]
+    pair = text[text.index('<div class="pair">'):]
+    assert top["perturbed_name"] in pair and top["reference_name"] in pair
+
+
+def test_without_scores_parquet_the_examples_say_why(runs, tmp_path):
+    from rig.probes.report_bias import write_invariance_report
+
+    _, s = runs["invariance"]
+    text = write_invariance_report(tmp_path / "report.html", s).read_text()
+    assert "Examples need the run's scores.parquet" in text and "<h2>Verdict" in text
+
+
+def test_monitor_report_plots_weekly_impact_ratios_and_words_its_alerts(tmp_path):
+    cfg = MonitorConfig()
+    report = report_from_aggregates(monitor_aggregates(), cfg)
+    assert list(report.history) == [f"2025-W0{i}" for i in range(2, 7)]
+    noisy = [report.history[w][("snr_db", "<10 dB")] for w in report.history]
+    assert all(v is not None and v > 0.8 for v in noisy[:3]) and all(v < 0.8 for v in noisy[3:])
+    assert all(report.history[w][("employer", "tiny")] is None for w in report.history)
+    seg = next(x for x in report.analysis.segments if x.segment == "<10 dB")
+    assert noisy[-1] == seg.impact_ratio
+    text = render_html(report)
+    check_page(text)
+    alert = next(a for a in report.analysis.alerts if a.kind == "scoring_impact_ratio")
+    assert (f"Calls in <b>snr_db = &lt;10 dB</b> scored above the week's median score "
+            f"{alert.value:.2f} times as often as calls in <b>&gt;=30 dB</b>") in text
+    assert "under the 0.8 line of the four-fifths rule" in text
+    assert "Impact ratio week by week" in text and "0.8: four-fifths line" in text
+    desc = re.search(r"<desc[^>]*>(impact ratio by week.*?)</desc>", text, flags=re.S).group(1)
+    assert f"2025-W06 {noisy[-1]:.2f}" in desc
+    paths = write_report(report, tmp_path)
+    summary = json.loads(paths["summary"].read_text())
+    by_week = [r for r in summary["impact_ratio_by_week"] if r["segment"] == "<10 dB"]
+    assert [r["impact_ratio"] for r in by_week] == pytest.approx(noisy)
+
+
+def test_a_week_without_alerts_says_so_and_one_week_still_plots():
+    report = report_from_aggregates(monitor_aggregates(n_weeks=1), MonitorConfig())
+    text = render_html(report)
+    check_page(text)
+    assert "No alert this week" in text and len(report.history) == 1
