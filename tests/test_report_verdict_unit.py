@@ -12,8 +12,13 @@ from hypothesis import strategies as st
 
 from rig.campaign.attribution import split_text
 from rig.campaign.summary import campaign_summary
-from rig.report.verdict import (percent, points, validity_sentence, verdict_interval,
-                                verdict_sentences)
+from rig.report.verdict import (
+    percent,
+    points,
+    validity_sentence,
+    verdict_interval,
+    verdict_sentences,
+)
 from tests.test_attribution_unit import attributed_rows
 
 pytestmark = pytest.mark.unit

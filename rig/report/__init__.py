@@ -55,6 +55,14 @@ def _worst_html(rows: pd.DataFrame) -> str:
     return f"<h2>Truncated answers (worst first)</h2><ul>{items}</ul>"
 
 
+def _verdict_item(sentence: str, profiles: dict) -> str:
+    """A verdict sentence as a list item, its profile id in bold (same text content)."""
+    pid, sep, rest = sentence.partition(": ")
+    if sep and pid in profiles:
+        return f"<li><b>{html.escape(pid)}</b>: {html.escape(rest)}</li>"
+    return f"<li>{html.escape(sentence)}</li>"
+
+
 def _calls_html(campaign_dir: Path, summary: dict, rows: pd.DataFrame) -> str:
     from rig.drilldown import drilldown_html
 
@@ -69,7 +77,7 @@ def campaign_report_html(campaign_dir: str | Path, summary: dict, rows: pd.DataF
     profiles: dict[str, dict] = summary.get("profiles", {})
     baseline = summary.get("baseline", "baseline")
     cid = html.escape(str(summary.get("campaign_id")))
-    verdict = "".join(f"<li>{html.escape(s)}</li>" for s in verdict_sentences(summary))
+    verdict = "".join(_verdict_item(s, profiles) for s in verdict_sentences(summary))
     note = summary.get("content_similarity_note")
     similarity = f"<p class='note'>{html.escape(note)}</p>" if note else ""
     plots = plots_html(summary, rows)

@@ -80,7 +80,8 @@ def forest_plot(summary: dict) -> str:
                          size=FONT - 1))
         band = f", noise floor ±{lim:.1f}" if lim is not None else ", noise floor n/a"
         said.append(f"{p}: {points(d['mean_delta'])} points"
-                    + (f" (95% CI {points(ci[0])} to {points(ci[1])}, {kind})" if ci else "")
+                    + (f" (95% CI {points(ci[0])} to {points(ci[1])}, {kind} interval)" if ci
+                       else "")
                     + band)
     body.append(line(sx(0), top, sx(0), bottom, "#222", 1, "4 3"))
     desc = "; ".join(said)
