@@ -41,14 +41,18 @@ figure{margin:1.5rem 0}
 .fig-wrap svg{display:block;width:100%;min-width:480px;height:auto;max-width:760px}
 figcaption{color:#444;font-size:.9rem;margin-top:.3rem}
 dl{font-size:.9rem}dt{font-weight:600}dd{margin:0 0 .4rem 1rem}
+dl.legend{columns:2 22rem;font-size:.8rem;color:#444}
+dl.legend dt,dl.legend dd{break-inside:avoid-column}
 @media (max-width:600px){
 body{margin:1rem auto;padding:0 .6rem}
 h1{font-size:1.3rem}
 :not(.table-wrap)>table{display:block;overflow-x:auto;max-width:100%}
 th,td{padding:.3rem .4rem}
 }
+@page{size:A4 landscape;margin:1.2cm}
 @media print{
 body{max-width:none;margin:0;padding:0;font-size:10pt;color:#000}
+th,td{padding:.15rem .3rem}
 .table-wrap,.fig-wrap{overflow:visible}
 .fig-wrap svg{min-width:0;max-width:16cm}
 table{font-size:8pt}

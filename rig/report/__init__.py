@@ -100,8 +100,8 @@ the baseline's. The noise floor: the largest mean delta repeat noise alone gives
 </section>
 {plots_section}
 <section id="table"><h2>Per profile, against the baseline</h2>
-<p class="note">Hover a column's name (or open "What the columns mean") for its definition
-and unit. Content similarity is scorer-free; score - oracle is the loss the audio path
+<p class="note">Hover a column's name (or read the legend below the table) for its
+definition and unit. Content similarity is scorer-free; score - oracle is the loss the audio path
 caused (the oracle is the same scorer on the script text).</p>
 {profile_table(summary)}
 {similarity}

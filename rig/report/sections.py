@@ -20,7 +20,7 @@ def _validity_html(summary: dict) -> str:
             f"(Cohen's kappa {_fmt(v.get('cohen_kappa'))}), mean absolute error "
             f"{_fmt(v.get('mae_points'), 1)} points, {v.get('distinct_scores')} distinct scores, "
             f"over {v.get('n_answers')} answers; scoring mode "
-            f"<code>{html.escape(str(v.get('scoring_mode')))}</code>")
+            f"<code>{_fmt(v.get('scoring_mode'))}</code>")
     warn = ""
     if v.get("verdict") == "low":
         warn = ("<p class='flag'>Warning: this judge does not rank or decide the bank's clean "

@@ -1,5 +1,6 @@
 """The campaign report's detailed table: one row per profile, real ``<th scope>`` headers,
-each column's meaning and unit on hover (``<abbr title>``) and in print (the legend below)."""
+each column's meaning and unit on hover (``<abbr title>``) and in the legend below it (which
+prints)."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def profile_table(summary: dict) -> str:
             "within_noise_floor") else ""
         if low_judge and pid != baseline:
             flag += " <span class='flag'>(low-validity judge)</span>"
-        if pid == baseline:
+        if pid == baseline and pid != "baseline":
             flag += " <span class='note'>(baseline)</span>"
         body.append(f"<tr><th scope='row'>{html.escape(pid)}{flag}</th>{cells}</tr>")
     legend = "".join(f"<dt>{html.escape(label)}</dt><dd>{html.escape(help_)}</dd>"
@@ -77,5 +78,5 @@ def profile_table(summary: dict) -> str:
             "figures'><table class='profiles'><caption>Per profile, against the baseline "
             f"<code>{html.escape(baseline)}</code></caption><thead><tr>"
             f"<th scope='col'>profile</th>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
-            "</table></div><details class='legend'><summary>What the columns mean</summary>"
-            f"<dl>{legend}</dl></details>")
+            "</table></div><p class='note'><b>What the columns mean</b> (also on hover):</p>"
+            f"<dl class='legend'>{legend}</dl>")

@@ -138,7 +138,7 @@ def validity_sentence(summary: dict) -> str:
         return (f"Judge validity: low ({what}): the deltas may say more about the judge "
                 "than about the audio path.")
     why = (v.get("not_computable") or {}).get("verdict", "too few answers")
-    return f"Judge validity: no verdict ({what}; {why})."
+    return f"Judge validity: no verdict ({what}): {why.rstrip('.')}."
 
 
 def pipeline_sentence(summary: dict) -> str:
