@@ -30,7 +30,7 @@ SENTENCE = re.compile(
     rf"(?: \(95% CI (?P<lo>{NUM}) to (?P<hi>{NUM}), (?P<kind>t|bootstrap) interval\))?"
     rf"(?:; (?P<k>\d+) of (?P<n>\d+) decisions flip)?"
     rf"(?:; (?:answers cut off on (?P<trunc>\d+)% of calls|no answer cut off)"
-    rf"(?:, most of it [^:]+: (?P<split>[^;]+))?)?"
+    rf"(?:(?:, most of it [^:]+|, split): (?P<split>[^;]+))?)?"
     rf"; (?:(?P<side>within|beyond) the noise floor \(repeat noise alone reaches "
     rf"±(?P<lim>\d+\.\d) points\)|noise floor not measured \((?P<nf_why>[^)]*)\))"
     rf"(?:; ASR suspect on (?P<asr>\d+)% of calls)?(?:; turn suspect on (?P<turn>\d+)% of "
@@ -61,6 +61,8 @@ def check(summary: dict, sentence: str) -> dict:
         assert g["split"] == split_text(d["attribution"], digits=1)
     if d.get("within_noise_floor") is None:
         assert g["nf_why"]
+        if summary.get("noise_floor", {}).get("measured") is False:
+            assert g["nf_why"] == "see below"
     else:
         assert g["side"] == ("within" if d["within_noise_floor"] else "beyond")
         assert g["lim"] == f"{round(d['noise_floor_mean_delta_limit'], 1):.1f}"
@@ -114,6 +116,27 @@ def test_validity_sentences() -> None:
     assert validity_sentence({"judge_validity": v}).startswith(
         "Judge validity: low (Spearman 0.81 and decision agreement 0.75 against the bank's "
         "reference grades over 12 answers)")
+
+
+def test_an_unmeasured_noise_floor_is_said_once(summary) -> None:
+    s = copy.deepcopy(summary)
+    s["noise_floor"].update(measured=False, reason="no answer has two repeats")
+    for d in s["profiles"].values():
+        d.update(within_noise_floor=None, noise_floor_mean_delta_limit=None)
+        d["not_computable"]["within_noise_floor"] = "no answer has two repeats"
+    out = verdict_sentences(s)
+    check(s, out[0])
+    assert out[1] == "Noise floor not measured: no answer has two repeats."
+
+
+def test_a_gain_is_split_without_naming_a_loss(summary) -> None:
+    s = copy.deepcopy(summary)
+    a = s["profiles"]["long_pauses"]["attribution"]
+    a.update(mean_delta=0.3, turn_detection=0.0, asr=0.3, rest=0.0)
+    s["profiles"]["long_pauses"]["mean_delta"] = 0.3
+    out = verdict_sentences(s)[0]
+    check(s, out)
+    assert "split: +0.3 = 0.0 turn detection, +0.3 ASR, 0.0 rest" in out and "lost" not in out
 
 
 def test_the_sweep_hook() -> None:

@@ -84,20 +84,31 @@ def _stage_clause(d: dict) -> str | None:
     if line:
         terms = {k: a.get(k) for k in TERMS if a.get(k) is not None}
         top = max(terms, key=lambda k: abs(terms[k])) if terms else None
-        parts.append(f"{_STAGE_WORDS[top]}: {line}" if top else line)
+        if top and round(terms[top], 1) < 0:  # a loss: name the stage
+            parts.append(f"{_STAGE_WORDS[top]}: {line}")
+        else:
+            parts.append(f"split: {line}")
     return ", ".join(parts) or None
 
 
 def _noise_clause(summary: dict, d: dict) -> str:
     within, limit = d.get("within_noise_floor"), d.get("noise_floor_mean_delta_limit")
     if within is None or limit is None:
-        why = ((d.get("not_computable") or {}).get("within_noise_floor")
-               or (summary.get("noise_floor") or {}).get("reason") or "no repeats")
+        why = (d.get("not_computable") or {}).get("within_noise_floor")
+        if not why or why == _campaign_noise_reason(summary):
+            return "noise floor not measured (see below)"
         return f"noise floor not measured ({why})"
     lim = f"{round(limit, 1):.1f}"
     if within:
         return f"within the noise floor (repeat noise alone reaches ±{lim} points)"
     return f"beyond the noise floor (repeat noise alone reaches ±{lim} points)"
+
+
+def _campaign_noise_reason(summary: dict) -> str | None:
+    nf = summary.get("noise_floor") or {}
+    if nf.get("measured") is False:
+        return nf.get("reason") or "no repeats"
+    return None
 
 
 def _suspect_clause(d: dict) -> str | None:
@@ -158,11 +169,15 @@ def sweep_sentence(summary: dict) -> str | None:
 
 def verdict_sentences(summary: dict) -> list[str]:
     """The verdict, in order: one sentence per profile other than the baseline (summary
-    order), the sweep's when present, the judge's validity, the pipeline version. Pure:
+    order), why the noise floor is not measured (once, when it is not), the sweep's when
+    present, the judge's validity, the pipeline version. Pure:
     reads only ``summary`` (a summary.json dict); plain text, not HTML-escaped."""
     baseline = summary.get("baseline", "baseline")
     out = [profile_sentence(summary, pid) for pid in summary.get("profiles", {})
            if pid != baseline]
+    nf_why = _campaign_noise_reason(summary)
+    if nf_why and len(out):
+        out.append(f"Noise floor not measured: {nf_why.rstrip('.')}.")
     sweep = sweep_sentence(summary)
     if sweep:
         out.append(sweep)
