@@ -30,6 +30,7 @@ tbody th{font-weight:600;background:#fafafa}
 abbr[title]{text-decoration:underline dotted;cursor:help}
 .table-wrap{overflow-x:auto;max-width:100%;margin:1rem 0}
 .table-wrap>table{margin:0}
+.table-wrap th[scope=row],.table-wrap thead th:first-child{position:sticky;left:0;z-index:1}
 .table-wrap:focus{outline:2px solid #0072B2}
 .note{color:#555;font-size:.9rem}
 .flag{color:#b00020;font-weight:600}
