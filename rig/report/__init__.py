@@ -1,0 +1,125 @@
+"""One offline HTML page per campaign (issue 17): the verdict first (one sentence per profile,
+:func:`rig.report.verdict.verdict_sentences`), then inline SVG plots (rig.report.plots), the
+detailed per-profile table with column help, the stage attribution, the noise floor, the
+judge's validity, and the calls section (rig.drilldown.drilldown_html).
+
+Self-contained: no external URL, font or script; styles inline (rig.pages.CSS); opens from
+``file://``; laid out for 1280 px and phone widths, and for print.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pandas as pd
+
+from rig.pages import CSS as _CSS
+from rig.pages import fmt as _fmt
+from rig.report.plots import plots_html
+from rig.report.sections import _attribution_html, _noise_floor_html, _validity_html
+from rig.report.table import profile_table
+from rig.report.verdict import verdict_sentences
+
+__all__ = ["_validity_html", "campaign_report_html", "verdict_sentences",
+           "write_campaign_report"]
+
+
+def _notes_html(profiles: dict[str, dict]) -> str:
+    why = []
+    for pid, d in profiles.items():
+        for k, reason in (d.get("not_computable") or {}).items():
+            why.append(f"<li><b>{html.escape(pid)}</b> {html.escape(k)}: "
+                       f"{html.escape(str(reason))}</li>")
+        attr = d.get("attribution") or {}
+        for note in [*(d.get("notes") or []), *(attr.get("notes") or [])]:
+            why.append(f"<li><b>{html.escape(pid)}</b>: {html.escape(str(note))}</li>")
+    if not why:
+        return ""
+    return (f"<details><summary>n/a and notes ({len(why)})</summary><ul>{''.join(why)}"
+            "</ul></details>")
+
+
+def _worst_html(rows: pd.DataFrame) -> str:
+    if rows.empty or "words_lost_share" not in rows or "truncated" not in rows:
+        return ""
+    tr = rows[rows["truncated"] == True]  # noqa: E712 - pandas mask, nulls drop out
+    if not len(tr):
+        return ""
+    ex = tr.sort_values("words_lost_share", ascending=False).head(3)
+    items = "".join(
+        f"<li><b>{html.escape(str(r.answer_id))}</b> under "
+        f"<b>{html.escape(str(r.profile_id))}</b>: {_fmt(r.words_lost_share)} of the "
+        f"words lost; the scorer heard: <i>{html.escape(str(r.transcript))}</i></li>"
+        for r in ex.itertuples())
+    return f"<h2>Truncated answers (worst first)</h2><ul>{items}</ul>"
+
+
+def _verdict_item(sentence: str, profiles: dict) -> str:
+    """A verdict sentence as a list item, its profile id in bold (same text content)."""
+    pid, sep, rest = sentence.partition(": ")
+    if sep and pid in profiles:
+        return f"<li><b>{html.escape(pid)}</b>: {html.escape(rest)}</li>"
+    return f"<li>{html.escape(sentence)}</li>"
+
+
+def _calls_html(campaign_dir: Path, summary: dict, rows: pd.DataFrame) -> str:
+    from rig.drilldown import drilldown_html
+
+    return drilldown_html(campaign_dir, summary, rows)
+
+
+def campaign_report_html(campaign_dir: str | Path, summary: dict, rows: pd.DataFrame) -> str:
+    """The report page as a string: ``summary`` is a summary.json dict
+    (rig.campaign.schema.CampaignSummary), ``rows`` the campaign's call rows (one per call,
+    rig.campaign.row columns; may be empty), ``campaign_dir`` the folder the page sits in (the
+    drill-down links its audio relative to it)."""
+    profiles: dict[str, dict] = summary.get("profiles", {})
+    baseline = summary.get("baseline", "baseline")
+    cid = html.escape(str(summary.get("campaign_id")))
+    verdict = "".join(_verdict_item(s, profiles) for s in verdict_sentences(summary))
+    note = summary.get("content_similarity_note")
+    similarity = f"<p class='note'>{html.escape(note)}</p>" if note else ""
+    plots = plots_html(summary, rows)
+    plots_section = (f"<section id='plots'><h2>Pictures</h2>{plots}</section>" if plots
+                     else "")
+    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>rig campaign {cid}</title>
+<style>{_CSS}</style></head><body>
+<header><h1>Campaign {cid}</h1>
+<p class="note">Pipeline <code>{html.escape(str(summary.get('pipeline_version')))}</code> ·
+{summary.get('n_calls', 0)} calls · baseline <code>{html.escape(baseline)}</code> ·
+profiles are audio conditions, not demographic categories.</p></header>
+<main>
+<section id="verdict" aria-labelledby="verdict-h"><h2 id="verdict-h">Verdict</h2>
+<ul class="verdict">{verdict}</ul>
+<p class="note">Delta: profile score - baseline score, in rubric points (0-100), repeats
+averaged per answer, then paired by answer. A flip: the advance/reject decision differs from
+the baseline's. The noise floor: the largest mean delta repeat noise alone gives at 95%.</p>
+</section>
+{plots_section}
+<section id="table"><h2>Per profile, against the baseline</h2>
+<p class="note">Hover a column's name (or read the legend below the table) for its
+definition and unit. Content similarity is scorer-free; score - oracle is the loss the audio path
+caused (the oracle is the same scorer on the script text).</p>
+{profile_table(summary)}
+{similarity}
+{_notes_html(profiles)}
+</section>
+{_attribution_html(profiles, baseline)}
+<section id="judge">{_validity_html(summary)}</section>
+<section id="noise"><h2>Scorer noise floor (baseline repeats)</h2>
+{_noise_floor_html(summary, profiles, baseline)}</section>
+{_worst_html(rows)}
+{_calls_html(Path(campaign_dir), summary, rows)}
+</main></body></html>"""
+
+
+def write_campaign_report(path: str | Path, summary: dict, rows: pd.DataFrame) -> Path:
+    """Write ``report.html`` (:func:`campaign_report_html`) at ``path`` from a campaign
+    summary (a summary.json dict) and its call rows; returns ``path``. The calls section links
+    audio relative to ``path``'s folder."""
+    path = Path(path)
+    path.write_text(campaign_report_html(path.parent, summary, rows), encoding="utf-8")
+    return path

@@ -1,0 +1,257 @@
+"""The campaign report's plots, inline SVG (rig.report.svgplot), colours from
+:data:`rig.pages.PALETTE` (Okabe-Ito). Each returns a ``<figure>`` whose ``<title>``,
+``<desc>`` and caption say the numbers, or ``""`` when there is nothing to draw.
+
+* :func:`forest_plot`: each profile's mean paired delta (points) with its 95% interval (the
+  verdict's: rig.report.verdict.verdict_interval) over the grey noise-floor band
+  (± ``noise_floor_mean_delta_limit``).
+* :func:`rates_plot`: flip rate (with its Wilson 95% CI) and truncation rate per profile.
+* :func:`waterfall_plot`: the stage split of each profile's delta (summary ``attribution``):
+  turn detection, then ASR, then rest, ending at the mean delta.
+* :func:`score_plot`: each call's score against its answer's reference grade (rows), one
+  colour and shape per profile, the y = x line and the decision cutoff.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from rig.pages import PALETTE
+from rig.report.svgplot import (
+    FONT,
+    SHAPES,
+    Scale,
+    figure,
+    line,
+    marker,
+    nice_ticks,
+    rect,
+    text,
+    x_axis,
+)
+from rig.report.verdict import percent, points, verdict_interval
+
+_W = 640
+_LABEL_W = 150
+_VALUE_W = 150
+
+
+def _others(summary: dict) -> list[str]:
+    baseline = summary.get("baseline", "baseline")
+    return [p for p in summary.get("profiles", {}) if p != baseline]
+
+
+def forest_plot(summary: dict) -> str:
+    """Mean paired deltas with 95% intervals and the noise-floor band, one row per profile."""
+    profs = summary.get("profiles", {})
+    names = [p for p in _others(summary) if profs[p].get("mean_delta") is not None]
+    if not names:
+        return ""
+    vals = [0.0]
+    for p in names:
+        d = profs[p]
+        ci, _ = verdict_interval(d)
+        vals += [d["mean_delta"], *(ci or [])]
+        if d.get("noise_floor_mean_delta_limit") is not None:
+            vals += [-d["noise_floor_mean_delta_limit"], d["noise_floor_mean_delta_limit"]]
+    ticks = nice_ticks(min(vals), max(vals))
+    row_h, top = 34, 16
+    height = top + row_h * len(names) + 50
+    sx = Scale(ticks[0], ticks[-1], _LABEL_W, _W - _VALUE_W)
+    body, said = [], []
+    bottom = top + row_h * len(names)
+    body.append(x_axis(sx, ticks, bottom, top, "mean paired delta vs baseline (points)"))
+    for i, p in enumerate(names):
+        d, y = profs[p], top + row_h * i + row_h / 2
+        lim = d.get("noise_floor_mean_delta_limit")
+        if lim is not None:
+            body.append(rect(sx(-lim), y - 11, sx(lim) - sx(-lim), 22, "#bbbbbb", 0.5))
+        ci, kind = verdict_interval(d)
+        if ci:
+            body.append(line(sx(ci[0]), y, sx(ci[1]), y, PALETTE[0], 2.5))
+            for c in ci:
+                body.append(line(sx(c), y - 6, sx(c), y + 6, PALETTE[0], 2))
+        body.append(marker("circle", sx(d["mean_delta"]), y, PALETTE[0], 5))
+        body.append(text(_LABEL_W - 8, y + 4, p, "end"))
+        ci_txt = f" [{points(ci[0])}, {points(ci[1])}]" if ci else ""
+        body.append(text(_W - _VALUE_W + 8, y + 4, f"{points(d['mean_delta'])}{ci_txt}",
+                         size=FONT - 1))
+        band = f", noise floor ±{lim:.1f}" if lim is not None else ", noise floor n/a"
+        said.append(f"{p}: {points(d['mean_delta'])} points"
+                    + (f" (95% CI {points(ci[0])} to {points(ci[1])}, {kind} interval)" if ci
+                       else "")
+                    + band)
+    body.append(line(sx(0), top, sx(0), bottom, "#222", 1, "4 3"))
+    desc = "; ".join(said)
+    return figure("fig-forest", _W, height, "Paired score deltas against the baseline",
+                  desc, "".join(body),
+                  "Mean paired delta (points; dot) with its 95% CI (bar); grey band: what "
+                  f"repeat noise alone can give. {desc}.")
+
+
+def rates_plot(summary: dict) -> str:
+    """Flip rate (Wilson 95% CI whiskers) and truncation rate per profile, 0-100%."""
+    profs = summary.get("profiles", {})
+    names = _others(summary)
+    if not names:
+        return ""
+    row_h, top, bar_h = 46, 30, 14
+    bottom = top + row_h * len(names)
+    height = bottom + 50
+    sx = Scale(0, 1, _LABEL_W, _W - 70)
+    ticks = [0, 0.25, 0.5, 0.75, 1.0]
+    body = [x_axis(sx, ticks, bottom, top, "share of pairs (flips) / of calls (truncation)",
+                   fmt=percent)]
+    body.append(rect(_LABEL_W, 6, 12, 12, PALETTE[0]))
+    body.append(text(_LABEL_W + 18, 16, "flip rate (95% CI)", size=FONT - 1))
+    body.append(rect(_LABEL_W + 170, 6, 12, 12, PALETTE[1]))
+    body.append(text(_LABEL_W + 188, 16, "truncation rate", size=FONT - 1))
+    said = []
+    for i, p in enumerate(names):
+        d, y0 = profs[p], top + row_h * i + 6
+        body.append(text(_LABEL_W - 8, y0 + bar_h + 4, p, "end"))
+        parts = [p]
+        for j, (key, colour, what) in enumerate((("flip_rate", PALETTE[0], "flip rate"),
+                                                 ("truncation_rate", PALETTE[1],
+                                                  "truncation"))):
+            v, y = d.get(key), y0 + j * (bar_h + 3)
+            if v is None:
+                body.append(text(sx(0) + 4, y + bar_h - 3, "n/a", size=FONT - 2))
+                parts.append(f"{what} n/a")
+                continue
+            body.append(rect(sx(0), y, sx(v) - sx(0), bar_h, colour))
+            label = percent(v)
+            if key == "flip_rate":
+                ci = d.get("flip_ci95")
+                if ci:
+                    body.append(line(sx(ci[0]), y + bar_h / 2, sx(ci[1]), y + bar_h / 2,
+                                     "#222", 1.2))
+                    label += f" [{percent(ci[0])}, {percent(ci[1])}]"
+                if d.get("n_flips") is not None:
+                    label = f"{d['n_flips']}/{d.get('n_pairs')} = {label}"
+            right = max(sx(v), sx(ci[1]) if key == "flip_rate" and d.get("flip_ci95") else 0)
+            body.append(text(right + 5, y + bar_h - 3, label, size=FONT - 2))
+            parts.append(f"{what} {label}")
+        said.append(", ".join(parts))
+    desc = "; ".join(said)
+    return figure("fig-rates", _W, height, "Flip rate and truncation rate per profile", desc,
+                  "".join(body), f"Flips: decisions that differ from the baseline's. "
+                  f"Truncation: calls with script words spoken after the turn closed. {desc}.")
+
+
+_STAGES = (("turn_detection", "turn detection", PALETTE[3]), ("asr", "ASR", PALETTE[5]),
+           ("rest", "rest (scorer noise)", PALETTE[4]))
+
+
+def waterfall_plot(summary: dict) -> str:
+    """The attribution waterfall: per profile with a split, turn detection, ASR and rest as
+    steps from 0, and the total (the mean delta) as a black bar."""
+    profs = summary.get("profiles", {})
+    names = [p for p in _others(summary)
+             if (profs[p].get("attribution") or {}).get("mean_delta") is not None]
+    if not names:
+        return ""
+    vals = [0.0]
+    for p in names:
+        a, run = profs[p]["attribution"], 0.0
+        for k, _, _ in _STAGES:
+            run += a.get(k) or 0.0
+            vals.append(run)
+        vals.append(a["mean_delta"])
+    ticks = nice_ticks(min(vals), max(vals))
+    step_h, gap, top = 20, 22, 10
+    n_rows = len(names) * 4
+    bottom = top + n_rows * step_h + gap * len(names)
+    height = bottom + 50
+    sx = Scale(ticks[0], ticks[-1], _LABEL_W + 40, _W - 90)
+    body = [x_axis(sx, ticks, bottom, top, "points of the mean delta, by stage")]
+    said, y = [], top
+    for p in names:
+        a, run = profs[p]["attribution"], 0.0
+        body.append(text(8, y + 12, p, weight="bold"))
+        y += gap - 6
+        parts = []
+        for k, label, colour in (*_STAGES, ("mean_delta", "total", "#000000")):
+            v = a.get(k)
+            if v is None:
+                parts.append(f"{label} n/a")
+                y += step_h
+                continue
+            start, end = (0.0, v) if k == "mean_delta" else (run, run + v)
+            body.append(rect(sx(start), y + 3, sx(end) - sx(start) or 1, step_h - 6, colour))
+            body.append(text(_LABEL_W + 32, y + step_h - 6, label, "end", FONT - 2))
+            body.append(text(max(sx(start), sx(end)) + 5, y + step_h - 6, points(v),
+                             size=FONT - 2))
+            if k != "mean_delta":
+                run = end
+            parts.append(f"{label} {points(v)}")
+            y += step_h
+        y += 6
+        said.append(f"{p}: " + ", ".join(parts))
+    body.append(line(sx(0), top, sx(0), bottom, "#222", 1, "4 3"))
+    desc = "; ".join(said)
+    return figure("fig-waterfall", _W, height, "Where each profile's delta was lost", desc,
+                  "".join(body), "Each profile's mean delta (points) split by stage: turn "
+                  "detection (the turn closed early), ASR (the transcript), rest (scorer noise "
+                  f"between repeats); the steps sum to the total. {desc}.")
+
+
+def score_plot(summary: dict, rows: pd.DataFrame) -> str:
+    """Each scored call's score against its answer's reference grade (points), one colour and
+    marker per profile; the y = x line and the cutoff (dashed) when the rows have one."""
+    if rows is None or rows.empty or not {"reference_score", "score", "profile_id"} <= set(
+            rows.columns):
+        return ""
+    df = rows[["reference_score", "score", "profile_id"]].dropna()
+    if "status" in rows:
+        df = df[rows.loc[df.index, "status"] == "ok"]
+    if df.empty:
+        return ""
+    order = [p for p in summary.get("profiles", {}) if p in set(df["profile_id"])]
+    order += sorted(set(df["profile_id"]) - set(order))
+    left, top, size = 60, 14, 380
+    height = top + size + 50
+    lo = min(0.0, float(df["score"].min()), float(df["reference_score"].min()))
+    hi = max(100.0, float(df["score"].max()), float(df["reference_score"].max()))
+    ticks = nice_ticks(lo, hi)
+    sx = Scale(ticks[0], ticks[-1], left, left + size)
+    sy = Scale(ticks[0], ticks[-1], top + size, top)
+    body = [x_axis(sx, ticks, top + size, top, "reference grade (points)")]
+    for t in ticks:
+        body.append(line(left, sy(t), left + size, sy(t), "#e3e3e3"))
+        body.append(text(left - 6, sy(t) + 4, t, "end", FONT - 1))
+    body.append(f'<text transform="translate(16 {top + size / 2:.0f}) rotate(-90)" '
+                f'text-anchor="middle" font-size="{FONT}" fill="#222">score (points)</text>')
+    body.append(line(sx(ticks[0]), sy(ticks[0]), sx(ticks[-1]), sy(ticks[-1]), "#888", 1,
+                     "2 3"))
+    cut = rows["cutoff"].dropna().unique() if "cutoff" in rows else []
+    if len(cut) == 1 and math.isfinite(float(cut[0])):
+        c = float(cut[0])
+        body.append(line(sx(c), top, sx(c), top + size, "#888", 1, "6 3"))
+        body.append(line(left, sy(c), left + size, sy(c), "#888", 1, "6 3"))
+    said = []
+    for i, p in enumerate(order):
+        colour, shape = PALETTE[i % len(PALETTE)], SHAPES[i % len(SHAPES)]
+        g = df[df["profile_id"] == p]
+        for r in g.itertuples():
+            body.append(marker(shape, sx(float(r.reference_score)), sy(float(r.score)),
+                               colour, 4))
+        ly = top + 10 + 20 * i
+        body.append(marker(shape, left + size + 24, ly - 4, colour, 5))
+        body.append(text(left + size + 36, ly, p, size=FONT - 1))
+        mae = (g["score"] - g["reference_score"]).abs().mean()
+        said.append(f"{p}: {len(g)} calls, mean score {g['score'].mean():.1f}, mean "
+                    f"|score - reference| {mae:.1f}")
+    desc = "; ".join(said)
+    cut_txt = f" Dashed lines: the cutoff ({float(cut[0]):.0f})." if len(cut) == 1 else ""
+    return figure("fig-scores", _W, height, "Score against the reference grade", desc,
+                  "".join(body), "Each call's score (points) against its answer's reference "
+                  f"grade; dotted line: score = reference.{cut_txt} {desc}.")
+
+
+def plots_html(summary: dict, rows: pd.DataFrame) -> str:
+    """The plots section's figures, in reading order."""
+    return "".join((forest_plot(summary), rates_plot(summary), waterfall_plot(summary),
+                    score_plot(summary, rows)))

@@ -1,0 +1,126 @@
+"""A few lines of hand-written SVG for the report's plots: no library, no external reference
+(no ``xmlns`` URL either: inline ``<svg>`` in HTML needs none), deterministic bytes.
+
+Coordinates are SVG user units; every plot scales to its container through ``viewBox``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+#: Text size of the plots, in SVG user units (a 640-unit-wide plot shown 640 px wide).
+FONT = 13
+
+
+def esc(v: object) -> str:
+    """``v`` as SVG/HTML text."""
+    return html.escape(str(v), quote=True)
+
+
+def nice_ticks(lo: float, hi: float, n: int = 6) -> list[float]:
+    """Round tick values covering [lo, hi]: steps of 1, 2 or 5 x 10^k (Heckbert's "nice
+    numbers", Graphics Gems 1990), about ``n`` of them."""
+    if not math.isfinite(lo) or not math.isfinite(hi) or hi <= lo:
+        lo, hi = (lo - 1, lo + 1) if math.isfinite(lo) else (-1, 1)
+    raw = (hi - lo) / max(n - 1, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(s * mag for s in (1, 2, 5, 10) if s * mag >= raw)
+    start = math.floor(lo / step) * step
+    ticks, t = [], start
+    while t <= hi + step * 1e-9:
+        ticks.append(round(t, 10))
+        t += step
+    if ticks[-1] < hi:
+        ticks.append(round(ticks[-1] + step, 10))
+    return ticks
+
+
+class Scale:
+    """A linear map from data ``[d0, d1]`` to pixels ``[p0, p1]``."""
+
+    def __init__(self, d0: float, d1: float, p0: float, p1: float) -> None:
+        self.d0, self.d1, self.p0, self.p1 = d0, d1, p0, p1
+
+    def __call__(self, v: float) -> float:
+        if self.d1 == self.d0:
+            return (self.p0 + self.p1) / 2
+        return round(self.p0 + (v - self.d0) / (self.d1 - self.d0) * (self.p1 - self.p0), 2)
+
+
+def tick_label(v: float) -> str:
+    """A tick's text: an integer when whole, else up to 2 decimals."""
+    return f"{v:.0f}" if float(v).is_integer() else f"{v:.2f}".rstrip("0")
+
+
+def text(x: float, y: float, s: object, anchor: str = "start", size: int = FONT,
+         weight: str = "normal", fill: str = "#222") -> str:
+    """One ``<text>`` element."""
+    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" '
+            f'font-weight="{weight}" fill="{fill}">{esc(s)}</text>')
+
+
+def line(x1: float, y1: float, x2: float, y2: float, stroke: str = "#222",
+         width: float = 1.0, dash: str | None = None) -> str:
+    """One ``<line>`` element."""
+    d = f' stroke-dasharray="{dash}"' if dash else ""
+    return (f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+            f'stroke="{stroke}" stroke-width="{width}"{d}/>')
+
+
+def rect(x: float, y: float, w: float, h: float, fill: str, opacity: float = 1.0,
+         stroke: str | None = None) -> str:
+    """One ``<rect>``; a negative width or height is normalised."""
+    if w < 0:
+        x, w = x + w, -w
+    if h < 0:
+        y, h = y + h, -h
+    s = f' stroke="{stroke}"' if stroke else ""
+    return (f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{fill}" '
+            f'fill-opacity="{opacity}"{s}/>')
+
+
+def marker(shape: str, x: float, y: float, fill: str, r: float = 4.5) -> str:
+    """A point marker: ``circle``, ``square``, ``triangle``, ``diamond`` (shapes as well as
+    colours tell the series apart, in print and for colour-blind readers)."""
+    if shape == "square":
+        return rect(x - r, y - r, 2 * r, 2 * r, fill, stroke="#222")
+    if shape == "triangle":
+        pts = (f"{x:.1f},{y - r * 1.2:.1f} {x - r:.1f},{y + r * 0.8:.1f} "
+               f"{x + r:.1f},{y + r * 0.8:.1f}")
+        return f'<polygon points="{pts}" fill="{fill}" stroke="#222"/>'
+    if shape == "diamond":
+        pts = f"{x:.1f},{y - r:.1f} {x + r:.1f},{y:.1f} {x:.1f},{y + r:.1f} {x - r:.1f},{y:.1f}"
+        return f'<polygon points="{pts}" fill="{fill}" stroke="#222"/>'
+    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{fill}" stroke="#222"/>'
+
+
+SHAPES = ("circle", "square", "triangle", "diamond")
+
+
+def x_axis(scale: Scale, ticks: list[float], y: float, top: float, label: str,
+           grid: bool = True, fmt=tick_label) -> str:
+    """A bottom x axis at ``y`` with tick labels (``fmt(value)``), light grid lines up to
+    ``top`` and a label below."""
+    out = [line(scale.p0, y, scale.p1, y, "#888")]
+    for t in ticks:
+        x = scale(t)
+        if grid:
+            out.append(line(x, top, x, y, "#e3e3e3"))
+        out.append(line(x, y, x, y + 4, "#888"))
+        out.append(text(x, y + 17, fmt(t), "middle", FONT - 1))
+    out.append(text((scale.p0 + scale.p1) / 2, y + 35, label, "middle"))
+    return "".join(out)
+
+
+def figure(fig_id: str, width: int, height: int, title: str, desc: str, body: str,
+           caption: str) -> str:
+    """A ``<figure>`` with the inline SVG (role img, ``<title>`` and ``<desc>`` naming it) and
+    a caption that says the numbers (readable without the picture, and in print)."""
+    return (f'<figure id="{esc(fig_id)}"><div class="fig-wrap">'
+            f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+            f'role="img" aria-labelledby="{esc(fig_id)}-t {esc(fig_id)}-d" '
+            f'font-family="system-ui, sans-serif">'
+            f'<title id="{esc(fig_id)}-t">{esc(title)}</title>'
+            f'<desc id="{esc(fig_id)}-d">{esc(desc)}</desc>{body}</svg></div>'
+            f'<figcaption>{esc(caption)}</figcaption></figure>')

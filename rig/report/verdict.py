@@ -1,0 +1,184 @@
+"""The report's verdict: one plain sentence per profile, then the judge's validity and the
+pipeline version, built from ``summary.json`` alone (schema: rig.campaign.schema).
+
+Every number is written by one of the small formatters below, so a reader (or a test) can
+parse a sentence back and find summary.json's figure exactly as formatted:
+
+* a mean paired delta: its magnitude in points, 1 decimal (``"30.1 points lower"``);
+* its interval: :func:`verdict_interval`'s pair, signed, 1 decimal (``"-34.9 to -25.3"``);
+  the Student t interval below 30 pairs (the percentile bootstrap runs narrow there,
+  docs/measurement.md), else the bootstrap one;
+* flips: ``n_flips`` of ``n_pairs`` decisions, integers;
+* rates (truncation, suspect calls): percent, no decimals (``f"{rate:.0%}"``);
+* the noise-floor limit: ``noise_floor_mean_delta_limit``, points, 1 decimal;
+* the stage split: :func:`rig.campaign.attribution.split_text` at 1 decimal.
+"""
+
+from __future__ import annotations
+
+from rig.campaign.attribution import TERMS, split_text
+
+#: Below this many pairs the verdict quotes the Student t interval (the bootstrap's runs
+#: narrow; rig.campaign.schema.ProfileSummary.ci95).
+T_INTERVAL_BELOW_PAIRS = 30
+
+_STAGE_WORDS = {"turn_detection": "most of it lost at turn detection (the turn closed early)",
+                "asr": "most of it lost at ASR (the transcript, not the timing)",
+                "rest": "most of it in the rest (scorer noise, not the audio path)"}
+
+
+def points(v: float) -> str:
+    """A figure in points, signed, 1 decimal: ``-34.9``, ``+2.0``, ``0.0``."""
+    r = round(v, 1)
+    return "0.0" if r == 0 else f"{r:+.1f}"
+
+
+def percent(rate: float) -> str:
+    """A rate in [0, 1] as a percent with no decimals: ``0.375 -> "38%"``."""
+    return f"{rate:.0%}"
+
+
+def verdict_interval(profile: dict) -> tuple[list[float] | None, str]:
+    """The 95% interval the verdict quotes for a profile's mean delta (points) and its kind,
+    ``"t"`` or ``"bootstrap"``: t below :data:`T_INTERVAL_BELOW_PAIRS` pairs when present."""
+    if (profile.get("n_pairs") or 0) < T_INTERVAL_BELOW_PAIRS and profile.get("t_ci95"):
+        return list(profile["t_ci95"]), "t"
+    if profile.get("ci95"):
+        return list(profile["ci95"]), "bootstrap"
+    if profile.get("t_ci95"):
+        return list(profile["t_ci95"]), "t"
+    return None, "none"
+
+
+def _delta_clause(pid: str, baseline: str, d: dict) -> str:
+    m = d.get("mean_delta")
+    if m is None:
+        why = (d.get("not_computable") or {}).get("mean_delta", "no pairs")
+        return f"{pid}: the delta is not measurable ({why})"
+    r = round(m, 1)
+    if r == 0:
+        head = f"{pid}: candidates score the same as under {baseline} (0.0 points)"
+    else:
+        head = (f"{pid}: candidates score {abs(r):.1f} points "
+                f"{'lower' if r < 0 else 'higher'} than under {baseline}")
+    ci, kind = verdict_interval(d)
+    if ci:
+        head += f" (95% CI {points(ci[0])} to {points(ci[1])}, {kind} interval)"
+    return head
+
+
+def _flip_clause(d: dict) -> str | None:
+    if d.get("n_flips") is None or not d.get("n_pairs"):
+        return None
+    return f"{d['n_flips']} of {d['n_pairs']} decisions flip"
+
+
+def _stage_clause(d: dict) -> str | None:
+    parts = []
+    t = d.get("truncation_rate")
+    if t is not None:
+        parts.append(f"answers cut off on {percent(t)} of calls" if t > 0
+                     else "no answer cut off")
+    a = d.get("attribution")
+    line = split_text(a, digits=1)
+    if line:
+        terms = {k: a.get(k) for k in TERMS if a.get(k) is not None}
+        top = max(terms, key=lambda k: abs(terms[k])) if terms else None
+        if top and round(terms[top], 1) < 0:  # a loss: name the stage
+            parts.append(f"{_STAGE_WORDS[top]}: {line}")
+        else:
+            parts.append(f"split: {line}")
+    return ", ".join(parts) or None
+
+
+def _noise_clause(summary: dict, d: dict) -> str:
+    within, limit = d.get("within_noise_floor"), d.get("noise_floor_mean_delta_limit")
+    if within is None or limit is None:
+        why = (d.get("not_computable") or {}).get("within_noise_floor")
+        if not why or why == _campaign_noise_reason(summary):
+            return "noise floor not measured (see below)"
+        return f"noise floor not measured ({why})"
+    lim = f"{round(limit, 1):.1f}"
+    if within:
+        return f"within the noise floor (repeat noise alone reaches ±{lim} points)"
+    return f"beyond the noise floor (repeat noise alone reaches ±{lim} points)"
+
+
+def _campaign_noise_reason(summary: dict) -> str | None:
+    nf = summary.get("noise_floor") or {}
+    if nf.get("measured") is False:
+        return nf.get("reason") or "no repeats"
+    return None
+
+
+def _suspect_clause(d: dict) -> str | None:
+    parts = [f"{name} suspect on {percent(d[key])} of calls"
+             for key, name in (("asr_suspect_rate", "ASR"), ("turn_suspect_rate", "turn"))
+             if d.get(key) is not None]
+    return "; ".join(parts) or None
+
+
+def profile_sentence(summary: dict, pid: str) -> str:
+    """One profile's sentence: delta with CI, flips, the stage that lost it, the noise floor,
+    suspect rates when summary.json has them."""
+    d = summary["profiles"][pid]
+    baseline = summary.get("baseline", "baseline")
+    clauses = [_delta_clause(pid, baseline, d), _flip_clause(d), _stage_clause(d),
+               _noise_clause(summary, d), _suspect_clause(d)]
+    return "; ".join(c for c in clauses if c) + "."
+
+
+def validity_sentence(summary: dict) -> str:
+    """The judge's validity in one sentence (summary ``judge_validity``)."""
+    v = summary.get("judge_validity")
+    if not v:
+        return "Judge validity: not measured (no calls)."
+    if "n_answers" not in v:
+        return f"Judge validity: not measured ({v.get('reason', 'no reason recorded')})."
+    figs = []
+    if v.get("spearman") is not None:
+        figs.append(f"Spearman {v['spearman']:.2f}")
+    if v.get("decision_agreement") is not None:
+        figs.append(f"decision agreement {v['decision_agreement']:.2f}")
+    what = (" and ".join(figs) or "no figures") + (
+        f" against the bank's reference grades over {v['n_answers']} answers")
+    verdict = v.get("verdict")
+    if verdict == "adequate":
+        return f"Judge validity: adequate ({what})."
+    if verdict == "low":
+        return (f"Judge validity: low ({what}): the deltas may say more about the judge "
+                "than about the audio path.")
+    why = (v.get("not_computable") or {}).get("verdict", "too few answers")
+    return f"Judge validity: no verdict ({what}): {why.rstrip('.')}."
+
+
+def pipeline_sentence(summary: dict) -> str:
+    """The pipeline version, the baseline and the number of calls."""
+    return (f"Pipeline version {summary.get('pipeline_version')}; baseline "
+            f"{summary.get('baseline', 'baseline')}; {summary.get('n_calls', 0)} calls.")
+
+
+def sweep_sentence(summary: dict) -> str | None:
+    """The demo's sweep result, when summary.json carries one (a hook: no summary has a
+    ``sweep`` block yet; a ``{"verdict": str}`` is shown as is)."""
+    sweep = summary.get("sweep")
+    if isinstance(sweep, dict) and isinstance(sweep.get("verdict"), str):
+        return sweep["verdict"]
+    return None
+
+
+def verdict_sentences(summary: dict) -> list[str]:
+    """The verdict, in order: one sentence per profile other than the baseline (summary
+    order), why the noise floor is not measured (once, when it is not), the sweep's when
+    present, the judge's validity, the pipeline version. Pure:
+    reads only ``summary`` (a summary.json dict); plain text, not HTML-escaped."""
+    baseline = summary.get("baseline", "baseline")
+    out = [profile_sentence(summary, pid) for pid in summary.get("profiles", {})
+           if pid != baseline]
+    nf_why = _campaign_noise_reason(summary)
+    if nf_why and len(out):
+        out.append(f"Noise floor not measured: {nf_why.rstrip('.')}.")
+    sweep = sweep_sentence(summary)
+    if sweep:
+        out.append(sweep)
+    return [*out, validity_sentence(summary), pipeline_sentence(summary)]

@@ -1,0 +1,60 @@
+"""report.html of a small real campaign (hibari TTS, mu-law line, Silero VAD with its timer,
+faster-whisper tiny.en, llama.cpp judge: tests/test_integration_campaign.py's chain, fewer
+calls) opened in headless Chromium from file://, at 1280 px and at a phone's 390 px.
+Screenshots are written under the test's tmp dir for a person to look at."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from browser import chromium, need_chromium, open_page, screenshot
+
+from rig.campaign.runner import CampaignSpec, run_campaign
+from rig.report.verdict import verdict_sentences
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[1]
+
+_VERDICT_JS = ("return Array.from(document.querySelectorAll('#verdict ul.verdict > li'))"
+               ".map(li => li.textContent)")
+_OVERFLOW_JS = "return document.documentElement.scrollWidth"
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory) -> Path:
+    need_chromium()  # before minutes of calls
+    out = tmp_path_factory.mktemp("report") / "small"
+    spec = CampaignSpec(answers_path=ROOT / "answer_bank" / "mini",
+                        profiles_path=ROOT / "profiles" / "demo",
+                        pipeline_path=ROOT / "pipelines" / "reference.yaml", out_dir=out,
+                        repeats=1, answer_ids=("q01_strong", "q03_weak"),
+                        profile_ids=("long_pauses",), n_boot=200)
+    run_campaign(spec, progress=False)
+    return out
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_report_loads_clean_and_says_the_verdict(campaign: Path, tmp_path: Path,
+                                                     width: int) -> None:
+    summary = json.loads((campaign / "summary.json").read_text())
+    rows = pd.read_parquet(campaign / "calls.parquet")
+    assert len(rows) == 4 and (rows["status"] == "ok").all()
+    with chromium(width=max(width, 500), height=900) as driver:
+        # headless windows are at least 500 px wide: a phone's viewport is emulated
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
+        errors = open_page(driver, campaign / "report.html")
+        assert errors == []
+        assert driver.execute_script(_VERDICT_JS) == verdict_sentences(summary)
+        assert driver.execute_script("return document.querySelectorAll("
+                                     "'figure svg[role=img] title').length") >= 3
+        # usable at this width: the page itself never scrolls sideways (wide tables and
+        # plots scroll inside their wrappers)
+        assert driver.execute_script("return window.innerWidth") == width
+        assert driver.execute_script(_OVERFLOW_JS) <= width
+        shot = screenshot(driver, tmp_path / f"report_{width}.png")
+    assert shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")

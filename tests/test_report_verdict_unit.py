@@ -1,0 +1,162 @@
+"""The verdict's sentences (rig.report.verdict) parse back to summary.json's figures, as
+formatted; rows are fakes (tests/test_attribution_unit.py's), the summary is real."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rig.campaign.attribution import split_text
+from rig.campaign.summary import campaign_summary
+from rig.report.verdict import (
+    percent,
+    points,
+    validity_sentence,
+    verdict_interval,
+    verdict_sentences,
+)
+from tests.test_attribution_unit import attributed_rows
+
+pytestmark = pytest.mark.unit
+
+NUM = r"[-+]?\d+\.\d"
+SENTENCE = re.compile(
+    rf"^(?P<pid>\S+): candidates score (?:(?P<mag>\d+\.\d) points (?P<dir>lower|higher) than"
+    rf" under|the same as under) (?P<base>\S+)(?: \(0\.0 points\))?"
+    rf"(?: \(95% CI (?P<lo>{NUM}) to (?P<hi>{NUM}), (?P<kind>t|bootstrap) interval\))?"
+    rf"(?:; (?P<k>\d+) of (?P<n>\d+) decisions flip)?"
+    rf"(?:; (?:answers cut off on (?P<trunc>\d+)% of calls|no answer cut off)"
+    rf"(?:(?:, most of it [^:]+|, split): (?P<split>[^;]+))?)?"
+    rf"; (?:(?P<side>within|beyond) the noise floor \(repeat noise alone reaches "
+    rf"±(?P<lim>\d+\.\d) points\)|noise floor not measured \((?P<nf_why>[^)]*)\))"
+    rf"(?:; ASR suspect on (?P<asr>\d+)% of calls)?(?:; turn suspect on (?P<turn>\d+)% of "
+    rf"calls)?\.$")
+
+
+def check(summary: dict, sentence: str) -> dict:
+    """Parse ``sentence`` and assert each figure equals the summary's, as formatted."""
+    m = SENTENCE.match(sentence)
+    assert m, sentence
+    g, d = m.groupdict(), summary["profiles"][m["pid"]]
+    assert g["base"] == summary["baseline"]
+    r = round(d["mean_delta"], 1)
+    if g["mag"] is None:
+        assert r == 0
+    else:
+        assert g["mag"] == f"{abs(r):.1f}" and g["dir"] == ("lower" if r < 0 else "higher")
+    ci, kind = verdict_interval(d)
+    if ci:
+        assert (g["lo"], g["hi"], g["kind"]) == (points(ci[0]), points(ci[1]), kind)
+    else:
+        assert g["lo"] is None
+    if d.get("n_flips") is not None:
+        assert (int(g["k"]), int(g["n"])) == (d["n_flips"], d["n_pairs"])
+    if d.get("truncation_rate"):
+        assert g["trunc"] + "%" == percent(d["truncation_rate"])
+    if d.get("attribution"):
+        assert g["split"] == split_text(d["attribution"], digits=1)
+    if d.get("within_noise_floor") is None:
+        assert g["nf_why"]
+        if summary.get("noise_floor", {}).get("measured") is False:
+            assert g["nf_why"] == "see below"
+    else:
+        assert g["side"] == ("within" if d["within_noise_floor"] else "beyond")
+        assert g["lim"] == f"{round(d['noise_floor_mean_delta_limit'], 1):.1f}"
+    for key, grp in (("asr_suspect_rate", "asr"), ("turn_suspect_rate", "turn")):
+        if d.get(key) is None:
+            assert g[grp] is None
+        else:
+            assert g[grp] + "%" == percent(d[key])
+    return g
+
+
+@pytest.fixture(scope="module")
+def summary() -> dict:
+    rows = attributed_rows()
+    return campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=100).to_dict()
+
+
+def test_one_sentence_per_profile_then_validity_then_pipeline(summary) -> None:
+    out = verdict_sentences(summary)
+    assert len(out) == len(summary["profiles"]) - 1 + 2
+    g = check(summary, out[0])
+    assert g["pid"] == "long_pauses" and g["dir"] == "lower" and g["kind"] == "t"
+    assert "most of it lost at turn detection" in out[0] and g["side"] == "beyond"
+    assert out[-2].startswith("Judge validity: no verdict (Spearman ")
+    assert out[-1] == "Pipeline version v1; baseline baseline; 32 calls."
+
+
+def test_suspect_rates_and_within_the_noise_floor(summary) -> None:
+    s = copy.deepcopy(summary)
+    d = s["profiles"]["long_pauses"]
+    d.update(asr_suspect_rate=0.125, turn_suspect_rate=0.5, within_noise_floor=True)
+    g = check(s, verdict_sentences(s)[0])
+    assert (g["asr"], g["turn"], g["side"]) == ("12", "50", "within")
+
+
+def test_a_delta_not_measurable_says_why(summary) -> None:
+    s = copy.deepcopy(summary)
+    d = s["profiles"]["long_pauses"]
+    d.update(mean_delta=None, ci95=None, t_ci95=None, n_flips=None)
+    d["not_computable"] = {"mean_delta": "no answer scored under both"}
+    assert verdict_sentences(s)[0].startswith(
+        "long_pauses: the delta is not measurable (no answer scored under both)")
+
+
+def test_validity_sentences() -> None:
+    assert validity_sentence({}) == "Judge validity: not measured (no calls)."
+    assert validity_sentence({"judge_validity": {"verdict": "not_measured",
+                                                 "reason": "no reference grades"}}) == (
+        "Judge validity: not measured (no reference grades).")
+    v = {"n_answers": 12, "spearman": 0.812, "decision_agreement": 0.75, "verdict": "low"}
+    assert validity_sentence({"judge_validity": v}).startswith(
+        "Judge validity: low (Spearman 0.81 and decision agreement 0.75 against the bank's "
+        "reference grades over 12 answers)")
+
+
+def test_an_unmeasured_noise_floor_is_said_once(summary) -> None:
+    s = copy.deepcopy(summary)
+    s["noise_floor"].update(measured=False, reason="no answer has two repeats")
+    for d in s["profiles"].values():
+        d.update(within_noise_floor=None, noise_floor_mean_delta_limit=None)
+        d["not_computable"]["within_noise_floor"] = "no answer has two repeats"
+    out = verdict_sentences(s)
+    check(s, out[0])
+    assert out[1] == "Noise floor not measured: no answer has two repeats."
+
+
+def test_a_gain_is_split_without_naming_a_loss(summary) -> None:
+    s = copy.deepcopy(summary)
+    a = s["profiles"]["long_pauses"]["attribution"]
+    a.update(mean_delta=0.3, turn_detection=0.0, asr=0.3, rest=0.0)
+    s["profiles"]["long_pauses"]["mean_delta"] = 0.3
+    out = verdict_sentences(s)[0]
+    check(s, out)
+    assert "split: +0.3 = 0.0 turn detection, +0.3 ASR, 0.0 rest" in out and "lost" not in out
+
+
+def test_the_sweep_hook() -> None:
+    s = {"profiles": {}, "sweep": {"verdict": "A 1.2 s timer keeps every answer whole."}}
+    assert verdict_sentences(s)[0] == "A 1.2 s timer keeps every answer whole."
+
+
+_f = st.floats(-100, 100, allow_nan=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=_f, a=_f, b=_f, n=st.integers(1, 80), k=st.integers(0, 80),
+       t=st.floats(0, 1), lim=st.floats(0, 30), within=st.none() | st.booleans(),
+       asr=st.none() | st.floats(0, 1))
+def test_any_profile_parses_back(m, a, b, n, k, t, lim, within, asr) -> None:
+    d = {"mean_delta": m, "ci95": sorted([a, b]), "t_ci95": [min(a, b) - 1, max(a, b) + 1],
+         "n_pairs": n, "n_flips": min(k, n), "truncation_rate": t,
+         "noise_floor_mean_delta_limit": lim, "within_noise_floor": within,
+         "not_computable": {} if within is not None else {"within_noise_floor": "no repeats"}}
+    if asr is not None:
+        d["asr_suspect_rate"] = asr
+    s = {"baseline": "baseline", "profiles": {"baseline": {}, "p": d}}
+    check(s, verdict_sentences(s)[0])
