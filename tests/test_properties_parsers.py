@@ -132,6 +132,63 @@ def test_yaml_loaders_give_a_config_error_or_a_valid_object(name, data, tmp_path
         assert str(exc).startswith(str(path))
 
 
+# one real file of each kind, with one value anywhere in it replaced by any value: the
+# validators deep inside a model run, not only the top-level ones
+VALID = {"pipeline": ROOT / "pipelines" / "reference.yaml",
+         "question": ROOT / "answer_bank" / "core" / "q01_conflict.yaml",
+         "profile": ROOT / "profiles" / "core" / "baseline.yaml"}
+
+
+def _paths(obj, here=()):
+    yield here
+    items = obj.items() if isinstance(obj, dict) else (
+        enumerate(obj) if isinstance(obj, list) else ())
+    for k, v in items:
+        yield from _paths(v, (*here, k))
+
+
+def _replace(obj, path, value):
+    if not path:
+        return value
+    out = dict(obj) if isinstance(obj, dict) else list(obj)
+    out[path[0]] = _replace(obj[path[0]], path[1:], value)
+    return out
+
+
+def _load_kind(kind: str, folder: Path, data) -> object:
+    from rig.answers import AnswerBank
+    from rig.profiles.loader import load_profiles
+
+    name = "baseline.yaml" if kind == "profile" else "file.yaml"
+    path = folder / name
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    if kind == "pipeline":
+        out = load_pipeline(path)
+        assert isinstance(out, PipelineConfig)
+    elif kind == "question":
+        out = load_bank(path)
+        assert isinstance(out, AnswerBank) and len(out.questions) == 1
+    else:
+        out = load_profiles(folder)
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(VALID))
+@CI
+@given(data=st.data())
+@counted
+def test_a_valid_file_with_any_value_replaced_loads_or_names_the_file(kind, data,
+                                                                      tmp_path_factory):
+    base = yaml.safe_load(VALID[kind].read_text(encoding="utf-8"))
+    path = data.draw(st.sampled_from(list(_paths(base))[1:]))
+    value = data.draw(values(["id", "text", "points", "name", "kind", "db", "x"]))
+    folder = tmp_path_factory.mktemp(kind)
+    try:
+        _load_kind(kind, folder, _replace(base, path, value))
+    except ConfigError as exc:
+        assert str(exc).startswith(str(folder)), str(exc)
+
+
 @CI
 @given(raw=st.binary(max_size=300) | st.text(max_size=300).map(str.encode)
        | st.sampled_from([b"a: 1\na: 2\n", b"\ta: 1\n", b"a: [1,\n", b"\xff\xfe", b"- x\n",
