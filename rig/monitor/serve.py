@@ -30,6 +30,7 @@ loopback or put a TLS-terminating proxy in front: the token travels in clear ove
 # run time, and the request models are defined inside :func:`create_app` (FastAPI is optional).
 import base64
 import binascii
+import contextlib
 import hashlib
 import hmac
 import os
@@ -191,4 +192,6 @@ def serve(db: Path, config: MonitorConfig, token_env: str, host: str, port: int,
                          max_body_mb)
         server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
         redact_access_log()  # after uvicorn.Config, which sets up uvicorn's loggers
-        server.run()
+        # uvicorn re-raises the Ctrl-C it shut down on; uvicorn.run() swallows it, so here too
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run()
