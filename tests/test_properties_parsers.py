@@ -104,6 +104,33 @@ def test_likert_and_decision_parsers_never_raise(raw):
     assert (decision.status == "ok") == (decision.value is not None)
 
 
+def _logprob_content():
+    digits = st.sampled_from(["0", "1", "2", "3", "4", " 3", "7", "x", ""])
+    lp = st.floats() | st.integers(-10**6, 10**6) | st.none() | st.text(max_size=3)
+    alt = st.fixed_dictionaries({}, optional={"token": digits | st.text(max_size=4),
+                                              "logprob": lp}) | leaves
+    tok = st.fixed_dictionaries({}, optional={
+        "token": digits | st.sampled_from([f'"{c}":' for c in CRITERIA] + ['{"', ", ", "}"])
+        | st.text(max_size=6) | leaves,
+        "logprob": lp, "top_logprobs": st.lists(alt, max_size=6) | leaves}) | leaves
+    return st.lists(tok, max_size=3 * len(CRITERIA) + 4)
+
+
+@CI
+@given(content=_logprob_content())
+@counted
+def test_levels_from_any_logprobs_give_a_score_in_range_or_a_failure(content):
+    from rig.scorer.levels import score_levels
+    from rig.scorer.openai_levels import levels_from_logprobs
+
+    reply = levels_from_logprobs(content, CRITERIA)
+    result = score_levels(QUESTION, reply.distributions)
+    if result.status == "ok":
+        assert result.score is not None and 0.0 <= result.score <= 100.0
+    else:
+        assert result.score is None
+
+
 # --- YAML loaders --------------------------------------------------------------------------
 LOADERS = {"pipeline": (PipelineConfig, load_pipeline),
            "monitor": (MonitorConfig, load_config),
