@@ -279,8 +279,7 @@ def results_load(tmp: Path, n_posts: int = N_POSTS, n_clients: int = N_CLIENTS) 
     auth = {"Authorization": f"Bearer {token}", "X-Api-Key": header_secret}
     spy = _Spy()
     path = tmp / "results.jsonl"
-    with _patched(hmac, "compare_digest", spy), \
-            _patched(os, "environ", {**os.environ, env: token}):
+    with _patched(hmac, "compare_digest", spy), _env(env, token):
         store = ResultStore(path)
         app = FastAPI()
         app.include_router(results_router(store, env, max_body_mb=LIMIT_MB))
@@ -313,6 +312,19 @@ def _patched(obj, name: str, value):
         yield value
     finally:
         setattr(obj, name, old)
+
+
+@contextlib.contextmanager
+def _env(name: str, value: str):
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 def _check(fig: dict) -> None:
