@@ -387,3 +387,28 @@ def test_a_second_ingest_process_on_one_duckdb_file_gets_a_clear_error(tmp_path)
 
     with MonitorStore(db, read_only=True) as store:  # still a database, still readable
         assert store.count() == 0
+
+
+def test_interviewer_endpoints_refuse_bodies_over_the_limit(tmp_path, monkeypatch):
+    """The reference interviewer's unauthenticated endpoints (Twilio's voice webhook, WebRTC
+    signalling) get the same 413 as the results webhook (:class:`rig.webguard.BodyLimit`)."""
+    from rig.answers import load_bank
+    from rig.calls.results import ResultStore
+    from rig.calls.service import InterviewerService
+    from rig.pipeline import load_pipeline
+    from rig.scorer.fake import FakeScorer
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setenv("TWILIO_AUTH_TOKEN", secrets.token_hex(16))
+    svc = InterviewerService(load_pipeline(root / "pipelines" / "reference.yaml"),
+                             load_bank(root / "tests" / "data" / "calls_bank"), FakeScorer(),
+                             ResultStore(tmp_path / "results.jsonl"), max_body_mb=LIMIT_MB)
+    with _uvicorn(svc.app(), log_level="warning") as url:
+        for path in ("/twilio/voice", "/api/offer"):
+            assert announce_huge_body(url, path, {}) == 413, path
+            status, sent = stream_endless_body(url, path, {}, int(LIMIT_MB * 1024 * 1024))
+            assert status == 413 and sent < 20 * LIMIT_MB * 1024 * 1024, path
+        conn = http.client.HTTPConnection(*url.removeprefix("http://").split(":"), timeout=60)
+        conn.request("GET", "/health")  # the service goes on serving
+        assert conn.getresponse().status == 200
+        conn.close()

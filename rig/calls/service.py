@@ -53,7 +53,7 @@ from rig.calls.webhook import bearer_token, results_router
 from rig.errors import ConfigError
 from rig.pipeline import PipelineConfig, pipeline_version
 from rig.scorer.base import Scorer
-from rig.webguard import redact_access_log
+from rig.webguard import BodyLimit, redact_access_log
 
 
 def quiet_logs(level: str = "WARNING") -> None:
@@ -113,7 +113,8 @@ class InterviewerService:
             Kept apart from ``store``: a webhook record never replaces a result the
             reference interviewer wrote for the same call id; ``GET /results/{call_id}``
             returns the interviewer's own result with the external one under ``external``.
-        results_max_body_mb: the largest ``POST /results`` body (413 above it).
+        max_body_mb: the largest request body any HTTP endpoint takes (413 above it:
+            :class:`rig.webguard.BodyLimit`, and the results webhook's own limit).
     """
     pipeline: PipelineConfig
     bank: AnswerBank
@@ -124,7 +125,7 @@ class InterviewerService:
     results_token_env: str | None = None
     transcribe: Callable | None = None
     external: ResultStore | None = None
-    results_max_body_mb: float = 16.0
+    max_body_mb: float = 16.0
 
     def __post_init__(self) -> None:
         self.version = pipeline_version(self.pipeline)
@@ -197,6 +198,7 @@ class InterviewerService:
         and/or ``webrtc`` (``/api/offer``) (:mod:`rig.calls.routes`). Health and results are
         always served."""
         app = FastAPI(title="rig reference interviewer")
+        app.add_middleware(BodyLimit, max_bytes=int(self.max_body_mb * 1024 * 1024))
 
         @app.get("/health")
         async def health():
@@ -234,7 +236,7 @@ class InterviewerService:
             add_webrtc_routes(app, self)
         if self.results_token_env:
             app.include_router(results_router(self.external, self.results_token_env,
-                                              self.results_max_body_mb))
+                                              self.max_body_mb))
         return app
 
 
