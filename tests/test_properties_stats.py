@@ -162,3 +162,39 @@ def test_paired_table_ignores_row_order(rows, order):
         for k, v in a.items():
             if k.endswith("rate") and isinstance(v, float):
                 assert 0.0 <= v <= 1.0, (pid, k, v)
+
+
+@CI
+@given(n1=st.integers(0, 5000), n2=st.integers(0, 5000), f1=st.floats(0, 1),
+       f2=st.floats(0, 1), b=st.integers(0, 500), c=st.integers(0, 500))
+@counted
+def test_proportion_comparison_and_mcnemar_stay_in_0_1(n1, n2, f1, f2, b, c):
+    from rig.stats.proportions import compare_proportions, mcnemar_one_sided
+
+    x1, x2 = round(f1 * n1), round(f2 * n2)
+    cmp = compare_proportions(x1, n1, x2, n2)
+    for v in (cmp.rate1, cmp.rate2, cmp.impact_ratio):
+        assert v is None or 0.0 <= v <= 1.0
+    assert cmp.difference is None or -1.0 <= cmp.difference <= 1.0
+    assert 0.0 <= mcnemar_one_sided(b, c) <= 1.0
+
+
+LEVELS = ("advance", "advance with reservations", "do not advance")
+
+
+@CI
+@given(pairs=st.lists(st.tuples(st.sampled_from((*LEVELS, None)),
+                                st.sampled_from((*LEVELS, None))), max_size=60),
+       order=st.randoms(use_true_random=False))
+@counted
+def test_paired_decision_test_is_total_and_ignores_session_order(pairs, order):
+    from rig.stats.decisions import paired_decision_test
+
+    out = paired_decision_test([p[0] for p in pairs], [p[1] for p in pairs], LEVELS)
+    assert out.p is None or 0.0 <= out.p <= 1.0
+    assert out.n_paired + out.n_unpaired <= len(pairs)
+    shuffled = list(pairs)
+    order.shuffle(shuffled)
+    again = paired_decision_test([p[0] for p in shuffled], [p[1] for p in shuffled], LEVELS)
+    assert _dict(again.table) == _dict(out.table) and _close(again.p, out.p)
+    assert again.test == out.test
