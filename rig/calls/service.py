@@ -53,6 +53,7 @@ from rig.calls.webhook import bearer_token, results_router
 from rig.errors import ConfigError
 from rig.pipeline import PipelineConfig, pipeline_version
 from rig.scorer.base import Scorer
+from rig.webguard import BodyLimit, redact_access_log
 
 
 def quiet_logs(level: str = "WARNING") -> None:
@@ -112,6 +113,8 @@ class InterviewerService:
             Kept apart from ``store``: a webhook record never replaces a result the
             reference interviewer wrote for the same call id; ``GET /results/{call_id}``
             returns the interviewer's own result with the external one under ``external``.
+        max_body_mb: the largest request body any HTTP endpoint takes (413 above it:
+            :class:`rig.webguard.BodyLimit`, and the results webhook's own limit).
     """
     pipeline: PipelineConfig
     bank: AnswerBank
@@ -122,6 +125,7 @@ class InterviewerService:
     results_token_env: str | None = None
     transcribe: Callable | None = None
     external: ResultStore | None = None
+    max_body_mb: float = 16.0
 
     def __post_init__(self) -> None:
         self.version = pipeline_version(self.pipeline)
@@ -194,6 +198,7 @@ class InterviewerService:
         and/or ``webrtc`` (``/api/offer``) (:mod:`rig.calls.routes`). Health and results are
         always served."""
         app = FastAPI(title="rig reference interviewer")
+        app.add_middleware(BodyLimit, max_bytes=int(self.max_body_mb * 1024 * 1024))
 
         @app.get("/health")
         async def health():
@@ -230,15 +235,18 @@ class InterviewerService:
         if "webrtc" in media:
             add_webrtc_routes(app, self)
         if self.results_token_env:
-            app.include_router(results_router(self.external, self.results_token_env))
+            app.include_router(results_router(self.external, self.results_token_env,
+                                              self.max_body_mb))
         return app
 
 
 class ServiceThread:
     """Serve an ASGI app with uvicorn on ``host`` (an ephemeral port by default) in a
-    background thread. ``url`` is ``http://host:port``."""
+    background thread. ``url`` is ``http://host:port``. ``log_level`` "info" turns uvicorn's
+    access log on (its query strings redacted: :func:`rig.webguard.redact_access_log`)."""
 
-    def __init__(self, app, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, app, host: str = "127.0.0.1", port: int = 0,
+                 log_level: str = "warning") -> None:
         import uvicorn
 
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -249,8 +257,9 @@ class ServiceThread:
             self._sock.close()
             raise
         self.host, self.port = host, self._sock.getsockname()[1]
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="off",
                                                      ws="websockets-sansio"))
+        redact_access_log()  # query strings never reach the access log (rig.webguard)
         self._thread = threading.Thread(target=self._serve, name="rig-interviewer",
                                         daemon=True)
 

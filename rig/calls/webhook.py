@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from rig.calls.results import ResultStore
 from rig.errors import ConfigError
+from rig.webguard import read_body
 
 
 def _external_scores(body: object) -> list:
@@ -65,12 +66,21 @@ def bearer_token(request) -> str:
     return auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
 
 
-def results_router(store: ResultStore, token_env: str):
-    """A FastAPI router with ``POST /results`` (Bearer token from env var ``token_env``).
+#: Default largest ``POST /results`` body, MB (a list of a few thousand records with
+#: transcripts fits; ``rig interviewer results --max-body-mb`` sets another).
+MAX_BODY_MB = 16.0
+
+
+def results_router(store: ResultStore, token_env: str, max_body_mb: float = MAX_BODY_MB):
+    """A FastAPI router with ``POST /results`` (Bearer token from env var ``token_env``,
+    compared with ``hmac.compare_digest``: constant time).
 
     The body is one record or a list of them (:func:`_external_scores`); each is stored with
     ``source: webhook``. The store is a time-ordered log: a later POST for a call id
-    corrects an earlier one. A body that is not JSON is answered 400.
+    corrects an earlier one. A body that is not JSON is answered 400; one over
+    ``max_body_mb`` 413, from its ``Content-Length`` before it is read, or as soon as a
+    chunked body passes the limit (:func:`rig.webguard.read_body`); the token is checked
+    first, so without it nothing of the body is read.
 
     Raises:
         ConfigError: the environment variable is not set (the service refuses to start an
@@ -86,13 +96,14 @@ def results_router(store: ResultStore, token_env: str):
         raise ConfigError(f"${token_env}", "", "the results webhook needs a token in this "
                           "environment variable")
     router = APIRouter()
+    max_bytes = int(max_body_mb * 1024 * 1024)
 
     @router.post("/results")
     async def post_results(request: Request):
         given = bearer_token(request)
         if not hmac.compare_digest(given.encode(), token.encode()):
             raise HTTPException(status_code=401, detail="bad or missing bearer token")
-        raw = await request.body()
+        raw = await read_body(request, max_bytes)
         try:
             body = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -164,6 +164,9 @@ def results_serve(
         "reports/external"),
     host: Annotated[str, typer.Option()] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535)] = 8766,
+    max_body_mb: Annotated[float, typer.Option(
+        min=0.001, help="largest POST body, MB; a larger one gets 413 before it is read")
+    ] = 16.0,
 ) -> None:
     """Receive an external interviewer's scores: POST /results with a bearer token, JSON
     {"call_id", "score", "transcript", "decision"} (or a list); stored by call id."""
@@ -177,7 +180,8 @@ def results_serve(
             raise RigError(f"--out: {out} is a file, not a folder")
         quiet_logs()
         app = FastAPI(title="rig results webhook")
-        app.include_router(results_router(ResultStore(out / "results.jsonl"), token_env))
+        app.include_router(results_router(ResultStore(out / "results.jsonl"), token_env,
+                                          max_body_mb))
     except (RigError, ImportError, OSError) as exc:
         fail(exc)
     thread = _listen(app, host, port)

@@ -195,13 +195,16 @@ def serve_command(
         help="Where posted recordings are kept; default: a recordings folder beside --db.")
     ] = None,
     config: ConfigOpt = None,
+    max_body_mb: Annotated[float, typer.Option(
+        min=0.001, help="Largest POST body, MB; a larger one gets 413 before it is read.")
+    ] = 64.0,
 ) -> None:
     """Serve POST /v1/calls (ingest one call), GET /v1/alerts and GET /v1/health."""
     from rig.monitor.serve import serve
 
     cfg = _config(config)
     try:
-        serve(db, cfg, token_env, host, port, recordings)
+        serve(db, cfg, token_env, host, port, recordings, max_body_mb=max_body_mb)
     except RigError as exc:
         fail(exc)
 

@@ -9,11 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from rig.config import load_model
-from rig.errors import ConfigError
+from rig.config import load_model, read_yaml
 
 
 class _Strict(BaseModel):
@@ -82,11 +80,5 @@ def load_policy(path: str | Path | None) -> GatePolicy:
     """
     if path is None:
         return GatePolicy()
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(path, "", "file not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(path, "", f"not valid YAML: {exc}") from exc
+    data = read_yaml(path)  # missing, not UTF-8, not YAML, a duplicate key: ConfigError
     return load_model(path, GatePolicy, {} if data is None else data)

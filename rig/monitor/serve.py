@@ -11,7 +11,8 @@ FastAPI on uvicorn (both MIT/BSD, the ``monitor`` extra). Endpoints:
     {"call_id", "status": "ingested"}``; ``200 {"status": "duplicate"}`` when the call is
     stored already with the same content; ``400`` for bad metadata or audio and ``409`` for a
     call id stored with other content (``{"detail": reason}``); ``401`` without a valid
-    token; ``413`` over ``max_body_mb``.
+    token; ``413`` over ``max_body_mb`` (from ``Content-Length`` before the body is read, or
+    as soon as a chunked body passes it: :func:`rig.webguard.read_body`).
 ``GET /v1/alerts?week=2025-W03`` (bearer token)
     The alerts of a week (default the latest): the content of ``alerts.json``.
 ``GET /v1/health``
@@ -19,7 +20,8 @@ FastAPI on uvicorn (both MIT/BSD, the ``monitor`` extra). Endpoints:
 
 The token is read from the environment variable named by ``--token-env`` (default
 ``RIG_MONITOR_TOKEN``) when the server starts, compared in constant time, and never logged
-(uvicorn's access log writes the method, path and status, not headers). Requests are
+(uvicorn's access log writes the method, path and status, not headers, and its query
+strings are redacted: :func:`rig.webguard.redact_access_log`). Requests are
 ingested one at a time (one DuckDB writer, and the ASR uses the machine's cores); bind to
 loopback or put a TLS-terminating proxy in front: the token travels in clear over plain HTTP.
 """
@@ -28,6 +30,7 @@ loopback or put a TLS-terminating proxy in front: the token travels in clear ove
 # run time, and the request models are defined inside :func:`create_app` (FastAPI is optional).
 import base64
 import binascii
+import contextlib
 import hashlib
 import hmac
 import os
@@ -41,6 +44,7 @@ from rig.monitor.ingest import ConflictError, IngestError, ingest_one
 from rig.monitor.meta import parse_meta
 from rig.monitor.signals import SignalStages
 from rig.monitor.store import MonitorStore
+from rig.webguard import read_body, redact_access_log
 
 MIN_TOKEN_CHARS = 16
 
@@ -107,7 +111,20 @@ def create_app(store: MonitorStore, config: MonitorConfig, token: str, recording
             return {"status": "ok", "calls": store.count()}
 
     @app.post("/v1/calls")
-    def post_call(body: CallBody):
+    async def post_call(request: Request):
+        from pydantic import ValidationError
+        from starlette.concurrency import run_in_threadpool
+
+        raw = await read_body(request, max_bytes)  # 413 past the limit, chunked or not
+        try:
+            body = CallBody.model_validate_json(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(x) for x in err.get("loc", ())) or "body"
+            return JSONResponse({"detail": f"{where}: {err.get('msg')}"}, status_code=400)
+        return await run_in_threadpool(ingest, body)
+
+    def ingest(body: CallBody):
         try:
             meta = parse_meta(body.metadata, "request: metadata")
         except RigError as exc:
@@ -153,8 +170,10 @@ def create_app(store: MonitorStore, config: MonitorConfig, token: str, recording
 
 
 def serve(db: Path, config: MonitorConfig, token_env: str, host: str, port: int,
-          recordings: Path | None = None, stages: SignalStages | None = None) -> None:
-    """Run the endpoint until interrupted.
+          recordings: Path | None = None, stages: SignalStages | None = None,
+          max_body_mb: float = 64.0) -> None:
+    """Run the endpoint until interrupted (uvicorn's access log on, query strings redacted:
+    :func:`rig.webguard.redact_access_log`).
 
     Raises:
         RigError: no token, or the database cannot be opened.
@@ -169,5 +188,10 @@ def serve(db: Path, config: MonitorConfig, token_env: str, host: str, port: int,
         raise EngineUnavailable("rig monitor serve needs FastAPI and uvicorn: in rig's "
                                 "clone, pip install -e '.[monitor]'") from exc
     with MonitorStore(db) as store:
-        app = create_app(store, config, token, recordings or db.parent / "recordings", stages)
-        uvicorn.run(app, host=host, port=port, log_level="info")
+        app = create_app(store, config, token, recordings or db.parent / "recordings", stages,
+                         max_body_mb)
+        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
+        redact_access_log()  # after uvicorn.Config, which sets up uvicorn's loggers
+        # uvicorn re-raises the Ctrl-C it shut down on; uvicorn.run() swallows it, so here too
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run()

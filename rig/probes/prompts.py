@@ -28,6 +28,7 @@ Prompt conditions (:data:`PromptCondition`):
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -186,6 +187,8 @@ def _json_object(raw: str) -> tuple[dict | None, Parsed | None]:
         obj = json.loads(m.group(0))
     except json.JSONDecodeError as exc:
         return None, Parsed("invalid_json", None, str(exc))
+    except RecursionError:
+        return None, Parsed("invalid_json", None, "JSON nested too deeply")
     if not isinstance(obj, dict):
         return None, Parsed("invalid_json", None, "the reply's JSON is not an object")
     return obj, None
@@ -211,9 +214,10 @@ def parse_rating(raw: str) -> Parsed[Rating]:
     if "score" not in obj:
         return Parsed("missing_field", None, "no 'score'")
     v = obj["score"]
-    if isinstance(v, str) and v.strip().isdigit():
+    if isinstance(v, str) and v.strip().isdecimal():
         v = int(v.strip())
-    if isinstance(v, bool) or not isinstance(v, int | float) or v != int(v) or not 1 <= v <= 5:
+    if (isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v)
+            or v != int(v) or not 1 <= v <= 5):
         return Parsed("out_of_range", None, f"score={v!r} is not a whole number from 1 to 5")
     reasoning = _reasoning(obj)
     if reasoning is None:

@@ -213,7 +213,8 @@ class OpenAICompatScorer(Scorer):
             content = out["choices"][0]["logprobs"]["content"]
         except (KeyError, IndexError, TypeError):
             content = None
-        if not content or not isinstance(content, list) or "top_logprobs" not in content[0]:
+        if (not content or not isinstance(content, list) or not isinstance(content[0], dict)
+                or "top_logprobs" not in content[0]):
             raise ModeUnsupported(
                 "scorer mode expected needs token log-probabilities, and "
                 f"{redact_url(self.base_url)} (model {self.model!r}) returned no "

@@ -29,25 +29,33 @@ def levels_from_logprobs(content: Sequence[dict], criterion_ids: Sequence[str]
 
     ``content``: the chat reply's ``choices[0].logprobs.content``, a list of
     ``{"token": str, "logprob": float, "top_logprobs": [{"token", "logprob"}, ...]}``.
-    A criterion whose level the reply does not write (or writes with no level digit in its
-    top list) is left out, so :func:`rig.scorer.levels.score_levels` records the grading as
-    a ``missing_field`` failure; it never becomes a score.
+    Entries that are not objects, and log-probabilities that are not finite numbers <= 0,
+    are ignored. A criterion whose level the reply does not write (or writes with no level
+    digit in its top list) is left out, so :func:`rig.scorer.levels.score_levels` records the
+    grading as a ``missing_field`` failure; it never becomes a score.
     """
     text = ""
     found: dict[str, list[float]] = {}
     chosen: dict[str, int] = {}
     pending = {cid: re.compile(r'"' + re.escape(cid) + r'"\s*:\s*$') for cid in criterion_ids}
     for tok in content:
+        if not isinstance(tok, dict):  # an endpoint's garbage is no token
+            continue
         t = str(tok.get("token", ""))
         digit = t.strip()
         if digit in LEVEL_DIGITS:
             for cid, pat in list(pending.items()):
                 if pat.search(text + t[: len(t) - len(t.lstrip())]):
                     probs = [0.0] * N_LEVELS
-                    for alt in tok.get("top_logprobs") or []:
+                    alts = tok.get("top_logprobs")
+                    for alt in alts if isinstance(alts, list) else []:
+                        if not isinstance(alt, dict):
+                            continue
                         a = str(alt.get("token", "")).strip()
                         lp = alt.get("logprob")
-                        if a in LEVEL_DIGITS and isinstance(lp, int | float) and math.isfinite(lp):
+                        # a log-probability is finite and <= 0 (exp(1000) would overflow)
+                        if (a in LEVEL_DIGITS and isinstance(lp, int | float)
+                                and not isinstance(lp, bool) and math.isfinite(lp) and lp <= 0):
                             probs[int(a)] += math.exp(lp)
                     if sum(probs) > 0:
                         found[cid] = probs

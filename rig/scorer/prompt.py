@@ -12,6 +12,7 @@ range is a parse failure (its raw text is kept); it is never turned into a score
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -114,6 +115,8 @@ def parse_reply(raw: str, question: Question) -> ParsedReply:
         obj = json.loads(m.group(0))
     except json.JSONDecodeError as exc:
         return ParsedReply("invalid_json", None, None, None, str(exc))
+    except RecursionError:
+        return ParsedReply("invalid_json", None, None, None, "JSON nested too deeply")
     pts = obj.get("points") if isinstance(obj, dict) else None
     if not isinstance(pts, dict):
         return ParsedReply("missing_field", None, None, None, "no 'points' object")
@@ -122,7 +125,8 @@ def parse_reply(raw: str, question: Question) -> ParsedReply:
         if c.id not in pts:
             return ParsedReply("missing_field", None, None, None, f"no points for {c.id!r}")
         v = pts[c.id]
-        if isinstance(v, bool) or not isinstance(v, int | float) or v != int(v):
+        if (isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v)
+                or v != int(v)):
             return ParsedReply("out_of_range", None, None, None, f"{c.id}={v!r} not an integer")
         if not 0 <= v <= c.points:
             return ParsedReply("out_of_range", None, None, None,

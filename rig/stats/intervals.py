@@ -52,13 +52,36 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> Int
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2.0 * n)) / denom
     half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
-    return interval(max(0.0, centre - half), min(1.0, centre + half))
+    # at 0 or n successes the bound is exactly 0 or 1 (float rounding gave 0.9999999999999999,
+    # an interval that missed its own estimate: tests/test_properties_stats.py)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return interval(low, high)
 
 
-def _spread_check(values: np.ndarray, what: str) -> None:
-    if values.size and np.ptp(values) <= 1e-9 * max(1.0, float(np.max(np.abs(values)))):
+#: Values larger than this are divided by their largest magnitude before they are summed (the
+#: square of 1e155 overflows float64) and the interval multiplied back; points and seconds
+#: never come near it, so their intervals are computed exactly as before.
+SCALE_ABOVE = 1e100
+
+
+def _scaled(x: np.ndarray) -> tuple[np.ndarray, float]:
+    top = float(np.max(np.abs(x))) if x.size else 0.0
+    return (x / top, top) if top > SCALE_ABOVE else (x, 1.0)
+
+
+def _unscaled(low: float, high: float, scale: float) -> Interval:
+    low, high = low * scale, high * scale
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise NotComputable("the interval lies beyond the range of float64 numbers")
+    return interval(low, high)
+
+
+def _spread_check(values: np.ndarray, what: str, scale: float = 1.0) -> None:
+    if values.size and np.ptp(values) <= 1e-9 * max(1.0 / scale,
+                                                   float(np.max(np.abs(values)))):
         raise NotComputable(
-            f"zero variance: all {values.size} {what} equal {float(values[0]):.6g}; "
+            f"zero variance: all {values.size} {what} equal {float(values[0]) * scale:.6g}; "
             "an interval would claim a certainty the data cannot give")
 
 
@@ -76,11 +99,12 @@ def t_interval(values: np.ndarray, confidence: float = 0.95) -> Interval:
     x = np.asarray(values, dtype=float)
     if x.size < 2:
         raise NotComputable(f"needs at least 2 pairs (got {x.size})")
-    _spread_check(x, "pairs")
+    x, scale = _scaled(x)
+    _spread_check(x, "pairs", scale)
     mean = float(np.mean(x))
     se = float(np.std(x, ddof=1)) / math.sqrt(x.size)
     half = float(stats.t.ppf(1.0 - (1.0 - confidence) / 2.0, x.size - 1)) * se
-    return interval(mean - half, mean + half)
+    return _unscaled(mean - half, mean + half, scale)
 
 
 def bootstrap_mean_interval(values: np.ndarray, n_boot: int = 2000, seed: int = 0,
@@ -110,10 +134,11 @@ def bootstrap_mean_interval(values: np.ndarray, n_boot: int = 2000, seed: int = 
         raise NotComputable(
             f"needs at least {MIN_PAIRS_BOOTSTRAP} pairs for a percentile bootstrap "
             f"(got {x.size}); see the t-interval")
-    _spread_check(x, "pairs")
+    x, scale = _scaled(x)
+    _spread_check(x, "pairs", scale)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, x.size, (int(n_boot), x.size))
     means = x[idx].mean(axis=1)
     tail = (1.0 - confidence) / 2.0
     low, high = np.percentile(means, [100.0 * tail, 100.0 * (1.0 - tail)])
-    return interval(low, high)
+    return _unscaled(float(low), float(high), scale)
