@@ -42,21 +42,64 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 _SECRET_WORDS = ("key", "token", "secret", "password", "credential")
 
 
+#: The largest YAML input read (bytes): a config, profile or question file is a few KB; a
+#: bigger one is a wrong file (a log, an export) and is refused before it is parsed.
+MAX_YAML_BYTES = 5 * 1024 * 1024
+
+#: The plain scalars YAML 1.1 (PyYAML) reads as booleans besides true/false: where a string is
+#: meant (``language: no``, Norway) the value silently becomes ``False``.
+YAML11_BOOLEANS = ("yes", "no", "on", "off", "y", "n", "true", "false")
+
+
+def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
+    """A YAML error in words, with the line; a tab used as indentation says so."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        line = text[:exc.position].count("\n") + 1
+        ch = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        return (f"line {line}: the control character U+{ch:04X} is not allowed in YAML; "
+                "delete it")
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        lines = text.splitlines()
+        indent = lines[mark.line][:len(lines[mark.line]) - len(lines[mark.line].lstrip())] \
+            if mark.line < len(lines) else ""
+        if "\t" in indent or "'\\t'" in str(exc):
+            return (f"line {mark.line + 1}: a tab is used for indentation; YAML allows only "
+                    "spaces (replace the tab with spaces)")
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    what = " ".join(str(getattr(exc, "problem", None) or exc).split())
+    context = getattr(exc, "context", None)
+    return f"not valid YAML: {where}{what}" + (f" ({' '.join(context.split())})"
+                                               if context else "")
+
+
 def read_yaml(path: str | Path) -> object:
-    """Parse a YAML file. Raises ConfigError (file missing, not UTF-8, YAML syntax error with
-    its line, or a duplicate key)."""
+    """Parse a YAML file. Raises ConfigError (file missing, over :data:`MAX_YAML_BYTES`
+    (checked before reading), not UTF-8 (UTF-16 named as such), empty, YAML syntax error with
+    its line (a tab in the indentation named), or a duplicate key, which PyYAML would
+    otherwise resolve silently by keeping the last value)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, "", "file not found")
+    size = path.stat().st_size
+    if size > MAX_YAML_BYTES:
+        raise ConfigError(path, "", f"the file is {size / 1e6:.1f} MB; a rig YAML file is a "
+                          f"few KB (limit {MAX_YAML_BYTES / 1e6:.0f} MB): is it the right file?")
+    raw = path.read_bytes()
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise ConfigError(path, "", "UTF-16 text (it starts with a UTF-16 byte order mark); "
+                          "save it as UTF-8")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(path, "", f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
-                                    f"offset {exc.start})") from None
+                                    f"offset {exc.start}); save it as UTF-8") from None
+    if not text.strip():
+        raise ConfigError(path, "", "the file is empty")
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise ConfigError(path, "", f"not valid YAML: {exc}") from exc
+        raise ConfigError(path, "", _yaml_problem(exc, text)) from exc
 
 
 def yaml_files(folder: str | Path) -> list[Path]:
@@ -185,14 +228,20 @@ def validation_error(path: str | Path, exc: ValidationError,
 
     With ``model`` (the model validated), a key it does not allow is answered with the keys
     allowed there and the close ones ("did you mean `pace`?")."""
-    err = exc.errors()[0]
-    more = len(exc.errors()) - 1
+    errs = exc.errors()
+    # a misspelt key gives "Field required" for the right one too: name the misspelling first
+    err = next((e for e in errs if e.get("type") == "extra_forbidden"), errs[0])
+    more = len(errs) - 1
     msg = err["msg"]
     # a validator's ValueError reads "Value error, <the validator's message>": keep the message
     if err.get("type") == "value_error" and msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     if err.get("type") == "extra_forbidden":
         msg += _extra_key_hint(model, tuple(err["loc"]))
+    if isinstance(err.get("input"), bool) and not err.get("type", "").startswith("bool") \
+            and str(path).lower().endswith((".yaml", ".yml")):
+        msg += ("; YAML reads an unquoted yes/no/on/off (YAML 1.1) as a boolean: quote it, "
+                "e.g. 'no', where text is meant")
     problem = msg + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
     field = _loc(tuple(err["loc"]))
     if any(w in field.lower() for w in _SECRET_WORDS):

@@ -109,7 +109,7 @@ def create_app(store: MonitorStore, config: MonitorConfig, token: str, recording
     @app.post("/v1/calls")
     def post_call(body: CallBody):
         try:
-            meta = parse_meta(body.metadata, "request: metadata")
+            meta = parse_meta(body.metadata, "request: metadata", config.score_range)
         except RigError as exc:
             raise HTTPException(400, str(exc)) from exc
         try:

@@ -12,6 +12,7 @@ range is a parse failure (its raw text is kept); it is never turned into a score
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -103,7 +104,11 @@ _JSON_OBJ = re.compile(r"\{.*\}", re.DOTALL)
 
 
 def parse_reply(raw: str, question: Question) -> ParsedReply:
-    """Parse a scorer reply. Never raises; a failure has ``score=None`` and a status."""
+    """Parse a scorer reply. Never raises; a failure has ``score=None`` and a status:
+    ``invalid_json`` (no JSON object, or a truncated one), ``missing_field`` (no ``points``
+    object, or a criterion without points), ``out_of_range`` (a value that is not a whole
+    number, a string for a number, a boolean, NaN or infinite, or outside 0..the criterion's
+    points)."""
     m = _JSON_OBJ.search(raw or "")
     if not m:
         return ParsedReply("invalid_json", None, None, None, "no JSON object in the reply")
@@ -119,7 +124,8 @@ def parse_reply(raw: str, question: Question) -> ParsedReply:
         if c.id not in pts:
             return ParsedReply("missing_field", None, None, None, f"no points for {c.id!r}")
         v = pts[c.id]
-        if isinstance(v, bool) or not isinstance(v, int | float) or v != int(v):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) \
+                or v != int(v):  # NaN, Infinity (and 1e400) are JSON Python reads as floats
             return ParsedReply("out_of_range", None, None, None, f"{c.id}={v!r} not an integer")
         if not 0 <= v <= c.points:
             return ParsedReply("out_of_range", None, None, None,
