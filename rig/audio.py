@@ -137,8 +137,7 @@ def container_problem(data: bytes, name: str) -> str | None:
                 return f"not a WAV file: the bytes are {what}; convert it to WAV (PCM)"
         if data[0] == 0xFF and len(data) > 1 and data[1] & 0xE0 == 0xE0:
             return "not a WAV file: the bytes are MPEG audio (an MP3); convert it to WAV (PCM)"
-        if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
-            return f"not a WAV file (it starts with {data[:4]!r}, not RIFF....WAVE)"
+        # other bytes: libsndfile's decoder says what it makes of them ("cannot decode")
     return wav_truncation(data)
 
 
@@ -190,6 +189,7 @@ def read_wav(path: str | Path, sample_rate_hz: int | None = None) -> Audio:
         data, sr = sf.read(io.BytesIO(data_bytes), dtype="float32", always_2d=True)
     except Exception as exc:  # soundfile raises its own LibsndfileError
         why = re.sub(r"\s*<_io\.BytesIO object at 0x[0-9a-f]+>", "", str(exc)).strip()
+        why = re.sub(r"^Error opening\s*:?\s*", "", why)
         raise AudioFileError(path, f"cannot decode audio ({why or type(exc).__name__})"
                              ) from None
     why = samples_problem(data, info.subtype in ("FLOAT", "DOUBLE"))
