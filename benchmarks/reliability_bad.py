@@ -70,6 +70,13 @@ def _prepare(case: dict, tmp: Path) -> dict[str, str]:
             for _ in range(50 * 1024):
                 fh.write(line)
             fh.write((CORPUS / "bank" / "good_question.yaml").read_text(encoding="utf-8"))
+    if case.get("generate") == "big_json":  # 50 MB: made here, never committed
+        src = tmp / Path(case["file"]).name
+        with src.open("w", encoding="utf-8") as fh:
+            fh.write(json.dumps(GOOD_META)[:-1] + ', "notes": "')
+            for _ in range(50 * 1024):
+                fh.write("x" * 1024)
+            fh.write('"}')
     subs = {"file": str(src), "tmp": str(tmp), "root": str(ROOT)}
     if setup in ("profile", "noise"):
         s = tmp / "set"

@@ -101,7 +101,8 @@ def normalise_script(script: str) -> str:
 
     Raises:
         ValueError: a character no voice speaks: right-to-left letters (Hebrew, Arabic) or
-            bidirectional controls, emoji and other pictographs, control characters, or
+            bidirectional controls, letters and digits of other scripts than Latin (CJK,
+            Cyrillic, Devanagari...), emoji and other symbols, control characters, or
             invisible format characters (zero-width space, joiner); the message names it
             (``U+200B ZERO WIDTH SPACE at character 41``) and the fix."""
     text = unicodedata.normalize("NFKC", script).translate(_PLAIN)
@@ -111,7 +112,10 @@ def normalise_script(script: str) -> str:
         cat, bidi = unicodedata.category(ch), unicodedata.bidirectional(ch)
         why = ("right-to-left text: the voices speak English; give the answer in English"
                if bidi in _RTL_BIDI else
-               "an emoji or pictograph: no voice speaks it; write the words"
+               "not Latin script: the voices and the ASR speak English; give the answer in "
+               "English" if cat[0] in "LN" and not ch.isascii()
+               and not unicodedata.name(ch, "").startswith("LATIN") else
+               "an emoji or symbol: voices skip or misread it; write the words"
                if cat == "So" or 0x1F000 <= ord(ch) <= 0x1FAFF else
                "a control or invisible format character: delete it"
                if cat in ("Cc", "Cf", "Co", "Cs", "Cn") else None)

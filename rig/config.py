@@ -19,9 +19,40 @@ from rig.errors import ConfigError
 M = TypeVar("M", bound=BaseModel)
 
 
+#: The most values a YAML file may expand to once its aliases (``*name``) are followed: a
+#: config holds hundreds; an "alias bomb" (each level repeating the last nine times) expands
+#: to millions and takes minutes to validate while the file is a few hundred bytes.
+MAX_YAML_EXPANDED_NODES = 200_000
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """Nodes under ``node`` with every alias followed (shared subtrees counted each time)."""
+    key = id(node)
+    if key not in memo:
+        memo[key] = 0  # a recursive alias counts once
+        if isinstance(node, yaml.SequenceNode):
+            n = 1 + sum(_expanded_size(v, memo) for v in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            n = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo)
+                        for k, v in node.value)
+        else:
+            n = 1
+        memo[key] = min(n, MAX_YAML_EXPANDED_NODES + 1)
+    return memo[key]
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """safe_load that refuses a mapping with the same key twice (YAML 1.2 forbids it; PyYAML
-    would silently keep the last value)."""
+    would silently keep the last value) and a document expanding to more than
+    :data:`MAX_YAML_EXPANDED_NODES` values (an alias bomb)."""
+
+    def construct_document(self, node):  # type: ignore[no-untyped-def]
+        if _expanded_size(node, {}) > MAX_YAML_EXPANDED_NODES:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the aliases (*name) expand to more than "
+                f"{MAX_YAML_EXPANDED_NODES:,} values: refused as an alias bomb",
+                node.start_mark)
+        return super().construct_document(node)
 
 
 def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
@@ -37,6 +68,28 @@ def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
                                  _unique_mapping)
+
+
+def _strict_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> object:
+    """YAML 1.1 numbers that YAML 1.2 and every reader of the file see otherwise are refused:
+    base 60 (``1:30`` is 90) and a leading zero (``060`` is octal, 48)."""
+    is_int = node.tag.endswith(":int")
+    value = (yaml.SafeLoader.construct_yaml_int(loader, node) if is_int
+             else yaml.SafeLoader.construct_yaml_float(loader, node))
+    digits = str(node.value).replace("_", "").lstrip("+-")
+    if ":" in digits:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{node.value} is a YAML 1.1 base-60 number ({value}): quote it, or "
+            "write the number", node.start_mark)
+    if is_int and len(digits) > 1 and digits[0] == "0" and digits[1] in "01234567":
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{node.value} has a leading zero, which YAML 1.1 reads as octal "
+            f"({value}): drop the zero or quote it", node.start_mark)
+    return value
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _strict_number)
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _strict_number)
 
 #: fields whose values an error message never shows (a secret pasted into a config file)
 _SECRET_WORDS = ("key", "token", "secret", "password", "credential")
@@ -120,7 +173,10 @@ def yaml_files(folder: str | Path) -> list[Path]:
 def _loc(loc: tuple) -> str:
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
     return out
 
 

@@ -50,6 +50,8 @@ from rig.errors import ConfigError
 
 AUDIO_SUFFIXES: tuple[str, ...] = (".wav", ".ulaw", ".mulaw")
 MANIFEST_NAMES: tuple[str, ...] = ("manifest.jsonl", "manifest.csv")
+#: The largest JSON sidecar read (bytes); a bigger one is refused before it is read.
+MAX_SIDECAR_BYTES = 1024 * 1024
 _ADVANCE = {"advance", "advanced", "true", "1", "yes", "pass"}
 _REJECT = {"reject", "rejected", "false", "0", "no", "fail"}
 Layout = Literal["mono", "candidate_left", "candidate_right"]
@@ -258,6 +260,12 @@ def _from_sidecars(here: Path, files: list[str],
         side = path.with_suffix(".json")
         if side.name not in names:
             yield CallInput(str(path), None, None, f"{path}: no metadata (expected {side.name})")
+            continue
+        size = side.stat().st_size
+        if size > MAX_SIDECAR_BYTES:
+            yield CallInput(str(side), None, None, f"{side}: the sidecar is {size / 1e6:.1f} MB;"
+                            f" call metadata is a few hundred bytes (limit "
+                            f"{MAX_SIDECAR_BYTES // 1024} KB): is it the right file?")
             continue
         try:
             data = json.loads(side.read_text(encoding="utf-8"))
