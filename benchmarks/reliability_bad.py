@@ -82,7 +82,9 @@ def _prepare(case: dict, tmp: Path) -> dict[str, str]:
         s = tmp / "set"
         s.mkdir()
         shutil.copy(ROOT / "profiles" / "core" / "baseline.yaml", s / "baseline.yaml")
-        if setup == "profile":
+        if setup == "profile" and src.is_dir():  # a profile and the files it names
+            shutil.copytree(src, s, dirs_exist_ok=True)
+        elif setup == "profile":
             shutil.copy(src, s / src.name)
         else:
             (s / "noisy.yaml").write_text(
@@ -213,8 +215,8 @@ def run_case(case: dict, setups: dict[str, str], subprocess_mode: bool = False) 
             out.problems.append(f"exit {rc}, expected 2")
         if case["expect"] not in err:
             out.problems.append(f"stderr lacks {case['expect']!r}")
-        name = (f"manifest{Path(case['file']).suffix}" if case["setup"] == "manifest"
-                else Path(case["file"]).name)
+        name = case.get("name") or (f"manifest{Path(case['file']).suffix}"
+                                    if case["setup"] == "manifest" else Path(case["file"]).name)
         lines = [ln for ln in err.splitlines() if ln.strip() and "| INFO" not in ln]
         named = [ln for ln in lines if name in ln or Path(name).stem in ln]
         if not named:

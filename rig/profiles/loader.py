@@ -60,6 +60,21 @@ def _check_noise_file(f: Path, path: Path) -> None:
         raise ConfigError(f, "noise.path", str(exc)) from None
 
 
+def _check_recordings(f: Path, folder: Path) -> None:
+    """Every recording (``*.wav``, ``*.flac``) of a recorded voice's folder decodes to usable
+    samples (:func:`rig.audio.read_wav`'s rules: not cut short, not another format renamed,
+    no NaN), checked when the set is loaded rather than at that answer's call."""
+    from rig.audio import read_wav
+    from rig.synth.recorded import EXTENSIONS
+
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.suffix.lower() in EXTENSIONS:
+            try:
+                read_wav(path)
+            except ValueError as exc:  # AudioFileError is one; the message names the file
+                raise ConfigError(f, "voice.voice_id", str(exc)) from None
+
+
 def _check_sources(f: Path, prof: Profile) -> None:
     """Files a profile names exist, and its accent label says where the voice comes from."""
     folder = f.parent
@@ -81,6 +96,7 @@ def _check_sources(f: Path, prof: Profile) -> None:
         if not (p if p.is_absolute() else folder / p).is_dir():
             raise ConfigError(f, "voice.voice_id", "recording folder not found (relative to "
                               "the profile file)", prof.voice.voice_id)
+        _check_recordings(f, p if p.is_absolute() else folder / p)
         if "recorded" not in label:
             raise ConfigError(f, "accent_label", "a recorded voice's label must say 'recorded'",
                               prof.accent_label)
