@@ -77,7 +77,7 @@ def _prepare(case: dict, tmp: Path) -> dict[str, str]:
             for _ in range(50 * 1024):
                 fh.write("x" * 1024)
             fh.write('"}')
-    subs = {"file": str(src), "tmp": str(tmp), "root": str(ROOT)}
+    subs = {"file": str(src), "tmp": str(tmp), "root": str(ROOT), "args": ""}
     if setup in ("profile", "noise"):
         s = tmp / "set"
         s.mkdir()
@@ -206,6 +206,8 @@ def run_case(case: dict, setups: dict[str, str], subprocess_mode: bool = False) 
         tmp = Path(t)
         subs = _prepare(case, tmp)
         argv = [a.format(**subs) for a in shlex.split(setups[case["setup"]])][1:]  # no "rig"
+        if case["setup"] == "args":  # the file holds a command line's arguments
+            argv = shlex.split((CORPUS / case["file"]).read_text(encoding="utf-8"))
         before = {p for p in tmp.rglob("*")}
         rc, err, tb = _run_cli(argv, subprocess_mode)
         out.rc, out.stderr, out.traceback = rc, err, tb

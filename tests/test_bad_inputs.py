@@ -49,7 +49,7 @@ def test_the_index_lists_every_corpus_file():
         "scorer_reply", "accept_audio", "accept_bank", "accept_stats") for c in CASES)
     kinds = {c["setup"] for c in CASES}
     assert {"bank", "profile", "noise", "pipeline", "monitor_config", "sidecar", "recording",
-            "manifest", "stats", "scorer_reply"} <= kinds
+            "manifest", "stats", "args", "scorer_reply"} <= kinds
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] + ":" + c["setup"] for c in CASES])
