@@ -141,11 +141,21 @@ def container_problem(data: bytes, name: str) -> str | None:
     return wav_truncation(data)
 
 
-def samples_problem(samples: np.ndarray, float_file: bool = False) -> str | None:
+#: The lowest sample rate read as speech (Hz): telephone audio is 8000; a rate under 4000 is
+#: a wrong header (or not speech), and resampling it would invent a signal.
+MIN_SAMPLE_RATE_HZ = 4000
+
+
+def samples_problem(samples: np.ndarray, float_file: bool = False,
+                    sample_rate_hz: int | None = None) -> str | None:
     """Why decoded samples (shape ``(n,)`` or ``(n, channels)``, float) are unusable, or None:
     no samples, NaN or infinite values (a float file from a broken export), or, for a float
     file (``float_file``), values beyond full scale (peak over 1.001): they would clip, not
-    convert, at the 16-bit and G.711 edges."""
+    convert, at the 16-bit and G.711 edges; with ``sample_rate_hz``, a rate under
+    :data:`MIN_SAMPLE_RATE_HZ`."""
+    if sample_rate_hz is not None and sample_rate_hz < MIN_SAMPLE_RATE_HZ:
+        return (f"sample rate {sample_rate_hz} Hz: speech needs at least "
+                f"{MIN_SAMPLE_RATE_HZ} Hz (telephone audio is 8000 Hz); the header is wrong")
     if samples.shape[0] == 0:
         return "no samples (the data chunk is empty)"
     finite = np.isfinite(samples)
@@ -192,7 +202,7 @@ def read_wav(path: str | Path, sample_rate_hz: int | None = None) -> Audio:
         why = re.sub(r"^Error opening\s*:?\s*", "", why)
         raise AudioFileError(path, f"cannot decode audio ({why or type(exc).__name__})"
                              ) from None
-    why = samples_problem(data, info.subtype in ("FLOAT", "DOUBLE"))
+    why = samples_problem(data, info.subtype in ("FLOAT", "DOUBLE"), int(sr))
     if why:
         raise AudioFileError(path, why)
     audio = Audio(np.ascontiguousarray(data.mean(axis=1), dtype=np.float32), int(sr))

@@ -79,9 +79,10 @@ def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
     except Exception as exc:  # libsndfile raises its own error types
         # its message names the in-memory buffer (<_io.BytesIO object at 0x...>): drop that
         why = re.sub(r"\s*<_io\.BytesIO object at 0x[0-9a-f]+>", "", str(exc)).strip()
+        why = re.sub(r"^Error opening\s*:?\s*", "", why)
         raise RecordingError(f"cannot decode audio ({why or type(exc).__name__})") from exc
     n_ch = x.shape[1]
-    why = samples_problem(x, info.subtype in ("FLOAT", "DOUBLE"))
+    why = samples_problem(x, info.subtype in ("FLOAT", "DOUBLE"), int(sr))
     if why:
         raise RecordingError(why)
     if n_ch > 2:

@@ -48,6 +48,7 @@ def main() -> None:
     (audio / "empty.wav").write_bytes(b"")
     (audio / "text_named.wav").write_text("call_id,score\nc1,70\n", encoding="utf-8")
     write("three_channels.wav", np.stack([x, x, x], axis=1))
+    write("rate_1hz.wav", x[:8], rate=1)  # a header whose rate field is wrong
     # accepted (converted): 8-bit, 24-bit, float, stereo, extensible, streaming sizes
     write("pcm_u8.wav", x, "PCM_U8")
     write("pcm_24.wav", x, "PCM_24")
