@@ -160,6 +160,14 @@ def _python_case(case: dict, out: Outcome) -> None:
                 out.problems.append(f"status {parsed.status!r}, expected {case['expect']!r}")
             if parsed.status != "ok" and parsed.score is not None:
                 out.problems.append(f"a failed parse carries a score {parsed.score}")
+        elif setup == "rating_reply":  # the probes' 1-5 rating (rig.probes.prompts)
+            from rig.probes.prompts import parse_rating
+
+            rating = parse_rating(src.read_text(encoding="utf-8"))
+            if rating.status != case["expect"]:
+                out.problems.append(f"status {rating.status!r}, expected {case['expect']!r}")
+            if rating.status != "ok" and rating.value is not None:
+                out.problems.append("a failed parse carries a value")
         elif setup == "accept_audio":
             import numpy as np
 

@@ -46,7 +46,8 @@ def test_the_index_lists_every_corpus_file():
     assert {f for f in listed if not f.startswith("generated/")} - on_disk == set()
     assert len(on_disk) >= 60
     assert all(c["setup"] in SETUPS or c["setup"] in (
-        "scorer_reply", "accept_audio", "accept_bank", "accept_stats") for c in CASES)
+        "scorer_reply", "rating_reply", "accept_audio", "accept_bank", "accept_stats")
+        for c in CASES)
     kinds = {c["setup"] for c in CASES}
     assert {"bank", "profile", "noise", "pipeline", "monitor_config", "sidecar", "recording",
             "manifest", "stats", "args", "scorer_reply"} <= kinds

@@ -213,7 +213,8 @@ def parse_rating(raw: str) -> Parsed[Rating]:
     v = obj["score"]
     if isinstance(v, str) and v.strip().isdigit():
         v = int(v.strip())
-    if isinstance(v, bool) or not isinstance(v, int | float) or v != int(v) or not 1 <= v <= 5:
+    # the range first: NaN and Infinity fail it (int() of them raises)
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 1 <= v <= 5 or v != int(v):
         return Parsed("out_of_range", None, f"score={v!r} is not a whole number from 1 to 5")
     reasoning = _reasoning(obj)
     if reasoning is None:
