@@ -138,7 +138,10 @@ def read_yaml(path: str | Path) -> object:
     if size > MAX_YAML_BYTES:
         raise ConfigError(path, "", f"the file is {size / 1e6:.1f} MB; a rig YAML file is a "
                           f"few KB (limit {MAX_YAML_BYTES / 1e6:.0f} MB): is it the right file?")
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:  # permissions, a file vanishing, an I/O error
+        raise ConfigError(path, "", f"cannot read the file ({exc.strerror or exc})") from None
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise ConfigError(path, "", "UTF-16 text (it starts with a UTF-16 byte order mark); "
                           "save it as UTF-8")
