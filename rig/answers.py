@@ -13,6 +13,7 @@ The WER reference policy is ``clean``: the spoken script words without marks or 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -84,6 +85,46 @@ def parse_script(script: str) -> list[Segment]:
     return out
 
 
+#: Typographic characters a word processor or chat tool puts in a script, and their plain forms
+#: (the voices read the plain ones; the WER normaliser compares plain text).
+_PLAIN = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
+                        "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',
+                        "\u201f": '"', "\u2033": '"', "\u2013": "-", "\u2014": " - ",
+                        "\u2026": "..."})
+_RTL_BIDI = {"R", "AL", "RLE", "RLO", "RLI", "LRE", "LRO", "LRI", "FSI", "PDF", "PDI"}
+
+
+def normalise_script(script: str) -> str:
+    """A script as the voices speak it: Unicode NFKC (a non-breaking or other odd space
+    becomes a space, full-width letters plain), curly quotes and apostrophes straight, en/em
+    dashes and the ellipsis character plain, line breaks (CR LF too) as spaces.
+
+    Raises:
+        ValueError: a character no voice speaks: right-to-left letters (Hebrew, Arabic) or
+            bidirectional controls, letters and digits of other scripts than Latin (CJK,
+            Cyrillic, Devanagari...), emoji and other symbols, control characters, or
+            invisible format characters (zero-width space, joiner); the message names it
+            (``U+200B ZERO WIDTH SPACE at character 41``) and the fix."""
+    text = unicodedata.normalize("NFKC", script).translate(_PLAIN)
+    for i, ch in enumerate(text):
+        if ch in "\n\r\t":
+            continue
+        cat, bidi = unicodedata.category(ch), unicodedata.bidirectional(ch)
+        why = ("right-to-left text: the voices speak English; give the answer in English"
+               if bidi in _RTL_BIDI else
+               "not Latin script: the voices and the ASR speak English; give the answer in "
+               "English" if cat[0] in "LN" and not ch.isascii()
+               and not unicodedata.name(ch, "").startswith("LATIN") else
+               "an emoji or symbol: voices skip or misread it; write the words"
+               if cat == "So" or 0x1F000 <= ord(ch) <= 0x1FAFF else
+               "a control or invisible format character: delete it"
+               if cat in ("Cc", "Cf", "Co", "Cs", "Cn") else None)
+        if why:
+            name = unicodedata.name(ch, "unnamed")
+            raise ValueError(f"script has U+{ord(ch):04X} {name} at character {i}: {why}")
+    return " ".join(text.split()) if "\n" in text or "\r" in text else text
+
+
 def reference_text(script: str, policy: ReferencePolicy = "clean") -> str:
     """The WER reference: spoken words without marks; ``verbatim`` keeps fillers."""
     parts = []
@@ -145,6 +186,11 @@ class Answer(BaseModel):
     reference_grades: list[ReferenceGrade] = Field(min_length=2)
     note: str = ""
 
+    @field_validator("script", mode="before")
+    @classmethod
+    def _normalised(cls, v: object) -> object:
+        return normalise_script(v) if isinstance(v, str) else v
+
     @field_validator("script")
     @classmethod
     def _marks_parse(cls, v: str) -> str:
@@ -173,14 +219,19 @@ class Question(BaseModel):
     rubric: list[RubricCriterion] = Field(min_length=1)
     answers: list[Answer] = Field(min_length=3)
 
-    @model_validator(mode="after")
-    def _check(self) -> Question:
-        total = sum(c.points for c in self.rubric)
+    @field_validator("rubric")
+    @classmethod
+    def _rubric(cls, v: list[RubricCriterion]) -> list[RubricCriterion]:
+        total = sum(c.points for c in v)
         if total != 100:
             raise ValueError(f"rubric points must sum to 100, they sum to {total}")
-        ids = [c.id for c in self.rubric]
+        ids = [c.id for c in v]
         if len(set(ids)) != len(ids):
             raise ValueError(f"rubric criterion ids repeat: {ids}")
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> Question:
         tiers = {a.tier for a in self.answers}
         if tiers != {"strong", "borderline", "weak"}:
             raise ValueError(f"needs answers in all three tiers, has {sorted(tiers)}")

@@ -7,6 +7,8 @@ mu-law bytes happen only at the edges (codecs, VAD, files).
 
 from __future__ import annotations
 
+import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,20 +89,125 @@ def pcm16_to_float(pcm: np.ndarray) -> np.ndarray:
     return (np.asarray(pcm, dtype=np.int16).astype(np.float32) / 32768.0).astype(np.float32)
 
 
+class AudioFileError(RigError, ValueError):
+    """An audio file rig will not use: ``str(err)`` reads ``FILE: problem``; ``problem`` is
+    kept for callers that name the file in their own message (a profile's ``noise.path``)."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        self.path, self.problem = str(path), problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+#: The first bytes of containers that libsndfile would decode whatever the file is named.
+_NOT_WAV_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"ID3", "an MP3 file (ID3 tag)"), (b"fLaC", "a FLAC file"), (b"OggS", "an Ogg file"),
+    (b"FORM", "an AIFF file"), (b"caff", "a CAF file"), (b"RF64", "an RF64 file"),
+)
+
+
+def wav_truncation(data: bytes) -> str | None:
+    """Why a RIFF/WAVE file is cut short, or None: its ``data`` chunk declares more bytes than
+    the file holds (a partial upload or copy; libsndfile would read what is there without a
+    word). Sizes 0 and 0xFFFFFFFF (what streaming writers leave) are not checked. The chunk
+    layout is that of the RIFF WAVE format (Microsoft/IBM, 1991)."""
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return None
+    pos = 12
+    while pos + 8 <= len(data):
+        cid, size = data[pos:pos + 4], int.from_bytes(data[pos + 4:pos + 8], "little")
+        if cid == b"data":
+            have = len(data) - (pos + 8)
+            if size not in (0, 0xFFFFFFFF) and size > have:
+                return (f"truncated: the data chunk declares {size} bytes of audio, the file "
+                        f"holds {have}")
+            return None
+        pos += 8 + size + (size & 1)
+    return None
+
+
+def container_problem(data: bytes, name: str) -> str | None:
+    """Why the bytes of a file called ``name`` are not audio rig reads as such, or None.
+
+    Refused: an empty file; a file named ``.wav`` whose bytes are another container (an MP3,
+    FLAC, Ogg... renamed: libsndfile would decode it silently, hiding a lossy codec in the
+    chain); a WAV cut short (:func:`wav_truncation`). Streaming WAVs whose size fields say
+    0 or 0xFFFFFFFF are accepted (read to the end of the file)."""
+    if not data:
+        return "empty file (0 bytes)"
+    if name.lower().endswith(".wav"):
+        for magic, what in _NOT_WAV_MAGIC:
+            if data.startswith(magic):
+                return f"not a WAV file: the bytes are {what}; convert it to WAV (PCM)"
+        if data[0] == 0xFF and len(data) > 1 and data[1] & 0xE0 == 0xE0:
+            return "not a WAV file: the bytes are MPEG audio (an MP3); convert it to WAV (PCM)"
+        # other bytes: libsndfile's decoder says what it makes of them ("cannot decode")
+    return wav_truncation(data)
+
+
+#: The lowest sample rate read as speech (Hz): telephone audio is 8000; a rate under 4000 is
+#: a wrong header (or not speech), and resampling it would invent a signal.
+MIN_SAMPLE_RATE_HZ = 4000
+
+
+def samples_problem(samples: np.ndarray, float_file: bool = False,
+                    sample_rate_hz: int | None = None) -> str | None:
+    """Why decoded samples (shape ``(n,)`` or ``(n, channels)``, float) are unusable, or None:
+    no samples, NaN or infinite values (a float file from a broken export), or, for a float
+    file (``float_file``), values beyond full scale (peak over 1.001): they would clip, not
+    convert, at the 16-bit and G.711 edges; with ``sample_rate_hz``, a rate under
+    :data:`MIN_SAMPLE_RATE_HZ`."""
+    if sample_rate_hz is not None and sample_rate_hz < MIN_SAMPLE_RATE_HZ:
+        return (f"sample rate {sample_rate_hz} Hz: speech needs at least "
+                f"{MIN_SAMPLE_RATE_HZ} Hz (telephone audio is 8000 Hz); the header is wrong")
+    if samples.shape[0] == 0:
+        return "no samples (the data chunk is empty)"
+    finite = np.isfinite(samples)
+    if not finite.all():
+        bad = int(np.size(finite) - np.count_nonzero(finite))
+        first = int(np.argwhere(~finite)[0][0])
+        return (f"{bad} samples are NaN or infinite (the first at sample {first}); the file "
+                "is corrupt")
+    peak = float(np.max(np.abs(samples)))
+    if float_file and peak > 1.001:
+        return (f"float samples beyond full scale (peak {peak:.3g}, 1.0 is full scale); "
+                "normalise the file")
+    return None
+
+
 def read_wav(path: str | Path, sample_rate_hz: int | None = None) -> Audio:
     """Read any file soundfile reads (WAV, FLAC, OGG), mix to mono, optionally resample.
 
+    8-, 16-, 24- and 32-bit PCM, float, G.711 WAVs, WAVE_FORMAT_EXTENSIBLE and streaming
+    WAVs (size fields 0xFFFFFFFF) are accepted and converted to float32; stereo is mixed
+    down. Refused (:class:`AudioFileError`): see :func:`container_problem` and
+    :func:`samples_problem`.
+
     Raises:
         FileNotFoundError: the file does not exist.
-        ValueError: the file cannot be decoded (the message names the file).
+        AudioFileError (a ValueError): the file cannot be decoded or is refused (the message
+            names the file).
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: audio file not found")
     try:
-        data, sr = sf.read(str(path), dtype="float32", always_2d=True)
+        data_bytes = path.read_bytes()
+    except OSError as exc:
+        raise AudioFileError(path, f"cannot read ({exc.strerror or exc})") from None
+    why = container_problem(data_bytes, path.name)
+    if why:
+        raise AudioFileError(path, why)
+    try:
+        info = sf.info(io.BytesIO(data_bytes))
+        data, sr = sf.read(io.BytesIO(data_bytes), dtype="float32", always_2d=True)
     except Exception as exc:  # soundfile raises its own LibsndfileError
-        raise ValueError(f"{path}: cannot decode audio ({exc})") from exc
+        why = re.sub(r"\s*<_io\.BytesIO object at 0x[0-9a-f]+>", "", str(exc)).strip()
+        why = re.sub(r"^Error opening\s*:?\s*", "", why)
+        raise AudioFileError(path, f"cannot decode audio ({why or type(exc).__name__})"
+                             ) from None
+    why = samples_problem(data, info.subtype in ("FLOAT", "DOUBLE"), int(sr))
+    if why:
+        raise AudioFileError(path, why)
     audio = Audio(np.ascontiguousarray(data.mean(axis=1), dtype=np.float32), int(sr))
     return audio.resample(sample_rate_hz) if sample_rate_hz else audio
 

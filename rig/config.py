@@ -19,9 +19,40 @@ from rig.errors import ConfigError
 M = TypeVar("M", bound=BaseModel)
 
 
+#: The most values a YAML file may expand to once its aliases (``*name``) are followed: a
+#: config holds hundreds; an "alias bomb" (each level repeating the last nine times) expands
+#: to millions and takes minutes to validate while the file is a few hundred bytes.
+MAX_YAML_EXPANDED_NODES = 200_000
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """Nodes under ``node`` with every alias followed (shared subtrees counted each time)."""
+    key = id(node)
+    if key not in memo:
+        memo[key] = 0  # a recursive alias counts once
+        if isinstance(node, yaml.SequenceNode):
+            n = 1 + sum(_expanded_size(v, memo) for v in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            n = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo)
+                        for k, v in node.value)
+        else:
+            n = 1
+        memo[key] = min(n, MAX_YAML_EXPANDED_NODES + 1)
+    return memo[key]
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """safe_load that refuses a mapping with the same key twice (YAML 1.2 forbids it; PyYAML
-    would silently keep the last value)."""
+    would silently keep the last value) and a document expanding to more than
+    :data:`MAX_YAML_EXPANDED_NODES` values (an alias bomb)."""
+
+    def construct_document(self, node):  # type: ignore[no-untyped-def]
+        if _expanded_size(node, {}) > MAX_YAML_EXPANDED_NODES:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the aliases (*name) expand to more than "
+                f"{MAX_YAML_EXPANDED_NODES:,} values: refused as an alias bomb",
+                node.start_mark)
+        return super().construct_document(node)
 
 
 def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
@@ -38,25 +69,93 @@ def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
                                  _unique_mapping)
 
+
+def _strict_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> object:
+    """YAML 1.1 numbers that YAML 1.2 and every reader of the file see otherwise are refused:
+    base 60 (``1:30`` is 90) and a leading zero (``060`` is octal, 48)."""
+    is_int = node.tag.endswith(":int")
+    value = (yaml.SafeLoader.construct_yaml_int(loader, node) if is_int
+             else yaml.SafeLoader.construct_yaml_float(loader, node))
+    digits = str(node.value).replace("_", "").lstrip("+-")
+    if ":" in digits:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{node.value} is a YAML 1.1 base-60 number ({value}): quote it, or "
+            "write the number", node.start_mark)
+    if is_int and len(digits) > 1 and digits[0] == "0" and digits[1] in "01234567":
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{node.value} has a leading zero, which YAML 1.1 reads as octal "
+            f"({value}): drop the zero or quote it", node.start_mark)
+    return value
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _strict_number)
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _strict_number)
+
 #: fields whose values an error message never shows (a secret pasted into a config file)
 _SECRET_WORDS = ("key", "token", "secret", "password", "credential")
 
 
+#: The largest YAML input read (bytes): a config, profile or question file is a few KB; a
+#: bigger one is a wrong file (a log, an export) and is refused before it is parsed.
+MAX_YAML_BYTES = 5 * 1024 * 1024
+
+#: The plain scalars YAML 1.1 (PyYAML) reads as booleans besides true/false: where a string is
+#: meant (``language: no``, Norway) the value silently becomes ``False``.
+YAML11_BOOLEANS = ("yes", "no", "on", "off", "y", "n", "true", "false")
+
+
+def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
+    """A YAML error in words, with the line; a tab used as indentation says so."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        line = text[:exc.position].count("\n") + 1
+        ch = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        return (f"line {line}: the control character U+{ch:04X} is not allowed in YAML; "
+                "delete it")
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        lines = text.splitlines()
+        indent = lines[mark.line][:len(lines[mark.line]) - len(lines[mark.line].lstrip())] \
+            if mark.line < len(lines) else ""
+        if "\t" in indent or "'\\t'" in str(exc):
+            return (f"line {mark.line + 1}: a tab is used for indentation; YAML allows only "
+                    "spaces (replace the tab with spaces)")
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    what = " ".join(str(getattr(exc, "problem", None) or exc).split())
+    context = getattr(exc, "context", None)
+    return f"not valid YAML: {where}{what}" + (f" ({' '.join(context.split())})"
+                                               if context else "")
+
+
 def read_yaml(path: str | Path) -> object:
-    """Parse a YAML file. Raises ConfigError (file missing, not UTF-8, YAML syntax error with
-    its line, or a duplicate key)."""
+    """Parse a YAML file. Raises ConfigError (file missing, over :data:`MAX_YAML_BYTES`
+    (checked before reading), not UTF-8 (UTF-16 named as such), empty, YAML syntax error with
+    its line (a tab in the indentation named), or a duplicate key, which PyYAML would
+    otherwise resolve silently by keeping the last value)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, "", "file not found")
+    size = path.stat().st_size
+    if size > MAX_YAML_BYTES:
+        raise ConfigError(path, "", f"the file is {size / 1e6:.1f} MB; a rig YAML file is a "
+                          f"few KB (limit {MAX_YAML_BYTES / 1e6:.0f} MB): is it the right file?")
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+    except OSError as exc:  # permissions, a file vanishing, an I/O error
+        raise ConfigError(path, "", f"cannot read the file ({exc.strerror or exc})") from None
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise ConfigError(path, "", "UTF-16 text (it starts with a UTF-16 byte order mark); "
+                          "save it as UTF-8")
+    try:
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(path, "", f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
-                                    f"offset {exc.start})") from None
+                                    f"offset {exc.start}); save it as UTF-8") from None
+    if not text.strip():
+        raise ConfigError(path, "", "the file is empty")
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise ConfigError(path, "", f"not valid YAML: {exc}") from exc
+        raise ConfigError(path, "", _yaml_problem(exc, text)) from exc
 
 
 def yaml_files(folder: str | Path) -> list[Path]:
@@ -77,7 +176,10 @@ def yaml_files(folder: str | Path) -> list[Path]:
 def _loc(loc: tuple) -> str:
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
     return out
 
 
@@ -185,14 +287,20 @@ def validation_error(path: str | Path, exc: ValidationError,
 
     With ``model`` (the model validated), a key it does not allow is answered with the keys
     allowed there and the close ones ("did you mean `pace`?")."""
-    err = exc.errors()[0]
-    more = len(exc.errors()) - 1
+    errs = exc.errors()
+    # a misspelt key gives "Field required" for the right one too: name the misspelling first
+    err = next((e for e in errs if e.get("type") == "extra_forbidden"), errs[0])
+    more = len(errs) - 1
     msg = err["msg"]
     # a validator's ValueError reads "Value error, <the validator's message>": keep the message
     if err.get("type") == "value_error" and msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     if err.get("type") == "extra_forbidden":
         msg += _extra_key_hint(model, tuple(err["loc"]))
+    if isinstance(err.get("input"), bool) and not err.get("type", "").startswith("bool") \
+            and str(path).lower().endswith((".yaml", ".yml")):
+        msg += ("; YAML reads an unquoted yes/no/on/off (YAML 1.1) as a boolean: quote it, "
+                "e.g. 'no', where text is meant")
     problem = msg + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
     field = _loc(tuple(err["loc"]))
     if any(w in field.lower() for w in _SECRET_WORDS):

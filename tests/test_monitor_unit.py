@@ -308,7 +308,7 @@ def test_config_overrides_and_errors(tmp_path):
 
 
 def test_metadata_fields_and_sources(tmp_path):
-    m = parse_meta({"call_id": "c1", "timestamp": "2025-01-07T09:30:00", "employer": "e",
+    m = parse_meta({"call_id": "c1", "timestamp": "2025-01-07T09:30:00Z", "employer": "e",
                     "job_family": "j", "score": "71.5", "decision": "Yes",
                     "candidate_name": "Jane Doe", "phone": "+15550100"}, "x.json")
     assert m.decision == "advance" and m.score == 71.5 and m.timestamp.tzinfo is not None
@@ -318,8 +318,14 @@ def test_metadata_fields_and_sources(tmp_path):
                     "y.json")
     assert m2.timestamp == m.timestamp and m2.score is None
     with pytest.raises(ConfigError, match=r"x.json: decision: .*advance or reject.*maybe"):
-        parse_meta({"call_id": "c", "timestamp": "2025-01-07", "employer": "e",
+        parse_meta({"call_id": "c", "timestamp": "2025-01-07T00:00Z", "employer": "e",
                     "job_family": "j", "score": 1, "decision": "maybe"}, "x.json")
+    with pytest.raises(ConfigError, match=r"x.json: timestamp: timestamp has no time zone"):
+        parse_meta({"call_id": "c", "timestamp": "2025-01-07T09:30:00", "employer": "e",
+                    "job_family": "j", "score": 1, "decision": None}, "x.json")
+    with pytest.raises(ConfigError, match=r"x.json: score: score outside .*\[0, 100\].*170"):
+        parse_meta({"call_id": "c", "timestamp": "2025-01-07T09:30:00Z", "employer": "e",
+                    "job_family": "j", "score": 170, "decision": None}, "x.json", (0, 100))
     folder = tmp_path / "csv"
     write_week(folder, WeekDesign(WEEK0, n_calls=3), seed=2, layout="manifest")
     rows = [json.loads(x) for x in (folder / "manifest.jsonl").read_text().splitlines()]

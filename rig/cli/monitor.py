@@ -81,7 +81,8 @@ def ingest_command(
     except RigError as exc:
         fail(exc)
     for bad in res.bad:
-        err.print(f"skipped: {bad.reason}", markup=False, style="yellow")
+        err.print(f"skipped: {bad.reason}", markup=False, style="yellow",
+                  soft_wrap=not err.is_terminal)  # one line per file in a log
     rate = res.n_ingested / (res.seconds / 60) if res.seconds > 0 and res.n_ingested else 0.0
     typer.echo(f"{res.n_ingested} calls ingested, {res.n_duplicates} already stored, "
                f"{len(res.bad)} skipped, in {res.seconds:.1f} s ({rate:.1f} calls/min); "

@@ -7,6 +7,7 @@ message names the file, the column or field, and the value).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -110,8 +111,18 @@ def sample_size_command(
 
     calls = n x (profiles + 1) x repeats.
     """
-    res: SampleSize = or_fail(lambda: paired_sample_size(sd, delta, alpha, power, profiles,
-                                                      repeats))
+    def compute() -> SampleSize:
+        too_many = ValueError(f"--sd / --delta = {sd:g} / {delta:g} needs more answers than "
+                              "can be counted; check the units (both in points)")
+        if math.isfinite(sd) and math.isfinite(delta) and sd > 0 and delta != 0 and not (
+                1e-100 < abs(delta) / sd < 1e100):  # n ~ (sd/delta)^2 over- or underflows
+            raise too_many
+        try:
+            return paired_sample_size(sd, delta, alpha, power, profiles, repeats)
+        except OverflowError:
+            raise too_many from None
+
+    res: SampleSize = or_fail(compute)
     if json_out:
         print_json(res.to_dict())
         return

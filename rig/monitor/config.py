@@ -29,6 +29,7 @@ Example (the defaults)::
     privacy:
       hash_key_env: RIG_MONITOR_HASH_KEY
       min_cell: 5
+    score_range: null              # e.g. [0, 100]: scores outside it are refused at ingest
 
 Bad values raise :class:`rig.errors.ConfigError` as ``FILE: FIELD: problem (got VALUE)``.
 """
@@ -158,10 +159,22 @@ class PrivacyConfig(_Strict):
 
 
 class MonitorConfig(_Strict):
+    """``score_range: [low, high]``: the interviewer's score scale (e.g. ``[0, 100]``); a call
+    whose score lies outside it is refused at ingest, naming the sidecar or manifest line,
+    the field and the value (a score on another scale, 4.2 of 5 among 0-100 scores, would
+    otherwise move a segment's mean silently). None (the default): not checked."""
     signals: SignalsConfig = SignalsConfig()
     segments: SegmentsConfig = SegmentsConfig()
     alerts: AlertsConfig = AlertsConfig()
     privacy: PrivacyConfig = PrivacyConfig()
+    score_range: tuple[float, float] | None = None
+
+    @field_validator("score_range")
+    @classmethod
+    def _range(cls, v: tuple[float, float] | None) -> tuple[float, float] | None:
+        if v is not None and not (math.isfinite(v[0]) and math.isfinite(v[1]) and v[0] < v[1]):
+            raise ValueError("score_range is [low, high] with finite low < high")
+        return v
 
     def signals_version(self) -> str:
         """A short hash of the measurement settings, stored with every call: calls measured

@@ -135,7 +135,7 @@ def ingest_folder(folder: str | Path, store: MonitorStore, config: MonitorConfig
     """
     res = IngestResult()
     t0 = time.perf_counter()
-    for item in iter_calls(folder, manifest):
+    for item in iter_calls(folder, manifest, config.score_range):
         res.n_seen += 1
         outcome = "bad"
         if item.error is not None or item.meta is None or item.audio_path is None:

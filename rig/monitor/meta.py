@@ -6,10 +6,12 @@ One record per call, from a JSON sidecar beside the recording (``call-017.wav`` 
 
 =================  ========================================================================
 ``call_id``        required, 1-200 printable characters; the key ingest is idempotent on
-``timestamp``      required, ISO 8601; without a zone it is read as UTC
+``timestamp``      required, ISO 8601 with a zone (``Z`` or ``+01:00``); one without a zone
+                   is refused (its week depends on a guess of the exporter's clock)
 ``employer``       required
 ``job_family``     required
-``score``          required, a number or null (null: the interviewer produced no score)
+``score``          required, a number or null (null: the interviewer produced no score);
+                   within the config's ``score_range`` when it declares one
 ``decision``       required: ``advance``/``reject`` (also true/false, yes/no, 1/0) or null
 ``language``       optional, e.g. ``en``; else Whisper's detection (multilingual model) or
                    ``unknown``
@@ -41,13 +43,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from rig.config import validation_error
 from rig.errors import ConfigError
 
 AUDIO_SUFFIXES: tuple[str, ...] = (".wav", ".ulaw", ".mulaw")
 MANIFEST_NAMES: tuple[str, ...] = ("manifest.jsonl", "manifest.csv")
+#: The largest JSON sidecar read (bytes); a bigger one is refused before it is read.
+MAX_SIDECAR_BYTES = 1024 * 1024
 _ADVANCE = {"advance", "advanced", "true", "1", "yes", "pass"}
 _REJECT = {"reject", "rejected", "false", "0", "no", "fail"}
 Layout = Literal["mono", "candidate_left", "candidate_right"]
@@ -81,7 +85,10 @@ class CallMeta(BaseModel):
     @field_validator("timestamp")
     @classmethod
     def _utc(cls, v: datetime) -> datetime:
-        return (v.replace(tzinfo=UTC) if v.tzinfo is None else v.astimezone(UTC))
+        if v.tzinfo is None or v.utcoffset() is None:
+            raise ValueError("timestamp has no time zone: add Z (UTC) or the offset it was "
+                             "written in, e.g. 2025-01-07T10:00:00+01:00")
+        return v.astimezone(UTC)
 
     @field_validator("score", mode="before")
     @classmethod
@@ -94,9 +101,13 @@ class CallMeta(BaseModel):
 
     @field_validator("score")
     @classmethod
-    def _finite(cls, v: float | None) -> float | None:
+    def _finite(cls, v: float | None, info: ValidationInfo) -> float | None:
         if v is not None and not math.isfinite(v):
             raise ValueError("score must be a finite number")
+        rng = (info.context or {}).get("score_range")
+        if v is not None and rng is not None and not rng[0] <= v <= rng[1]:
+            raise ValueError(f"score outside the config's score_range [{rng[0]:g}, "
+                             f"{rng[1]:g}]")
         return v
 
     @field_validator("decision", mode="before")
@@ -134,8 +145,10 @@ class CallMeta(BaseModel):
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def parse_meta(data: object, source: str | Path) -> CallMeta:
-    """Validate one record.
+def parse_meta(data: object, source: str | Path,
+               score_range: tuple[float, float] | None = None) -> CallMeta:
+    """Validate one record; with ``score_range`` (the monitor config's), a score outside it
+    is refused.
 
     Raises:
         ConfigError: not a mapping, or a field is missing or invalid; the message names
@@ -146,7 +159,7 @@ def parse_meta(data: object, source: str | Path) -> CallMeta:
         raise ConfigError(source, "", "expected a JSON object of call metadata", data,
                           has_value=True)
     try:
-        return CallMeta.model_validate(data)
+        return CallMeta.model_validate(data, context={"score_range": score_range})
     except ValidationError as exc:
         raise validation_error(source, exc) from exc
 
@@ -172,26 +185,38 @@ def find_manifest(folder: Path, manifest: Path | None = None) -> Path | None:
 
 
 def _manifest_records(path: Path) -> Iterator[tuple[str, object]]:
-    """(``FILE:LINE``, record) for each record, streamed; a bad line yields its error text."""
-    if path.suffix.lower() == ".jsonl":
-        with path.open(encoding="utf-8") as fh:
-            for i, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    yield f"{path}:{i}", json.loads(line)
-                except json.JSONDecodeError as exc:
-                    yield f"{path}:{i}", ConfigError(f"{path}:{i}", "", f"not valid JSON: {exc}")
-    elif path.suffix.lower() == ".csv":
-        with path.open(encoding="utf-8", newline="") as fh:
-            for i, row in enumerate(csv.DictReader(fh), 2):
-                yield f"{path}:{i}", {k: v for k, v in row.items() if k is not None}
-    else:
+    """(``FILE:LINE``, record) for each record, streamed; a bad line yields its error text,
+    and bytes that are not UTF-8 end the manifest with an error naming the line (the records
+    before it are kept)."""
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".csv"):
         raise ConfigError(path, "", "a manifest is a .jsonl or .csv file", path.suffix,
                           has_value=True)
+    i = 0
+    try:
+        if suffix == ".jsonl":
+            with path.open(encoding="utf-8") as fh:
+                for i, line in enumerate(fh, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        yield f"{path}:{i}", json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        yield f"{path}:{i}", ConfigError(f"{path}:{i}", "",
+                                                         f"not valid JSON: {exc}")
+        else:
+            with path.open(encoding="utf-8", newline="") as fh:
+                for i, row in enumerate(csv.DictReader(fh), 2):
+                    yield f"{path}:{i}", {k: v for k, v in row.items() if k is not None}
+    except UnicodeDecodeError as exc:  # text is decoded in blocks: no line number to give
+        yield str(path), ConfigError(path, "", f"not UTF-8 text (byte "
+                                     f"{exc.object[exc.start]:#04x}); save the manifest as "
+                                     f"UTF-8 ({f'records after line {i}' if i else 'no record'}"
+                                     " read)")
 
 
-def iter_calls(folder: str | Path, manifest: str | Path | None = None) -> Iterator[CallInput]:
+def iter_calls(folder: str | Path, manifest: str | Path | None = None,
+               score_range: tuple[float, float] | None = None) -> Iterator[CallInput]:
     """The calls of an input folder, one at a time (nothing is read ahead).
 
     With ``manifest``, that manifest's records only. Otherwise the folder and its subfolders,
@@ -199,7 +224,8 @@ def iter_calls(folder: str | Path, manifest: str | Path | None = None) -> Iterat
     it (one record per call, whose ``audio`` names the recording relative to the manifest);
     in any other folder every recording (``*.wav``, ``*.ulaw``, ``*.mulaw``) goes with its JSON
     sidecar of the same name. A record or recording that cannot be used comes out with
-    ``error`` set, naming the file; the caller reports it and goes on.
+    ``error`` set, naming the file; the caller reports it and goes on. ``score_range``: see
+    :func:`parse_meta`.
 
     Raises:
         ConfigError: the folder or the given manifest does not exist, or the manifest is of an
@@ -210,7 +236,7 @@ def iter_calls(folder: str | Path, manifest: str | Path | None = None) -> Iterat
         man = Path(manifest)
         if not man.is_file():
             raise ConfigError(man, "", "manifest not found")
-        yield from _from_manifest(man)
+        yield from _from_manifest(man, score_range)
         return
     if not folder.is_dir():
         raise ConfigError(folder, "", "input folder not found")
@@ -219,12 +245,13 @@ def iter_calls(folder: str | Path, manifest: str | Path | None = None) -> Iterat
         here_path = Path(here)
         man = find_manifest(here_path)
         if man is not None:
-            yield from _from_manifest(man)
+            yield from _from_manifest(man, score_range)
         else:
-            yield from _from_sidecars(here_path, sorted(files))
+            yield from _from_sidecars(here_path, sorted(files), score_range)
 
 
-def _from_sidecars(here: Path, files: list[str]) -> Iterator[CallInput]:
+def _from_sidecars(here: Path, files: list[str],
+                   score_range: tuple[float, float] | None) -> Iterator[CallInput]:
     names = set(files)
     for name in files:
         path = here / name
@@ -234,13 +261,24 @@ def _from_sidecars(here: Path, files: list[str]) -> Iterator[CallInput]:
         if side.name not in names:
             yield CallInput(str(path), None, None, f"{path}: no metadata (expected {side.name})")
             continue
+        size = side.stat().st_size
+        if size > MAX_SIDECAR_BYTES:
+            yield CallInput(str(side), None, None, f"{side}: the sidecar is {size / 1e6:.1f} MB;"
+                            f" call metadata is a few hundred bytes (limit "
+                            f"{MAX_SIDECAR_BYTES // 1024} KB): is it the right file?")
+            continue
         try:
             data = json.loads(side.read_text(encoding="utf-8"))
-            meta = parse_meta(data, side)
+            meta = parse_meta(data, side, score_range)
         except json.JSONDecodeError as exc:
             yield CallInput(str(side), None, None, f"{side}: not valid JSON: {exc}")
             continue
-        except (ConfigError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            yield CallInput(str(side), None, None, f"{side}: not UTF-8 text (byte "
+                            f"{exc.object[exc.start]:#04x} at offset {exc.start}); save it as "
+                            "UTF-8")
+            continue
+        except ConfigError as exc:
             yield CallInput(str(side), None, None, str(exc))
             continue
         if meta.audio and meta.audio != path.name:
@@ -255,13 +293,14 @@ def _from_sidecars(here: Path, files: list[str]) -> Iterator[CallInput]:
                                                           f"it ({', '.join(AUDIO_SUFFIXES)})")
 
 
-def _from_manifest(man: Path) -> Iterator[CallInput]:
+def _from_manifest(man: Path, score_range: tuple[float, float] | None = None
+                   ) -> Iterator[CallInput]:
     for where, data in _manifest_records(man):
         if isinstance(data, ConfigError):
             yield CallInput(where, None, None, str(data))
             continue
         try:
-            meta = parse_meta(data, where)
+            meta = parse_meta(data, where, score_range)
         except ConfigError as exc:
             yield CallInput(where, None, None, str(exc))
             continue

@@ -25,7 +25,8 @@ from typing import Literal
 import numpy as np
 import soundfile as sf
 
-from rig.audio import Audio, pcm16_to_float
+from rig.audio import Audio, container_problem, pcm16_to_float, samples_problem
+from rig.audio import wav_truncation as wav_truncation  # its home before
 from rig.channel.g711 import LINE_RATE_HZ, decode
 from rig.monitor.signals import CallAudio, detect_g711
 
@@ -40,26 +41,6 @@ class RecordingError(ValueError):
 def format_of(path: Path) -> AudioFormat:
     """``mulaw`` for ``.ulaw``/``.mulaw`` files, else ``wav``."""
     return "mulaw" if path.suffix.lower() in (".ulaw", ".mulaw") else "wav"
-
-
-def wav_truncation(data: bytes) -> str | None:
-    """Why a RIFF/WAVE file is cut short, or None: its ``data`` chunk declares more bytes than
-    the file holds (a partial upload or copy; libsndfile would read what is there without a
-    word). Sizes 0 and 0xFFFFFFFF (what streaming writers leave) are not checked. The chunk
-    layout is that of the RIFF WAVE format (Microsoft/IBM, 1991)."""
-    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
-        return None
-    pos = 12
-    while pos + 8 <= len(data):
-        cid, size = data[pos:pos + 4], int.from_bytes(data[pos + 4:pos + 8], "little")
-        if cid == b"data":
-            have = len(data) - (pos + 8)
-            if size not in (0, 0xFFFFFFFF) and size > have:
-                return (f"truncated: the data chunk declares {size} bytes of audio, the file "
-                        f"holds {have}")
-            return None
-        pos += 8 + size + (size & 1)
-    return None
 
 
 def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
@@ -84,7 +65,7 @@ def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
             raise RecordingError(f"raw mu-law is mono; layout {layout!r} needs a stereo WAV")
         audio = decode(np.frombuffer(data, dtype=np.uint8), "mulaw", LINE_RATE_HZ)
         return CallAudio(audio, None, 1, "mono", "mulaw", "file", "raw-mulaw-8k", sha)
-    cut = wav_truncation(data)
+    cut = container_problem(data, "call.wav")
     if cut:
         raise RecordingError(cut)
     try:
@@ -98,10 +79,12 @@ def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
     except Exception as exc:  # libsndfile raises its own error types
         # its message names the in-memory buffer (<_io.BytesIO object at 0x...>): drop that
         why = re.sub(r"\s*<_io\.BytesIO object at 0x[0-9a-f]+>", "", str(exc)).strip()
+        why = re.sub(r"^Error opening\s*:?\s*", "", why)
         raise RecordingError(f"cannot decode audio ({why or type(exc).__name__})") from exc
     n_ch = x.shape[1]
-    if x.shape[0] == 0:
-        raise RecordingError("no samples")
+    why = samples_problem(x, info.subtype in ("FLOAT", "DOUBLE"), int(sr))
+    if why:
+        raise RecordingError(why)
     if n_ch > 2:
         raise RecordingError(f"{n_ch} channels; a recording is mono (candidate) or stereo "
                              "(candidate and interviewer)")

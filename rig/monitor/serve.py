@@ -126,7 +126,7 @@ def create_app(store: MonitorStore, config: MonitorConfig, token: str, recording
 
     def ingest(body: CallBody):
         try:
-            meta = parse_meta(body.metadata, "request: metadata")
+            meta = parse_meta(body.metadata, "request: metadata", config.score_range)
         except RigError as exc:
             raise HTTPException(400, str(exc)) from exc
         try:

@@ -46,6 +46,35 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
+def _check_noise_file(f: Path, path: Path) -> None:
+    """The noise recording decodes, is finite, not silent and long enough to loop
+    (:func:`rig.synth.noise.file_noise`'s rules, checked when the set is loaded rather than
+    in the middle of a campaign)."""
+    import numpy as np
+
+    from rig.synth.noise import file_noise
+
+    try:
+        file_noise(path, 1, 16000, np.random.default_rng(0))
+    except ValueError as exc:  # AudioFileError is one; the message names the file
+        raise ConfigError(f, "noise.path", str(exc)) from None
+
+
+def _check_recordings(f: Path, folder: Path) -> None:
+    """Every recording (``*.wav``, ``*.flac``) of a recorded voice's folder decodes to usable
+    samples (:func:`rig.audio.read_wav`'s rules: not cut short, not another format renamed,
+    no NaN), checked when the set is loaded rather than at that answer's call."""
+    from rig.audio import read_wav
+    from rig.synth.recorded import EXTENSIONS
+
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.suffix.lower() in EXTENSIONS:
+            try:
+                read_wav(path)
+            except ValueError as exc:  # AudioFileError is one; the message names the file
+                raise ConfigError(f, "voice.voice_id", str(exc)) from None
+
+
 def _check_sources(f: Path, prof: Profile) -> None:
     """Files a profile names exist, and its accent label says where the voice comes from."""
     folder = f.parent
@@ -54,6 +83,7 @@ def _check_sources(f: Path, prof: Profile) -> None:
         if not (p if p.is_absolute() else folder / p).is_file():
             raise ConfigError(f, "noise.path", "noise file not found (paths are relative to the "
                               "profile file)", prof.noise.path)
+        _check_noise_file(f, p if p.is_absolute() else folder / p)
     label = prof.accent_label.lower()
     if prof.voice.engine == "recorded":
         for name, neutral in (("pace", Pace()), ("pauses", Pauses()),
@@ -66,6 +96,7 @@ def _check_sources(f: Path, prof: Profile) -> None:
         if not (p if p.is_absolute() else folder / p).is_dir():
             raise ConfigError(f, "voice.voice_id", "recording folder not found (relative to "
                               "the profile file)", prof.voice.voice_id)
+        _check_recordings(f, p if p.is_absolute() else folder / p)
         if "recorded" not in label:
             raise ConfigError(f, "accent_label", "a recorded voice's label must say 'recorded'",
                               prof.accent_label)

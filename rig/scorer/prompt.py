@@ -107,7 +107,11 @@ _JSON_OBJ = re.compile(r"\{.*\}", re.DOTALL)
 
 
 def parse_reply(raw: str, question: Question) -> ParsedReply:
-    """Parse a scorer reply. Never raises; a failure has ``score=None`` and a status."""
+    """Parse a scorer reply. Never raises; a failure has ``score=None`` and a status:
+    ``invalid_json`` (no JSON object, or a truncated one), ``missing_field`` (no ``points``
+    object, or a criterion without points), ``out_of_range`` (a value that is not a whole
+    number, a string for a number, a boolean, NaN or infinite, or outside 0..the criterion's
+    points)."""
     m = _JSON_OBJ.search(raw or "")
     if not m:
         return ParsedReply("invalid_json", None, None, None, "no JSON object in the reply")

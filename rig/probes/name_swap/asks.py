@@ -92,8 +92,8 @@ def _value(feature: Feature, v: object) -> tuple[float | None, str]:
     if feature == "qualification":
         if isinstance(v, str) and v.strip().isdigit():
             v = int(v.strip())
-        if (isinstance(v, bool) or not isinstance(v, int | float) or v != int(v)
-                or not 1 <= v <= 10):
+        if (isinstance(v, bool) or not isinstance(v, int | float) or not 1 <= v <= 10
+                or v != int(v)):  # the range first: int() of NaN or Infinity raises
             return None, f"qualification={v!r} is not a whole number from 1 to 10"
         return float(v), str(int(v))
     amount: float | None = None
