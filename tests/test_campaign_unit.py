@@ -112,7 +112,8 @@ def test_campaign_writes_outputs_and_truncates_long_pauses(tmp_path):
     assert s["profiles"]["long_pauses"]["mean_delta"] < 0
     html_text = (tmp_path / "c" / "report.html").read_text()
     assert html_text.count("long_pauses") >= 1
-    assert "bootstrap 95% CI" in html_text and "t 95% CI" in html_text  # both intervals drawn
+    # the forest plot draws each delta with the verdict's interval (t below 30 pairs)
+    assert 'id="fig-forest"' in html_text and "t interval" in html_text
 
 
 def test_content_similarity_per_call_and_per_profile(tmp_path):

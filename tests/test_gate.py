@@ -69,8 +69,9 @@ def gate(cand: pd.DataFrame, prev: pd.DataFrame, policy: GatePolicy | None = Non
 def test_default_policy_and_empty_file(tmp_path: Path) -> None:
     assert load_policy(None) == GatePolicy()
     f = tmp_path / "gate.yaml"
-    f.write_text("")
-    assert load_policy(f) == GatePolicy()
+    f.write_text("")  # an emptied policy file must not silently loosen the gate
+    with pytest.raises(ConfigError, match=r"gate\.yaml: the file is empty"):
+        load_policy(f)
     f.write_text("alpha: 0.01\nimpact:\n  min_n: 50\n  kinds: [selection, scoring]\n")
     pol = load_policy(f)
     assert pol.alpha == 0.01 and pol.impact.min_n == 50

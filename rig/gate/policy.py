@@ -1,7 +1,8 @@
 """The gate policy (``gate.yaml``): which checks run, and what blocks a release.
 
-Every field has a default, so an empty file (or no file) is the default policy. What each
-check does with these settings is in :mod:`rig.gate`'s docstring.
+Every field has a default, so no file (or ``{}``) is the default policy; an empty file is
+refused (an emptied policy must not loosen the gate unseen). What each check does with these
+settings is in :mod:`rig.gate`'s docstring.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ class VersionPolicy(_Strict):
 
 
 class GatePolicy(_Strict):
-    """The gate policy (``gate.yaml``); every field has a default, so an empty file is valid.
+    """The gate policy (``gate.yaml``); every field has a default (``{}`` is the default policy;
+    an empty file is refused).
 
     ``alpha``: family-wise error rate of all the gate's tests together (Holm). ``n_boot`` and
     ``seed``: bootstrap settings of the per-profile tables written to gate.json.
@@ -72,7 +74,7 @@ class GatePolicy(_Strict):
 
 
 def load_policy(path: str | Path | None) -> GatePolicy:
-    """Read a gate policy YAML (None: the defaults; an empty file: the defaults).
+    """Read a gate policy YAML (None or ``{}``: the defaults; an empty file is a ConfigError).
 
     Raises:
         ConfigError: the file is missing, is not YAML, or a field is invalid (names the file,
