@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rig.drilldown import drilldown_html
 from rig.pages import CSS as _CSS
 from rig.pages import fmt as _fmt
 from rig.pages import svg
@@ -215,6 +216,7 @@ text). Content similarity: cosine of the transcript's and the script's sentence 
 {_attribution_html(profiles, baseline)}
 <h2>Scorer noise floor (baseline repeats)</h2>{nf_html}
 {worst}
+{drilldown_html(path.parent, summary, rows)}
 </body></html>"""
     path.write_text(doc, encoding="utf-8")
     return path

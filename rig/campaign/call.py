@@ -138,6 +138,9 @@ class Stages:
     scorer_device: str | None = None
     #: grades ``score_turn_text``; None: ``scorer`` (a real transport sets the campaign's own)
     turn_text_scorer: Scorer | None = None
+    #: where each call's audio is written (:func:`rig.drilldown.audio.write_call_audio`:
+    #: ``<call_id>.caller.flac``, ``.line.flac``, ``.json``); None: not written
+    audio_dir: Path | None = None
 
 
 def decision_for(score: float | None, cutoff: float) -> str | None:
@@ -242,6 +245,11 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         t0 = time.perf_counter()
         turn = stages.detect_turn(line, TurnParams.from_pipeline(pipeline))
         t["vad"] = time.perf_counter() - t0
+        if stages.audio_dir is not None:  # the drill-down's audio (issue 17)
+            stage = "audio"
+            from rig.drilldown.audio import write_call_audio
+
+            write_call_audio(stages.audio_dir, cid, caller, line, rendered, turn)
         script_words = [w for w in rendered.words if not w.is_filler]
         before = [w for w in script_words if w.start_s < turn.turn_close_s]
         lost = len(script_words) - len(before)
