@@ -190,3 +190,12 @@ def test_cli_has_the_no_audio_opt_out():
     for cmd in (["campaign", "run", "--help"], ["demo", "--help"]):
         res = CliRunner().invoke(app, cmd, env={"COLUMNS": "200"})
         assert res.exit_code == 0 and "--no-audio" in res.output
+
+
+def test_a_real_calls_recording_is_linked_relative_to_the_folder(tmp_path):
+    rec = tmp_path / "recordings" / "long_pauses-a1-0.wav"
+    rec.parent.mkdir()
+    sf.write(rec, np.zeros((800, 2), np.float32), 8000)
+    rows = _rows(recording_path="elsewhere/when/run.wav")  # a cwd-relative path gone stale
+    doc = drilldown_html(tmp_path, SUMMARY, rows)
+    assert "src='recordings/long_pauses-a1-0.wav'" in doc

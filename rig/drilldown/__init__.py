@@ -137,11 +137,12 @@ def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int
                  f"{fmt(call.get('words_lost'))} of {fmt(call.get('words_total'))} words "
                  "lost</p>")
     recording = call.get("recording_path")
-    if recording:
-        rp = Path(str(recording))
-        rp = rp if rp.is_absolute() else campaign_dir / rp
-        parts.append(audio_html(_link(campaign_dir, rp), "the real call's recording (left: "
-                                "caller sent, right: interviewer received)"))
+    if recording:  # as written (absolute or from the cwd), in the folder, or where rig puts it
+        found = [p for p in (Path(str(recording)), campaign_dir / str(recording),
+                             campaign_dir / "recordings" / f"{cid}.wav") if p.is_file()]
+        parts.append(audio_html(_link(campaign_dir, found[0]) if found else None,
+                                "the real call's recording (left: caller sent, right: "
+                                "interviewer received)"))
     parts.append(audio_html(_link(campaign_dir, paths["caller"]),
                             "caller audio (what the candidate's phone sent)"))
     parts.append(audio_html(_link(campaign_dir, paths["line"]),
