@@ -2,6 +2,7 @@
 (lost) words, the entries and filters' data, and the campaign audio files."""
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -143,6 +144,9 @@ def test_call_audio_files_are_written_and_read_back(tmp_path):
     assert sorted(p.name for p in (tmp_path / "audio").iterdir()) == [
         "cid.caller.flac", "cid.json", "cid.line.flac"]  # no temporary file left
     assert read_call_audio(tmp_path / "audio", "other") is None
+    mask = os.umask(0)
+    os.umask(mask)  # the files get the umask's modes, not mkstemp's 0600
+    assert all(p.stat().st_mode & 0o777 == 0o666 & ~mask for p in paths.values())
 
 
 def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):

@@ -61,12 +61,22 @@ def peaks(samples: np.ndarray, n_bins: int = N_PEAKS) -> list[float]:
     return [round(float(v), 3) for v in np.maximum.reduceat(x, edges[:-1])]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
 def _atomic_write(path: Path, write) -> None:
     """``write(tmp_path)`` then rename onto ``path`` (same folder, so the rename is atomic)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 would keep the files from others
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
