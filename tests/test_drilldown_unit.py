@@ -203,3 +203,20 @@ def test_a_real_calls_recording_is_linked_relative_to_the_folder(tmp_path):
     rows = _rows(recording_path="elsewhere/when/run.wav")  # a cwd-relative path gone stale
     doc = drilldown_html(tmp_path, SUMMARY, rows)
     assert "src='recordings/long_pauses-a1-0.wav'" in doc
+
+
+def test_local_worker_processes_write_the_audio(tmp_path):
+    from executor_fakes import ROOT, make_stages
+
+    from rig.campaign.executors import ExecutorSpec
+    from rig.campaign.runner import CampaignSpec, run_campaign
+
+    spec = CampaignSpec(answers_path=ROOT / "answer_bank" / "core",
+                        profiles_path=ROOT / "profiles" / "demo",
+                        pipeline_path=ROOT / "pipelines" / "reference.yaml",
+                        out_dir=tmp_path / "c", profile_ids=("long_pauses",),
+                        question_ids=("q01_conflict",), n_boot=200)
+    res = run_campaign(spec, stages=make_stages(), progress=False,
+                       executor=ExecutorSpec("local", workers=2, overlap=False))
+    assert res.rows and all(read_call_audio(tmp_path / "c" / "audio", r["call_id"])
+                            for r in res.rows)
