@@ -77,7 +77,7 @@ def test_summary_equals_a_recomputation_from_calls_parquet(campaign):
     lp = on_disk["profiles"]["long_pauses"]
     assert lp["truncation_rate"] == 1.0 and lp["n_pairs"] == 2
     html = (spec.out_dir / "report.html").read_text()
-    assert "<svg" in html and "<script" not in html  # offline: nothing fetched
+    assert "<svg" in html and "<script src" not in html  # offline: nothing fetched
     assert 'src="http' not in html and "<link" not in html
 
 

@@ -139,6 +139,9 @@ class Stages:
     scorer_device: str | None = None
     #: grades ``score_turn_text``; None: ``scorer`` (a real transport sets the campaign's own)
     turn_text_scorer: Scorer | None = None
+    #: where each call's audio is written (:func:`rig.drilldown.audio.write_call_audio`:
+    #: ``<call_id>.caller.flac``, ``.line.flac``, ``.json``); None: not written
+    audio_dir: Path | None = None
 
 
 def decision_for(score: float | None, cutoff: float) -> str | None:
@@ -244,6 +247,11 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         turn_params = TurnParams.from_pipeline(pipeline)
         turn = stages.detect_turn(line, turn_params)
         t["vad"] = time.perf_counter() - t0
+        if stages.audio_dir is not None:  # the drill-down's audio (issue 17)
+            stage = "audio"
+            from rig.drilldown.audio import write_call_audio
+
+            write_call_audio(stages.audio_dir, cid, caller, line, rendered, turn)
         script_words = [w for w in rendered.words if not w.is_filler]
         before = [w for w in script_words if w.start_s < turn.turn_close_s]
         lost = len(script_words) - len(before)

@@ -6,6 +6,9 @@ Output folder:
     ``calls.parquet`` one row per planned call, no duplicate ids;
     ``summary.json``  per-profile paired statistics against the baseline;
     ``report.html``   one offline page;
+    ``audio/``        each simulated call's audio and word timings, for the report's
+                      drill-down (:mod:`rig.drilldown.audio`; ``CampaignSpec.audio=False``:
+                      none);
     ``campaign.json`` what was run (inputs, pipeline version, selectors).
 
 Running the same command again skips the calls already in ``calls.jsonl`` and retries the
@@ -49,6 +52,7 @@ from rig.campaign.executors.worker import (
 from rig.campaign.export import input_hashes
 from rig.campaign.oracle import OracleCache, oracle_done, oracle_key  # noqa: F401 (OracleCache: its old home)
 from rig.campaign.store import CallLog, write_parquet
+from rig.drilldown.audio import AUDIO_DIRNAME
 from rig.errors import ConfigError
 from rig.paths import make_out_dir
 from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
@@ -74,6 +78,7 @@ class CampaignSpec:
     transport: str = "sim"  # sim, or the real transport of rig.calls (recorded only)
     # run only the first repeat of an (answer, profile) whose repeats cannot differ
     skip_deterministic_repeats: bool = True
+    audio: bool = True  # write each call's audio under out_dir/audio (rig.drilldown.audio)
 
 
 @dataclass
@@ -290,7 +295,8 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     (out / "campaign.json").write_text(json.dumps(campaign_json, indent=2))
     todo = [c for c in plan if c.call_id not in log or log.get(c.call_id)["status"] != "ok"]
     n_skipped = len(plan) - len(todo)
-    setup = WorkerSetup(pipeline, version, campaign_id, runtime, stages, executor.overlap)
+    setup = WorkerSetup(pipeline, version, campaign_id, runtime, stages, executor.overlap,
+                        out / AUDIO_DIRNAME if spec.audio else None)
     keys = {c.call_id: oracle_key(c.question, c.answer, c.seed, version) for c in todo}
     grade = {}
     for c in todo:

@@ -21,6 +21,9 @@ from rig.paths import DEFAULTS
 
 campaign_app = RigTyper(no_args_is_help=True, help="Matched-pair campaigns.")
 
+AUDIO_HELP = ("write each call's caller and line audio (FLAC) and word timings under OUT/audio "
+              "for the report's drill-down (--no-audio: none, for large campaigns)")
+
 
 def _print_summary(summary: dict, out: Path) -> None:
     t = Table(title=f"{summary['campaign_id']} ({summary['pipeline_version']})")
@@ -136,6 +139,7 @@ def demo(
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
     sweep: Annotated[bool, typer.Option(help="then sweep the endpointing timer on "
                                         "long_pauses (10 calls more)")] = True,
+    audio: Annotated[bool, typer.Option(help=AUDIO_HELP)] = True,
 ) -> None:
     """Run the demo campaign on the embedded defaults (offline; 30 calls, 5-10 min on 2 idle cores),
     then a small sweep of the endpointing timer on long_pauses (its pauses outlast the 800 ms
@@ -149,7 +153,7 @@ def demo(
     spec = CampaignSpec(answers_path=d.answer_bank / "core", profiles_path=d.profiles / "demo",
                         pipeline_path=d.pipelines / "reference.yaml", out_dir=out,
                         repeats=repeats, campaign_id="demo",
-                        answer_ids=d.demo_answer_ids, baseline_repeats=2)
+                        answer_ids=d.demo_answer_ids, baseline_repeats=2, audio=audio)
     _run(spec, progress)
     if sweep:
         _demo_sweep(out, progress)
@@ -249,6 +253,7 @@ def campaign_run(
         "--overlap/--no-overlap",
         help="inside a worker, transcribe the next call while the scorer grades this one "
              "(default: when the worker's threads leave room)")] = None,
+    audio: Annotated[bool, typer.Option(help=AUDIO_HELP)] = True,
 ) -> None:
     """Run (or resume) a matched-pair campaign: every answer under every profile."""
     from rig.calls.options import TransportOptions, transport_call_options
@@ -260,7 +265,7 @@ def campaign_run(
                         question_ids=tuple(question or ()), repeat_ids=tuple(repeat or ()),
                         n_boot=n_boot, baseline_repeats=baseline_repeats,
                         transport=transport,
-                        skip_deterministic_repeats=skip_deterministic_repeats)
+                        skip_deterministic_repeats=skip_deterministic_repeats, audio=audio)
     try:  # before any model loads or call is placed
         calls = transport_call_options(TransportOptions(
             transport, interviewer_url=interviewer_url, results_token_env=results_token_env,

@@ -167,6 +167,8 @@ class WorkerSetup:
     ``stages``: given (unit tests' fakes, which must pickle: module-level functions), each
     worker gets a copy; None: each worker builds the real stages once
     (``rig.runtime.build_stages(pipeline, runtime)``) and reuses them for all its calls.
+    ``audio_dir``: where each call's audio is written (``Stages.audio_dir``; a Ray cluster's
+    nodes must share it); None: not written.
     """
     pipeline: PipelineConfig
     version: str
@@ -174,6 +176,7 @@ class WorkerSetup:
     runtime: object | None = None
     stages: Stages | None = None
     overlap: bool = False
+    audio_dir: Path | None = None
 
 
 @dataclass

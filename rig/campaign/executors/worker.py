@@ -96,6 +96,8 @@ class Worker:
         self.setup = setup
         self.stages = (setup.stages if setup.stages is not None
                        else build_worker_stages(setup.pipeline, setup.runtime))
+        if setup.audio_dir is not None:
+            self.stages = dataclasses.replace(self.stages, audio_dir=setup.audio_dir)
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._cache0 = self._cache_stats()  # stages handed in may have graded before
 
