@@ -3,8 +3,9 @@
 detailed per-profile table with column help, the stage attribution, the noise floor, the
 judge's validity, and the calls section (rig.drilldown.drilldown_html).
 
-Self-contained: no external URL, font or script; styles inline (rig.pages.CSS); opens from
-``file://``; laid out for 1280 px and phone widths, and for print.
+Self-contained: no external URL, font or script file (the calls section's filters are one
+inline script); styles inline (rig.pages.CSS); opens from ``file://``; laid out for 1280 px and
+phone widths, and for print.
 """
 
 from __future__ import annotations
