@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rig.campaign.attribution import split_text
+from rig.campaign.schema import SweepNote
 from rig.campaign.summary import campaign_summary
 from rig.report.verdict import (
     percent,
@@ -139,9 +140,15 @@ def test_a_gain_is_split_without_naming_a_loss(summary) -> None:
     assert "split: +0.3 = 0.0 turn detection, +0.3 ASR, 0.0 rest" in out and "lost" not in out
 
 
-def test_the_sweep_hook() -> None:
-    s = {"profiles": {}, "sweep": {"verdict": "A 1.2 s timer keeps every answer whole."}}
-    assert verdict_sentences(s)[0] == "A 1.2 s timer keeps every answer whole."
+def test_the_demo_sweep_is_said_with_its_report() -> None:
+    note = SweepNote(vary="endpointing.silence_timeout_ms=2000", profile_id="long_pauses",
+                     verdict="long_pauses: a 2,000 ms timer closes the gap.",
+                     report="sweep/report.html")
+    s = {"profiles": {}, "sweep": note.model_dump()}
+    assert verdict_sentences(s)[0] == (
+        "Sweep: long_pauses: a 2,000 ms timer closes the gap (sweep of "
+        "endpointing.silence_timeout_ms=2000: sweep/report.html).")
+    assert verdict_sentences({"profiles": {}})[0].startswith("Judge validity")  # no sweep line
 
 
 _f = st.floats(-100, 100, allow_nan=False)

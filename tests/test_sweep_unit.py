@@ -259,6 +259,11 @@ def test_the_demo_sweeps_the_timer_on_long_pauses_and_prints_one_line(campaign, 
     assert "every turn waits 1.2 s longer" in out
     sweep = json.loads((folder / "sweep" / "sweep.json").read_text())
     assert {r["profile_id"] for r in sweep["table"]} == {"baseline", "long_pauses"}
+    # the campaign's summary and report now state the sweep's answer
+    note = json.loads((folder / "summary.json").read_text())["sweep"]
+    assert note["report"] == "sweep/report.html" and note["profile_id"] == "long_pauses"
+    assert note["verdict"] in out
+    assert note["verdict"].rstrip(".") in (folder / "report.html").read_text()
 
 
 def test_cli_runs_a_grid_sweep_and_prints_the_verdicts(campaign, tmp_path, monkeypatch):

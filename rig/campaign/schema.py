@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 #: The version this rig writes.
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 #: The version a summary without ``schema_version`` (written before rig versioned it) reads as.
 UNVERSIONED = "0.0"
 
@@ -252,6 +252,17 @@ class ProfileSummary(_Part):
         "the attribution columns", default=None)
 
 
+class SweepNote(_Part):
+    """The sweep ``rig demo`` runs after its campaign (rig.sweep), in one line. ``rig sweep``
+    itself writes its own folder and leaves the campaign's summary alone."""
+
+    vary: str = _f("the varied pipeline field and values, e.g. "
+                   "endpointing.silence_timeout_ms=2000")
+    profile_id: str = _f("the profile swept (with the baseline)")
+    verdict: str = _f("the sweep's one-line answer (rig.sweep.headline)")
+    report: str = _f("the sweep's report.html, relative to the campaign folder")
+
+
 class CampaignSummary(_Part):
     """A campaign's summary.json: per profile, the paired statistics against the baseline and
     the audio-path measures; the baseline's noise floor; the judge's validity.
@@ -289,6 +300,8 @@ class CampaignSummary(_Part):
     pipeline: dict[str, Any] | None = _f(
         "the resolved pipeline configuration (rig.pipeline.PipelineConfig), which the release "
         "gate compares; absent when not recorded", default=None)
+    sweep: SweepNote | None = _f(
+        "the timer sweep `rig demo` ran after the campaign; absent otherwise", default=None)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``summary.json``: fields left unset (the "absent when" ones) out."""

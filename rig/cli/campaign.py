@@ -168,6 +168,7 @@ DEMO_SWEEP_TIMERS_MS = (2000,)
 def _demo_sweep(out: Path, progress: bool) -> None:
     """After the demo campaign: sweep the timer on :data:`DEMO_SWEEP_PROFILE` (its calls and
     the baseline's, renders from the cache) and print the one-line answer."""
+    from rig.campaign.schema import SweepNote
     from rig.cli.sweep import print_sweep
     from rig.sweep import Vary, headline, run_sweep
 
@@ -178,11 +179,28 @@ def _demo_sweep(out: Path, progress: bool) -> None:
     except RigError as exc:
         fail(exc)
     print_sweep(res.sweep)
-    stdout_console().print(headline(res.sweep, DEMO_SWEEP_PROFILE, path), markup=False,
-                           highlight=False)
+    line = headline(res.sweep, DEMO_SWEEP_PROFILE, path)
+    stdout_console().print(line, markup=False, highlight=False)
+    _note_sweep(out, SweepNote(
+        vary=f"{path}={','.join(str(v) for v in DEMO_SWEEP_TIMERS_MS)}",
+        profile_id=DEMO_SWEEP_PROFILE, verdict=line, report="sweep/report.html"))
     stdout_console().print(f"wrote {out}/sweep/sweep.json, {out}/sweep/sweep.parquet, "
                            f"{out}/sweep/report.html ({res.n_run} calls, {res.seconds:.0f} s)",
                            markup=False, highlight=False)
+
+
+def _note_sweep(out: Path, note) -> None:
+    """Record the demo's sweep (a :class:`rig.campaign.schema.SweepNote`) in the campaign's
+    summary.json and rewrite its report.html, whose verdict then states it."""
+    import pandas as pd
+
+    from rig.campaign.summary_file import load_summary, write_summary
+    from rig.report import write_campaign_report
+
+    summary = load_summary(out / "summary.json").model_copy(update={"sweep": note})
+    write_summary(out / "summary.json", summary)
+    write_campaign_report(out / "report.html", summary.to_dict(),
+                          pd.read_parquet(out / "calls.parquet"))
 
 
 @campaign_app.command("run")

@@ -159,11 +159,12 @@ def pipeline_sentence(summary: dict) -> str:
 
 
 def sweep_sentence(summary: dict) -> str | None:
-    """The demo's sweep result, when summary.json carries one (a hook: no summary has a
-    ``sweep`` block yet; a ``{"verdict": str}`` is shown as is)."""
+    """The demo's sweep (summary.json's ``sweep``, :class:`rig.campaign.schema.SweepNote`):
+    its one-line answer and where its report is; None when the summary has none."""
     sweep = summary.get("sweep")
     if isinstance(sweep, dict) and isinstance(sweep.get("verdict"), str):
-        return sweep["verdict"]
+        where = f" (sweep of {sweep['vary']}: {sweep['report']})" if sweep.get("report") else ""
+        return f"Sweep: {sweep['verdict'].rstrip('.')}{where}."
     return None
 
 
