@@ -53,11 +53,14 @@ def worker_main(setup: WorkerSetup, conn: mpc.Connection) -> None:
 
     ignore_sigint()
     try:
-        worker = Worker(setup)
-    except Exception as exc:
-        conn.send(("init_error", None, _portable(exc)))
+        try:
+            worker = Worker(setup)
+        except Exception as exc:
+            conn.send(("init_error", None, _portable(exc)))
+            return
+        conn.send(("ready", None, worker.ready()))
+    except OSError:  # the driver died while this worker started (killed): nothing to say
         return
-    conn.send(("ready", None, worker.ready()))
     lock = threading.Lock()  # the scoring thread and this one may both send
 
     def recv():
