@@ -303,3 +303,85 @@ def campaign_kill_figures(out: Path, reference_parquet: Path, run: KillRun) -> d
             "torn_lines_left": torn_left,
             "torn_lines_moved_aside": n_lines(out / "calls.jsonl.torn"),
             "log_lines": len(ids), "drivers_started": run.drivers_started}
+
+
+# --- rig monitor ingest -----------------------------------------------------------------------
+
+def _fixed_turns(audio, params):
+    """The synthetic recordings hold speech from LEAD_S for 0.8 s (rig.monitor.simulate)."""
+    from rig.monitor.simulate import LEAD_S
+    from rig.vad import Turn
+
+    end = LEAD_S + 0.8
+    return (Turn(LEAD_S, end, min(audio.duration_s, end + params.silence_timeout_ms / 1000),
+                 "silence_timeout"),)
+
+
+@dataclass(frozen=True)
+class SlowAsr:
+    """A fake ASR taking ``sleep_s`` per call (so a kill lands mid-ingest)."""
+    sleep_s: float = 0.0
+
+    def __call__(self, audio, options):
+        from rig.asr import AsrSegment, Transcript
+
+        if self.sleep_s:
+            time.sleep(self.sleep_s)
+        seg = AsrSegment(0.0, audio.duration_s, "one two three four five", -0.25, 0.04)
+        return Transcript(seg.text, -0.25, 0.04, audio.duration_s, (seg,), "en")
+
+
+def monitor_fakes(sleep_s: float = 0.0):
+    """:class:`rig.monitor.signals.SignalStages` of fixed turns and a fake ASR."""
+    from rig.monitor.signals import SignalStages
+
+    return SignalStages(_fixed_turns, SlowAsr(sleep_s))
+
+
+def write_monitor_calls(folder: Path, n_calls: int = 60, seed: int = 7) -> Path:
+    """``n_calls`` generated production calls (WAV + sidecar) in ``folder``."""
+    from datetime import date
+
+    from rig.monitor.simulate import WeekDesign, write_week
+
+    write_week(folder, WeekDesign(date(2025, 1, 6), n_calls=n_calls), seed=seed)
+    return folder
+
+
+_INGEST_DRIVER = """
+import sys
+sys.path.insert(0, {tests!r})
+from kill_util import monitor_fakes
+from rig.monitor.config import MonitorConfig
+from rig.monitor.ingest import ingest_folder
+from rig.monitor.store import MonitorStore
+progress = open({progress!r}, "a")
+def on_call(source, outcome):
+    progress.write(outcome + " " + source + "\\n")
+    progress.flush()
+with MonitorStore({db!r}) as store:
+    ingest_folder({folder!r}, store, MonitorConfig(), stages=monitor_fakes({sleep_s}),
+                  on_call=on_call)
+"""
+
+
+def ingest_driver(folder: Path, db: Path, progress: Path, sleep_s: float = 0.05) -> str:
+    """Code that ingests ``folder`` into ``db`` with :func:`monitor_fakes`, appending
+    ``<outcome> <source>`` to ``progress`` after each call (as ``rig monitor ingest`` does
+    with the real stages)."""
+    return _INGEST_DRIVER.format(tests=str(TESTS), folder=str(folder), db=str(db),
+                                 progress=str(progress), sleep_s=sleep_s)
+
+
+#: columns of the monitor's calls table that differ between two ingests of the same calls
+MONITOR_RUNTIME = ("ingested_at", "t_decode_s", "t_vad_s", "t_signals_s", "t_asr_s")
+
+
+def monitor_rows(db: Path) -> dict[str, str]:
+    """Each stored call's row (runtime columns aside) as a JSON key, by call id."""
+    from rig.monitor.store import COLUMNS, MonitorStore
+
+    cols = [c for c in COLUMNS if c not in MONITOR_RUNTIME]
+    with MonitorStore(db, read_only=True) as store:
+        df = store.con.execute(f"SELECT {', '.join(cols)} FROM calls").df()
+    return {r["call_id"]: _key(r) for r in df.to_dict("records")}
