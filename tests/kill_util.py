@@ -385,3 +385,68 @@ def monitor_rows(db: Path) -> dict[str, str]:
     with MonitorStore(db, read_only=True) as store:
         df = store.con.execute(f"SELECT {', '.join(cols)} FROM calls").df()
     return {r["call_id"]: _key(r) for r in df.to_dict("records")}
+
+
+# --- rig sweep --------------------------------------------------------------------------------
+
+def sweep_campaign(out: Path) -> Path:
+    """A finished 40-call campaign on fakes to sweep (answer_bank/core's first 4 questions x
+    long_pauses and the baseline)."""
+    sys.path.insert(0, str(TESTS))
+    from executor_fakes import make_stages
+
+    from rig.campaign.runner import run_campaign
+
+    spec = campaign_spec(out, profile_ids=("long_pauses",), question_ids=(
+        "q01_conflict", "q02_upset_customer", "q03_hard_bug", "q04_front_desk",
+        "q05_caught_error"))
+    run_campaign(spec, stages=make_stages(), progress=False)
+    return Path(out)
+
+
+SWEEP_VARY = "endpointing.silence_timeout_ms=500,2000"
+
+_SWEEP_DRIVER = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from executor_fakes import make_stages
+from rig.sweep import parse_vary, run_sweep
+run_sweep(Path({campaign!r}), [parse_vary({vary!r})], Path({out!r}), n_boot=200,
+          stages_for=lambda p: make_stages(sleep_s={sleep_s}))
+"""
+
+
+def sweep_driver(campaign: Path, out: Path, sleep_s: float = 0.03) -> str:
+    """Code that runs (or resumes) the sweep :data:`SWEEP_VARY` of ``campaign`` into ``out``
+    on fake stages (``sleep_s`` per call's ASR)."""
+    return _SWEEP_DRIVER.format(tests=str(TESTS), campaign=str(campaign), out=str(out),
+                                vary=SWEEP_VARY, sleep_s=sleep_s)
+
+
+def sweep_logged(out: Path) -> int:
+    """Lines in every variant's calls.jsonl of the sweep in ``out``."""
+    return sum(n_lines(p) for p in Path(out).glob("variants/*/calls.jsonl"))
+
+
+# --- probes -----------------------------------------------------------------------------------
+
+_PROBE_DRIVER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from test_probes_unit import ProbeFake, style_biased_reply
+from rig.probes import ProbeSpec, run_probe
+def slow(user, seed):
+    time.sleep({sleep_s})
+    return style_biased_reply(user, seed)
+run_probe(ProbeSpec("hedging", Path({out!r}), n_sessions=4, questions_per_session=5, seed=3),
+          ProbeFake(slow))
+"""
+
+
+def probe_driver(out: Path, sleep_s: float = 0.05) -> str:
+    """Code that runs (or resumes) a hedging probe (4 sessions x 5 questions, 2 conditions,
+    2 variants: 96 asks) into ``out`` with the probe tests' fake scorer, ``sleep_s`` per
+    ask."""
+    return _PROBE_DRIVER.format(tests=str(TESTS), out=str(out), sleep_s=sleep_s)
