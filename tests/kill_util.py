@@ -450,3 +450,46 @@ def probe_driver(out: Path, sleep_s: float = 0.05) -> str:
     2 variants: 96 asks) into ``out`` with the probe tests' fake scorer, ``sleep_s`` per
     ask."""
     return _PROBE_DRIVER.format(tests=str(TESTS), out=str(out), sleep_s=sleep_s)
+
+
+# --- the real stages ------------------------------------------------------------------------
+
+_REAL_DRIVER = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+import typer
+from kill_util import real_spec
+from rig.campaign.executors import ExecutorSpec
+from rig.cli.campaign import _run
+try:
+    _run(real_spec(Path({out!r}), Path({pipeline!r})), False, executor=ExecutorSpec("serial"))
+except typer.Exit as exc:
+    sys.exit(exc.exit_code)
+"""
+
+
+def real_pipeline(folder: Path) -> Path:
+    """pipelines/reference.yaml without its grading budget (a grading over budget is a
+    timeout that depends on the machine's load, not on a kill), written into ``folder``."""
+    text = (ROOT / "pipelines" / "reference.yaml").read_text()
+    assert "  budget_s: 120\n" in text
+    path = Path(folder) / "reference.yaml"
+    path.write_text(text.replace("  budget_s: 120\n", ""))
+    return path
+
+
+def real_spec(out: Path, pipeline: Path):
+    """4 calls on the real stages: 2 answers (answer_bank/mini) x the baseline and
+    long_pauses (profiles/demo)."""
+    from rig.campaign.runner import CampaignSpec
+
+    return CampaignSpec(answers_path=ROOT / "answer_bank" / "mini",
+                        profiles_path=ROOT / "profiles" / "demo", pipeline_path=pipeline,
+                        out_dir=Path(out), repeats=1, answer_ids=("q01_strong", "q03_strong"),
+                        profile_ids=("long_pauses",), n_boot=200, campaign_id="real")
+
+
+def real_driver(out: Path, pipeline: Path) -> str:
+    """Code that runs (or resumes) :func:`real_spec` as ``rig campaign run`` does, serial."""
+    return _REAL_DRIVER.format(tests=str(TESTS), out=str(out), pipeline=str(pipeline))
