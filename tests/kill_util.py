@@ -62,6 +62,21 @@ except typer.Exit as exc:
 """
 
 
+def campaign_driver(out: Path, sleep_s: float = 0.02) -> str:
+    """Code that runs (or resumes) the 200-call campaign into ``out`` as ``rig campaign run``
+    does, local executor with 2 workers, fake stages (``sleep_s`` per call's ASR)."""
+    return _CAMPAIGN_DRIVER.format(tests=str(TESTS), out=str(out), sleep_s=sleep_s)
+
+
+def alive(pid: int) -> bool:
+    """``pid`` is a live process (not a zombie left for a parent that does not reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def start(code: str, *, log: Path | None = None) -> subprocess.Popen:
     """Run ``python -c code`` in a new session (its group id is its pid); output to ``log``
     (appended) or discarded."""
@@ -196,7 +211,7 @@ def kill_campaign(out: Path, *, seed: int = 19, n_kills: int = 20, sleep_s: floa
     # moments while work is left (a worker exists to be killed), in logged lines
     targets = sorted(rng.sample(range(0, total - 4), n_kills))
     run = KillRun(targets=targets)
-    code = _CAMPAIGN_DRIVER.format(tests=str(TESTS), out=str(out), sleep_s=sleep_s)
+    code = campaign_driver(out, sleep_s)
     logged = lambda: n_lines(out / "oracle.jsonl") + n_lines(out / "calls.jsonl")  # noqa: E731
     proc: subprocess.Popen | None = None
     try:

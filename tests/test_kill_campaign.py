@@ -8,10 +8,24 @@ damaged campaign.json is refused in one line. Linux (/proc). No assertion on wal
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import time
 
 import pytest
-from kill_util import campaign_kill_figures, kill_campaign, reference_campaign
+from kill_util import (
+    alive,
+    campaign_driver,
+    campaign_kill_figures,
+    kill_campaign,
+    kill_group,
+    n_lines,
+    reference_campaign,
+    start,
+    wait_until,
+    worker_pids,
+)
 
 from rig.campaign.runner import run_campaign
 from rig.errors import ConfigError
@@ -52,3 +66,21 @@ def test_a_damaged_campaign_json_is_refused_in_one_line(tmp_path):
     with pytest.raises(ConfigError, match=r"campaign\.json: not a JSON object .*delete it"):
         run_campaign(campaign_spec(out, answer_ids=("q01_strong",)), stages=make_stages(),
                      progress=False)
+
+
+def test_workers_exit_when_their_driver_is_killed_mid_call(tmp_path):
+    # each call's ASR sleeps 60 s: an orphaned worker used to finish it for nobody
+    out = tmp_path / "c"
+    proc = start(campaign_driver(out, sleep_s=60.0))
+    try:
+        wait_until(lambda: n_lines(out / "oracle.jsonl") >= 40, proc, what="the oracle")
+        wait_until(lambda: len(worker_pids(proc.pid)) == 2, proc, what="2 workers")
+        time.sleep(1.0)  # both in a call
+        workers = worker_pids(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        wait_until(lambda: not any(alive(p) for p in workers), timeout_s=30,
+                   what="the orphaned workers to exit")
+    finally:
+        kill_group(proc)
+    assert n_lines(out / "calls.jsonl") == 0
