@@ -15,17 +15,8 @@ import sys
 import time
 
 import pytest
-from kill_util import (
-    finish,
-    ingest_driver,
-    kill_group,
-    monitor_fakes,
-    monitor_rows,
-    n_lines,
-    start,
-    wait_until,
-    write_monitor_calls,
-)
+from kill_drivers import ingest_driver, monitor_fakes, monitor_rows, write_monitor_calls
+from kill_util import finish, kill_group, n_lines, start, wait_until
 
 from rig.monitor.config import MonitorConfig
 from rig.monitor.ingest import ingest_folder

@@ -13,17 +13,8 @@ import time
 
 import pandas as pd
 import pytest
-from kill_util import (
-    finish,
-    kill_group,
-    log_ids,
-    n_lines,
-    real_driver,
-    real_pipeline,
-    real_spec,
-    start,
-    wait_until,
-)
+from kill_drivers import real_driver, real_pipeline, real_spec
+from kill_util import finish, kill_group, log_ids, n_lines, start, wait_until
 
 from rig.campaign.row import RUNTIME_COLUMNS
 from rig.campaign.runner import run_campaign

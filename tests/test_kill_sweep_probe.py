@@ -15,19 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from kill_util import (
-    SWEEP_VARY,
-    finish,
-    kill_group,
-    log_ids,
-    n_lines,
-    probe_driver,
-    start,
-    sweep_campaign,
-    sweep_driver,
-    sweep_logged,
-    wait_until,
-)
+from kill_drivers import SWEEP_VARY, probe_driver, sweep_campaign, sweep_driver, sweep_logged
+from kill_util import finish, kill_group, log_ids, n_lines, start, wait_until
 
 from rig.campaign.row import RUNTIME_COLUMNS
 from rig.campaign.store import CallLog
