@@ -51,7 +51,7 @@ from rig.campaign.executors.worker import (
 )
 from rig.campaign.export import input_hashes
 from rig.campaign.oracle import OracleCache, oracle_done, oracle_key  # noqa: F401 (OracleCache: its old home)
-from rig.campaign.store import CallLog, write_parquet
+from rig.campaign.store import CallLog, write_parquet, write_text_atomic
 from rig.drilldown.audio import AUDIO_DIRNAME
 from rig.errors import ConfigError
 from rig.paths import make_out_dir
@@ -254,7 +254,12 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     out = spec.out_dir
     make_out_dir(out)
     if (out / "campaign.json").is_file():  # call ids do not name the transport: never mix
-        was = json.loads((out / "campaign.json").read_text()).get("transport", "sim")
+        try:
+            was = json.loads((out / "campaign.json").read_text()).get("transport", "sim")
+        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
+            raise ConfigError(out / "campaign.json", "", "not a JSON object (damaged, e.g. by "
+                              "an older rig killed while writing it): delete it and rerun the "
+                              "same command (the calls logged are kept)") from exc
         if was != spec.transport:
             raise ConfigError(out / "campaign.json", "transport", f"this folder holds a "
                               f"{was!r} campaign; give --transport {spec.transport} its own "
@@ -292,7 +297,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         "repeats_skipped": campaign_plan.repeats_skipped,
         "runtime": executor.record(runtime, 1 if in_driver else n_workers),
     }
-    (out / "campaign.json").write_text(json.dumps(campaign_json, indent=2))
+    write_text_atomic(out / "campaign.json", json.dumps(campaign_json, indent=2))
     todo = [c for c in plan if c.call_id not in log or log.get(c.call_id)["status"] != "ok"]
     n_skipped = len(plan) - len(todo)
     setup = WorkerSetup(pipeline, version, campaign_id, runtime, stages, executor.overlap,
@@ -346,7 +351,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         "calls_failed_by_worker_deaths": run_stats.n_failed_by_deaths})
     if campaign_json["runtime"]["workers"] is None and isinstance(n_started, int):
         campaign_json["runtime"]["workers"] = n_started
-    (out / "campaign.json").write_text(json.dumps(campaign_json, indent=2))
+    write_text_atomic(out / "campaign.json", json.dumps(campaign_json, indent=2))
     planned = {c.call_id for c in plan}
     # a row logged before the transport columns existed (resuming an older run) is a sim row
     rows = [with_transport_columns(r) for r in log.rows() if r["call_id"] in planned]

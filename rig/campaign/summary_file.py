@@ -63,9 +63,10 @@ DOC_PARTS: tuple[tuple[str, type[BaseModel]], ...] = (
 
 def write_summary(path: str | Path, summary: CampaignSummary) -> Path:
     """Write ``summary`` as indented JSON (``json.dumps(..., indent=2)``) and return the path."""
-    path = Path(path)
-    path.write_text(json.dumps(summary.to_dict(), indent=2))
-    return path
+    from rig.campaign.store import write_text_atomic
+
+    # atomic: a run killed while writing leaves the old file, never half of one
+    return write_text_atomic(path, json.dumps(summary.to_dict(), indent=2))
 
 
 def _major(version: object) -> int | None:

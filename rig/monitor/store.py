@@ -89,6 +89,20 @@ _DDL = "CREATE TABLE IF NOT EXISTS calls (\n  " + ",\n  ".join(
     for f in fields(CallRecord)) + "\n)"
 
 
+def _lock_holder(message: str) -> str | None:
+    """``PID N`` (and its program) from DuckDB's "Could not set lock on file ...: Conflicting
+    lock is held in PROGRAM (PID N)" error; ``another process`` when the PID is not given;
+    None for any other error."""
+    import re
+
+    if "lock" not in message.lower() or "conflicting" not in message.lower():
+        return None
+    m = re.search(r"held in (.+?) \(PID (\d+)\)", message)
+    if m is None:
+        return "another process"
+    return f"PID {m.group(2)}, {Path(m.group(1)).name}"
+
+
 def _duckdb():
     try:
         import duckdb
@@ -119,6 +133,13 @@ class MonitorStore:
         try:
             self.con = duckdb.connect(str(self.path), read_only=read_only)
         except duckdb.Error as exc:
+            holder = _lock_holder(str(exc))
+            if holder is not None:
+                raise RigError(
+                    f"{self.path}: another process holds this monitoring database ({holder}); "
+                    "DuckDB lets one process write a file at a time: wait for it or stop it "
+                    "(post calls to a running `rig monitor serve` instead), then run again"
+                ) from None
             raise RigError(f"{self.path}: cannot open the monitoring database ({exc})") from exc
         if not read_only:
             self.con.execute(_DDL)

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from rig.campaign.store import CallLog, write_parquet
+from rig.campaign.store import CallLog, write_parquet, write_text_atomic
 from rig.config import load_model, read_yaml
 from rig.errors import ConfigError, RigError
 from rig.paths import make_out_dir
@@ -234,7 +234,7 @@ def start_run(out: Path, meta: dict) -> None:
         ConfigError: ``out`` cannot be used as an output folder (:func:`~rig.paths.make_out_dir`).
     """
     make_out_dir(out)
-    (out / "probe.json").write_text(json.dumps(meta, indent=2))
+    write_text_atomic(out / "probe.json", json.dumps(meta, indent=2))
 
 
 def progress_bar(progress: bool) -> Progress:
@@ -249,8 +249,7 @@ def write_probe_outputs(out: Path, rows: list[dict], summary: dict,
     """Write a probe's ``scores.parquet`` (one row per ask or pair), ``summary.json`` and
     ``report.html`` (by ``write_report(path, summary)``); returns their paths by name."""
     scores = write_parquet(rows, out / "scores.parquet")
-    spath = out / "summary.json"
-    spath.write_text(json.dumps(summary, indent=2))
+    spath = write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
     return {"scores": scores, "summary": spath,
             "report": write_report(out / "report.html", summary)}
 

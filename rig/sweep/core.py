@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from rig.campaign.call import ROW_TYPES, Stages
-from rig.campaign.store import write_parquet
+from rig.campaign.store import write_parquet, write_text_atomic
 from rig.campaign.summary import campaign_summary
 from rig.errors import ConfigError
 from rig.paths import make_out_dir
@@ -148,8 +148,7 @@ def write_outputs(out: Path, sweep: dict, rows_by: dict[str, list[dict]]) -> dic
     report.html."""
     rows = [{**r, "variant": vid} for vid, rs in rows_by.items() for r in rs]
     parquet = write_parquet(rows, out / "sweep.parquet", types={**ROW_TYPES, "variant": "string"})
-    spath = out / "sweep.json"
-    spath.write_text(json.dumps(sweep, indent=2, default=str))
+    spath = write_text_atomic(out / "sweep.json", json.dumps(sweep, indent=2, default=str))
     report = write_sweep_report(out / "report.html", sweep)
     return {"parquet": parquet, "sweep": spath, "report": report}
 

@@ -4,7 +4,8 @@ Each worker is a ``multiprocessing`` process started with the ``spawn`` context 
 unsafe once onnxruntime, CTranslate2 or llama.cpp threads exist), builds its stages once and
 runs one task at a time sent over its own pipe, so the driver always knows which task each
 worker holds. A worker that dies (SIGKILL, out of memory) has its task put back at the front
-of its question and a new worker started; a task that has killed
+of its question and a new worker started (a worker whose driver dies exits within
+:data:`DRIVER_CHECK_S`: :func:`exit_with_driver`); a task that has killed
 :data:`~rig.campaign.executors.base.MAX_WORKER_DEATHS` workers is given up
 (:class:`~rig.campaign.executors.base.TaskFailure`). Workers ignore SIGINT: on Ctrl-C the
 driver stops them.
@@ -46,18 +47,47 @@ def _portable(exc: BaseException) -> BaseException:
         return RigError(f"{type(exc).__name__}: {exc}")
 
 
+#: how often a worker checks that its driver is alive (seconds)
+DRIVER_CHECK_S = 0.5
+
+
+def exit_with_driver(check_s: float = DRIVER_CHECK_S) -> threading.Thread:
+    """Start a daemon thread that ends this worker process (``os._exit(1)``) once its parent,
+    the driver, is gone (killed: SIGKILL, out of memory): its parent process id changes. An
+    orphaned worker would otherwise finish its call (minutes of ASR and judge on the real
+    stages) for a driver that cannot log it, beside the workers of the resumed run."""
+    import os
+    import time
+
+    driver = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(check_s)
+            if os.getppid() != driver:
+                os._exit(1)
+
+    t = threading.Thread(target=watch, name="rig-driver-watch", daemon=True)
+    t.start()
+    return t
+
+
 def worker_main(setup: WorkerSetup, conn: mpc.Connection) -> None:
     """A worker process: build the stages, say ready, then run the tasks received until
     ``None`` or the pipe closes (:func:`rig.campaign.executors.worker.serve`)."""
     from rig.campaign.executors.worker import Worker, ignore_sigint, serve
 
     ignore_sigint()
+    exit_with_driver()
     try:
-        worker = Worker(setup)
-    except Exception as exc:
-        conn.send(("init_error", None, _portable(exc)))
+        try:
+            worker = Worker(setup)
+        except Exception as exc:
+            conn.send(("init_error", None, _portable(exc)))
+            return
+        conn.send(("ready", None, worker.ready()))
+    except OSError:  # the driver died while this worker started (killed): nothing to say
         return
-    conn.send(("ready", None, worker.ready()))
     lock = threading.Lock()  # the scoring thread and this one may both send
 
     def recv():

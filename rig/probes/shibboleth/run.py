@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from rig.campaign.store import write_parquet
+from rig.campaign.store import write_parquet, write_text_atomic
 from rig.errors import ConfigError
 from rig.probes.core import (
     AskLog,
@@ -202,7 +202,6 @@ def write_outputs(out: Path, ratings: list[dict], decisions: list[dict],
     scores = write_parquet(ratings, out / "scores.parquet")
     dec = write_parquet(decisions, out / "decisions.parquet")
     summary = summarize(pd.DataFrame(ratings), pd.DataFrame(decisions), meta)
-    spath = out / "summary.json"
-    spath.write_text(json.dumps(summary, indent=2))
+    spath = write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
     report = write_shibboleth_report(out / "report.html", summary)
     return {"scores": scores, "decisions": dec, "summary": spath, "report": report}

@@ -1,0 +1,203 @@
+"""Drivers of the kill tests other than the campaign's (:mod:`kill_util`): ``rig monitor
+ingest`` on fake VAD and ASR, ``rig sweep`` on fake stages, a probe on a fake scorer, and a
+campaign on the real stages. Each ``*_driver`` returns the code a subprocess runs
+(:func:`kill_util.start`)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kill_util import ROOT, TESTS, _key, campaign_spec, n_lines
+
+# --- rig monitor ingest -----------------------------------------------------------------------
+
+def _fixed_turns(audio, params):
+    """The synthetic recordings hold speech from LEAD_S for 0.8 s (rig.monitor.simulate)."""
+    from rig.monitor.simulate import LEAD_S
+    from rig.vad import Turn
+
+    end = LEAD_S + 0.8
+    return (Turn(LEAD_S, end, min(audio.duration_s, end + params.silence_timeout_ms / 1000),
+                 "silence_timeout"),)
+
+
+@dataclass(frozen=True)
+class SlowAsr:
+    """A fake ASR taking ``sleep_s`` per call (so a kill lands mid-ingest)."""
+    sleep_s: float = 0.0
+
+    def __call__(self, audio, options):
+        from rig.asr import AsrSegment, Transcript
+
+        if self.sleep_s:
+            time.sleep(self.sleep_s)
+        seg = AsrSegment(0.0, audio.duration_s, "one two three four five", -0.25, 0.04)
+        return Transcript(seg.text, -0.25, 0.04, audio.duration_s, (seg,), "en")
+
+
+def monitor_fakes(sleep_s: float = 0.0):
+    """:class:`rig.monitor.signals.SignalStages` of fixed turns and a fake ASR."""
+    from rig.monitor.signals import SignalStages
+
+    return SignalStages(_fixed_turns, SlowAsr(sleep_s))
+
+
+def write_monitor_calls(folder: Path, n_calls: int = 60, seed: int = 7) -> Path:
+    """``n_calls`` generated production calls (WAV + sidecar) in ``folder``."""
+    from datetime import date
+
+    from rig.monitor.simulate import WeekDesign, write_week
+
+    write_week(folder, WeekDesign(date(2025, 1, 6), n_calls=n_calls), seed=seed)
+    return folder
+
+
+_INGEST_DRIVER = """
+import sys
+sys.path.insert(0, {tests!r})
+from kill_drivers import monitor_fakes
+from rig.monitor.config import MonitorConfig
+from rig.monitor.ingest import ingest_folder
+from rig.monitor.store import MonitorStore
+progress = open({progress!r}, "a")
+def on_call(source, outcome):
+    progress.write(outcome + " " + source + "\\n")
+    progress.flush()
+with MonitorStore({db!r}) as store:
+    ingest_folder({folder!r}, store, MonitorConfig(), stages=monitor_fakes({sleep_s}),
+                  on_call=on_call)
+"""
+
+
+def ingest_driver(folder: Path, db: Path, progress: Path, sleep_s: float = 0.05) -> str:
+    """Code that ingests ``folder`` into ``db`` with :func:`monitor_fakes`, appending
+    ``<outcome> <source>`` to ``progress`` after each call (as ``rig monitor ingest`` does
+    with the real stages)."""
+    return _INGEST_DRIVER.format(tests=str(TESTS), folder=str(folder), db=str(db),
+                                 progress=str(progress), sleep_s=sleep_s)
+
+
+#: columns of the monitor's calls table that differ between two ingests of the same calls
+MONITOR_RUNTIME = ("ingested_at", "t_decode_s", "t_vad_s", "t_signals_s", "t_asr_s")
+
+
+def monitor_rows(db: Path) -> dict[str, str]:
+    """Each stored call's row (runtime columns aside) as a JSON key, by call id."""
+    from rig.monitor.store import COLUMNS, MonitorStore
+
+    cols = [c for c in COLUMNS if c not in MONITOR_RUNTIME]
+    with MonitorStore(db, read_only=True) as store:
+        df = store.con.execute(f"SELECT {', '.join(cols)} FROM calls").df()
+    return {r["call_id"]: _key(r) for r in df.to_dict("records")}
+
+
+# --- rig sweep --------------------------------------------------------------------------------
+
+def sweep_campaign(out: Path) -> Path:
+    """A finished 40-call campaign on fakes to sweep (answer_bank/core's first 4 questions x
+    long_pauses and the baseline)."""
+    sys.path.insert(0, str(TESTS))
+    from executor_fakes import make_stages
+
+    from rig.campaign.runner import run_campaign
+
+    spec = campaign_spec(out, profile_ids=("long_pauses",), question_ids=(
+        "q01_conflict", "q02_upset_customer", "q03_hard_bug", "q04_front_desk",
+        "q05_caught_error"))
+    run_campaign(spec, stages=make_stages(), progress=False)
+    return Path(out)
+
+
+SWEEP_VARY = "endpointing.silence_timeout_ms=500,2000"
+
+_SWEEP_DRIVER = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from executor_fakes import make_stages
+from rig.sweep import parse_vary, run_sweep
+run_sweep(Path({campaign!r}), [parse_vary({vary!r})], Path({out!r}), n_boot=200,
+          stages_for=lambda p: make_stages(sleep_s={sleep_s}))
+"""
+
+
+def sweep_driver(campaign: Path, out: Path, sleep_s: float = 0.03) -> str:
+    """Code that runs (or resumes) the sweep :data:`SWEEP_VARY` of ``campaign`` into ``out``
+    on fake stages (``sleep_s`` per call's ASR)."""
+    return _SWEEP_DRIVER.format(tests=str(TESTS), campaign=str(campaign), out=str(out),
+                                vary=SWEEP_VARY, sleep_s=sleep_s)
+
+
+def sweep_logged(out: Path) -> int:
+    """Lines in every variant's calls.jsonl of the sweep in ``out``."""
+    return sum(n_lines(p) for p in Path(out).glob("variants/*/calls.jsonl"))
+
+
+# --- probes -----------------------------------------------------------------------------------
+
+_PROBE_DRIVER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from test_probes_unit import ProbeFake, style_biased_reply
+from rig.probes import ProbeSpec, run_probe
+def slow(user, seed):
+    time.sleep({sleep_s})
+    return style_biased_reply(user, seed)
+run_probe(ProbeSpec("hedging", Path({out!r}), n_sessions=4, questions_per_session=5, seed=3),
+          ProbeFake(slow))
+"""
+
+
+def probe_driver(out: Path, sleep_s: float = 0.05) -> str:
+    """Code that runs (or resumes) a hedging probe (4 sessions x 5 questions, 2 conditions,
+    2 variants: 96 asks) into ``out`` with the probe tests' fake scorer, ``sleep_s`` per
+    ask."""
+    return _PROBE_DRIVER.format(tests=str(TESTS), out=str(out), sleep_s=sleep_s)
+
+
+# --- the real stages ------------------------------------------------------------------------
+
+_REAL_DRIVER = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+import typer
+from kill_drivers import real_spec
+from rig.campaign.executors import ExecutorSpec
+from rig.cli.campaign import _run
+try:
+    _run(real_spec(Path({out!r}), Path({pipeline!r})), False, executor=ExecutorSpec("serial"))
+except typer.Exit as exc:
+    sys.exit(exc.exit_code)
+"""
+
+
+def real_pipeline(folder: Path) -> Path:
+    """pipelines/reference.yaml with the largest grading budget (3600 s: a grading over
+    budget is a timeout that depends on the machine's load, not on a kill; without the
+    line the default, 120 s, applies), written into ``folder``."""
+    text = (ROOT / "pipelines" / "reference.yaml").read_text()
+    assert "  budget_s: 120\n" in text
+    path = Path(folder) / "reference.yaml"
+    path.write_text(text.replace("  budget_s: 120\n", "  budget_s: 3600\n"))
+    return path
+
+
+def real_spec(out: Path, pipeline: Path):
+    """4 calls on the real stages: 2 answers (answer_bank/mini) x the baseline and
+    long_pauses (profiles/demo)."""
+    from rig.campaign.runner import CampaignSpec
+
+    return CampaignSpec(answers_path=ROOT / "answer_bank" / "mini",
+                        profiles_path=ROOT / "profiles" / "demo", pipeline_path=pipeline,
+                        out_dir=Path(out), repeats=1, answer_ids=("q01_strong", "q03_strong"),
+                        profile_ids=("long_pauses",), n_boot=200, campaign_id="real")
+
+
+def real_driver(out: Path, pipeline: Path) -> str:
+    """Code that runs (or resumes) :func:`real_spec` as ``rig campaign run`` does, serial."""
+    return _REAL_DRIVER.format(tests=str(TESTS), out=str(out), pipeline=str(pipeline))

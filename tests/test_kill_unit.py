@@ -1,0 +1,71 @@
+"""What the kill tests rely on, without killing: an atomic write leaves the old file or the
+new one; DuckDB's lock error is read for the holder's PID; a torn row in a call log is set
+aside by the next append; the helpers find a driver's workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from kill_util import children, tear_last_line, wait_until
+
+from rig.campaign.store import CallLog, write_text_atomic
+from rig.monitor.store import _lock_holder
+
+pytestmark = pytest.mark.unit
+
+
+def test_an_atomic_write_interrupted_before_the_rename_keeps_the_old_file(tmp_path,
+                                                                          monkeypatch):
+    path = tmp_path / "summary.json"
+    write_text_atomic(path, json.dumps({"v": 1}))
+    assert json.loads(path.read_text()) == {"v": 1}
+
+    def crash(*_a):
+        raise OSError("killed")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="killed"):
+        write_text_atomic(path, json.dumps({"v": 2}))
+    assert json.loads(path.read_text()) == {"v": 1}  # never half of the new one
+
+
+def test_the_lock_holder_is_read_from_duckdbs_message():
+    msg = ('IO Error: Could not set lock on file "/x/m.duckdb": Conflicting lock is held in '
+           '/usr/bin/python3.11 (PID 4242). See also https://duckdb.org/docs/concurrency')
+    assert _lock_holder(msg) == "PID 4242, python3.11"
+    assert _lock_holder('Could not set lock on file "a": Conflicting lock') == "another process"
+    assert _lock_holder("IO Error: file is not a valid DuckDB database") is None
+
+
+def test_a_torn_row_is_moved_aside_by_the_next_append(tmp_path):
+    log = CallLog(tmp_path / "calls.jsonl")
+    log.append({"call_id": "a", "status": "ok"})
+    log.append({"call_id": "b", "status": "ok"})
+    assert tear_last_line(log.path)
+    again = CallLog(log.path)
+    assert again.torn_lines == 1 and [r["call_id"] for r in again.rows()] == ["a", "b"]
+    again.append({"call_id": "c", "status": "ok"})
+    lines = log.path.read_text().splitlines()
+    assert [json.loads(x)["call_id"] for x in lines] == ["a", "b", "c"]
+    assert (tmp_path / "calls.jsonl.torn").read_text().startswith('{"call_id":"b"')
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_children_lists_a_process_children(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; "
+                             "subprocess.run([sys.executable, '-c', 'import time; "
+                             "time.sleep(30)'])"])
+    try:
+        wait_until(lambda: children(proc.pid), proc, timeout_s=30, what="a child")
+        kids = children(proc.pid)
+        assert len(kids) == 1 and "time.sleep(30)" in kids[0][1]
+    finally:
+        for pid, _ in children(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        proc.kill()
+        proc.wait(timeout=30)
