@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,3 +55,41 @@ def make_out_dir(path: str | Path, option: str = "--out") -> Path:
         raise RigError(f"{option} {str(path)!r}: cannot create the output folder "
                        f"({exc.strerror or exc})") from exc
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
+def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, fsync it and rename it onto
+    ``path`` (:func:`os.replace`, atomic in one folder): a crash or a kill leaves the old file
+    or the new one, never half of one. The file gets the usual permissions (``0666 & ~umask``,
+    not mkstemp's 0600). The temporary file is removed when ``write`` raises. Returns ``path``.
+
+    Raises:
+        OSError: as writing does (``write``'s own exceptions pass through)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write` (a JSON a rerun reads back,
+    a report page): a kill leaves the old file or the new one. Returns ``path``."""
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

@@ -33,11 +33,7 @@ def campaign(tmp_path_factory):
                         pipeline_path=base / "pipeline.yaml", out_dir=base / "c", repeats=1,
                         profile_ids=("long_pauses",), question_ids=("q01_conflict",),
                         n_boot=200)
-    run_campaign(spec, stages=make_stages(), progress=False)
-    audio = base / "c" / "audio"  # as helper drill's campaigns write it
-    audio.mkdir()
-    (audio / "x.caller.flac").write_bytes(b"fLaC" + bytes(range(256)))
-    (audio / "x.json").write_text('{"words": []}')
+    run_campaign(spec, stages=make_stages(), progress=False)  # writes audio/ (rig.drilldown)
     return base
 
 
@@ -61,8 +57,14 @@ def test_bundle_unpacks_to_files_whose_hashes_match(campaign, tmp_path):
     for f in man["files"]:
         data = (tmp_path / "x" / f["path"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == f["sha256"] and len(data) == f["size_bytes"]
+    call_ids = [json.loads(line)["call_id"]
+                for line in (campaign / "c" / "calls.jsonl").read_text().splitlines()]
+    assert call_ids
+    for cid in call_ids:  # every call's audio and word timings
+        for kind in ("caller.flac", "line.flac", "json"):
+            assert f"audio/{cid}.{kind}" in listed, (cid, kind)
     for need in ("calls.parquet", "calls.jsonl", "oracle.jsonl", "summary.json",
-                 "campaign.json", "report.html", "audio/x.caller.flac", "audio/x.json",
+                 "campaign.json", "report.html",
                  "inputs/pipeline/pipeline.yaml", "inputs/answer_bank/bank.yaml",
                  "inputs/answer_bank/q01_conflict.yaml", "inputs/profiles/baseline.yaml",
                  "inputs/profiles/long_pauses.yaml"):

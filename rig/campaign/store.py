@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from rig.errors import RigError
+from rig.paths import write_text_atomic  # noqa: F401 - importable from here
 
 
 def _clean(v: object) -> object:
@@ -125,19 +126,6 @@ class CallLog:
         return list(self._rows.values())
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` through a temp file in the same folder, fsync'ed,
-    then renamed over ``path`` (:func:`os.replace`): a crash leaves the old file or the new
-    one, never half of one (a JSON file a rerun reads back: ``campaign.json``,
-    ``probe.json``, ``summary.json``). Returns ``path``. Raises ``OSError`` as writing does."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.partial")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return path
 
 
 def write_parquet(rows: list[dict], path: str | Path,

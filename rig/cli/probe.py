@@ -24,6 +24,7 @@ from rig.cli.probe_tables import (
 )
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
+from rig.paths import write_text_atomic
 from rig.probes.data import DEFAULT_SHIBBOLETH
 from rig.probes.framing import DEFAULT_FRAMING
 from rig.probes.names import DEFAULT_MATERIALS
@@ -200,7 +201,7 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
         summary = summarize(scores, decisions, meta)
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
         damaged(exc)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
     write_shibboleth_report(out / "report.html", summary)
     print_shibboleth(summary, out)
 

@@ -22,12 +22,12 @@ so runs with and without audio give equal rows.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from rig.paths import atomic_write
 
 if TYPE_CHECKING:
     from rig.audio import Audio
@@ -61,33 +61,15 @@ def peaks(samples: np.ndarray, n_bins: int = N_PEAKS) -> list[float]:
     return [round(float(v), 3) for v in np.maximum.reduceat(x, edges[:-1])]
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
-_UMASK = _umask()
-
-
-def _atomic_write(path: Path, write) -> None:
-    """``write(tmp_path)`` then rename onto ``path`` (same folder, so the rename is atomic)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 would keep the files from others
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _flac(path: Path, audio: Audio) -> None:
     import soundfile as sf
 
     data = np.clip(audio.samples, -1.0, 1.0)
-    _atomic_write(path, lambda tmp: sf.write(tmp, data, audio.sample_rate_hz, format="FLAC",
+    atomic_write(path, lambda tmp: sf.write(str(tmp), data, audio.sample_rate_hz, format="FLAC",
                                              subtype="PCM_16"))
 
 
@@ -124,7 +106,7 @@ def write_call_audio(audio_dir: str | Path, call_id: str, caller: Audio, line: A
     _flac(paths["caller"], caller)
     _flac(paths["line"], line)
     text = json.dumps(call_audio_record(call_id, caller, line, rendered, turn))
-    _atomic_write(paths["json"], lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    atomic_write(paths["json"], lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
     return paths
 
 

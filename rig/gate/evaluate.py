@@ -12,6 +12,7 @@ from rig.gate.impact import impact_checks
 from rig.gate.policy import GatePolicy, load_policy
 from rig.gate.result import GateCheck, GateResult, Verdict
 from rig.gate.versions import version_checks
+from rig.paths import write_text_atomic
 from rig.stats.equivalence import holm
 from rig.stats.paired import CampaignScores, campaign_scores
 
@@ -119,5 +120,5 @@ def run_gate(candidate_dir: str | Path, previous_dir: str | Path,
     result = evaluate_gate(cand, prev, policy)
     path = Path(out) if out is not None else Path(candidate_dir) / "gate.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result.to_dict(), indent=2, allow_nan=False), encoding="utf-8")
+    write_text_atomic(path, json.dumps(result.to_dict(), indent=2, allow_nan=False))
     return result

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rig.pages import CSS, fmt
+from rig.paths import write_text_atomic
 from rig.probes.data import CATEGORIES
 from rig.probes.prompts import DECISION_TEXT, DECISIONS
 from rig.svgplot import FIG_CSS, ForestRow, forest_svg, num
@@ -352,5 +353,5 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
     parts += ["<h2>Replies not scored</h2>",
               f"<ul>{''.join(fails) or '<li>none: every reply parsed</li>'}</ul>",
               f"<p class='note'>Reference points: {esc(summary['reference_points'])}.</p>"]
-    path.write_text(page(f"rig probe {summary['probe']}", "\n".join(parts)), encoding="utf-8")
+    write_text_atomic(path, page(f"rig probe {summary['probe']}", "\n".join(parts)))
     return path

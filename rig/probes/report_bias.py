@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rig.pages import fmt
+from rig.paths import write_text_atomic
 from rig.probes.report import cell, esc, p_fmt, page, paired_p, table
 from rig.probes.report_verdicts import (
     framing_examples,
@@ -113,7 +114,7 @@ def write_name_swap_report(path: str | Path, s: dict) -> Path:
     items = ", ".join(f"{esc(i['item_id'])} ({esc(i['kind'])}: {esc(i['role'])})"
                       for i in s["items"])
     parts.append(f"<p class='note'>Items: {items}.</p>")
-    path.write_text(page("rig probe name-swap", "\n".join(parts)), encoding="utf-8")
+    write_text_atomic(path, page("rig probe name-swap", "\n".join(parts)))
     return path
 
 
@@ -175,7 +176,7 @@ def write_framing_report(path: str | Path, s: dict) -> Path:
              f"{esc(f['parse_status'])}: <blockquote>{esc(f['raw'])}</blockquote></li>"
              for f in s["failures"][:50]]
     parts.append(f"<ul>{''.join(fails) or '<li>none: every reply was recognised</li>'}</ul>")
-    path.write_text(page("rig probe dual-framing", "\n".join(parts)), encoding="utf-8")
+    write_text_atomic(path, page("rig probe dual-framing", "\n".join(parts)))
     return path
 
 
@@ -253,5 +254,5 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
     parts.append(f"<p class='note'>Assessment instruction: <i>{esc(s['instruction'])}</i>"
                  + (f" · campaign <code>{esc(s['campaign'])}</code>" if s.get("campaign")
                     else "") + ".</p>")
-    path.write_text(page("rig probe invariance", "\n".join(parts)), encoding="utf-8")
+    write_text_atomic(path, page("rig probe invariance", "\n".join(parts)))
     return path

@@ -17,6 +17,7 @@ import pandas as pd
 
 from rig.pages import CSS as _CSS
 from rig.pages import fmt as _fmt
+from rig.paths import write_text_atomic
 from rig.report.plots import plots_html
 from rig.report.sections import _attribution_html, _noise_floor_html, _validity_html
 from rig.report.table import profile_table
@@ -122,5 +123,5 @@ def write_campaign_report(path: str | Path, summary: dict, rows: pd.DataFrame) -
     summary (a summary.json dict) and its call rows; returns ``path``. The calls section links
     audio relative to ``path``'s folder."""
     path = Path(path)
-    path.write_text(campaign_report_html(path.parent, summary, rows), encoding="utf-8")
+    write_text_atomic(path, campaign_report_html(path.parent, summary, rows))
     return path

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from rig.answers import Answer, AnswerBank, Question
+from rig.paths import write_text_atomic
 from rig.scorer.base import Scorer
 from rig.stats.validity import inter_grader, judge_validity
 
@@ -175,7 +176,7 @@ def write_validation(out_dir: Path, result: dict) -> dict[str, Path]:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     vpath = out_dir / "validity.json"
-    vpath.write_text(json.dumps(result, indent=2))
+    write_text_atomic(vpath, json.dumps(result, indent=2))
     cpath = out_dir / "answers.csv"
     pd.DataFrame(result["answers"]).to_csv(cpath, index=False)
     rpath = write_validity_report(out_dir / "report.html", result)

@@ -11,6 +11,7 @@ import pandas as pd
 from rig.pages import CSS as _CSS
 from rig.pages import fmt as _fmt
 from rig.pages import svg
+from rig.paths import write_text_atomic
 
 _FIGURES = [
     ("n_answers", "answers", 0), ("spearman", "Spearman", 3),
@@ -93,5 +94,5 @@ from them.</p>
 <h2>Per criterion, against grader a's points</h2><ul>{crit}</ul>
 {plots}
 </body></html>"""
-    path.write_text(doc, encoding="utf-8")
+    write_text_atomic(path, doc)
     return path

@@ -11,6 +11,7 @@ import html
 from pathlib import Path
 
 from rig.pages import CSS, fmt, svg
+from rig.paths import write_text_atomic
 
 
 def _plot(path: str, points: dict[str, list[tuple[object, float, list | None]]]) -> str:
@@ -100,5 +101,5 @@ the endpointing timer's change, silence every candidate waits through on every t
 {plots}
 </body></html>
 """
-    path.write_text(page, encoding="utf-8")
+    write_text_atomic(path, page)
     return path

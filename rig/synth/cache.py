@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
 
 from rig.audio import Audio
+from rig.paths import atomic_write
 from rig.synth.base import Engine, WordTiming
 
 #: Bump when the rendering code changes what it produces (invalidates the cache).
@@ -37,17 +36,6 @@ def default_cache_dir() -> Path:
     return base / "audio" / "cache"
 
 
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then move it onto ``path``
-    (the temporary file is removed if ``write`` raises)."""
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".part", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _paths(cache_dir: Path, key: str) -> tuple[Path, Path]:
