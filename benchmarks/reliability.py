@@ -52,6 +52,7 @@ def _module(path: Path, what: str):
     spec = importlib.util.spec_from_file_location(path.stem, path)
     mod = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.parent))
+    sys.modules[path.stem] = mod  # a dataclass in the module looks itself up there
     spec.loader.exec_module(mod)
     return mod
 
