@@ -25,8 +25,10 @@ service instead of 2,000 (a few minutes on a laptop instead of tens).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import inspect
+import io
 import json
 import os
 import subprocess
@@ -121,7 +123,9 @@ def load(quick: bool) -> tuple[dict, str]:
     n = 200 if quick else 2000
     figs, lines = [], []
     for runner in (mod.monitor_load, mod.results_load):
-        with tempfile.TemporaryDirectory(prefix="rig-load-") as tmp:
+        # uvicorn's access log (n lines, secrets redacted: the runner checks it) off the console
+        with (tempfile.TemporaryDirectory(prefix="rig-load-") as tmp,
+              contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())):
             f = runner(Path(tmp), n_posts=n)
         figs.append(f)
         lines.append(
