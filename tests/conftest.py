@@ -118,6 +118,25 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+@pytest.fixture(scope="session")
+def small_real_campaign(tmp_path_factory) -> Path:
+    """One small real campaign (hibari TTS, 8 kHz mu-law line, Silero VAD with the 800 ms
+    timer, faster-whisper tiny.en, the llama.cpp judge), run once per session and shared by
+    the report, drill-down and export tests: q01_strong and q03_strong under the baseline,
+    long_pauses (truncates) and short_pauses (does not): 6 calls, with their audio. Returns
+    the campaign folder; tests must not change it."""
+    from rig.campaign.runner import CampaignSpec, run_campaign
+
+    out = tmp_path_factory.mktemp("small_real") / "small"
+    spec = CampaignSpec(answers_path=ROOT / "answer_bank" / "mini",
+                        profiles_path=ROOT / "profiles" / "demo",
+                        pipeline_path=ROOT / "pipelines" / "reference.yaml", out_dir=out,
+                        repeats=1, answer_ids=("q01_strong", "q03_strong"),
+                        profile_ids=("long_pauses", "short_pauses"), n_boot=200)
+    run_campaign(spec, progress=False)
+    return out
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.drilldown.audio import audio_paths
 
 pytestmark = pytest.mark.integration
@@ -21,15 +20,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(scope="module")
-def campaign(tmp_path_factory):
-    out = tmp_path_factory.mktemp("drilldown") / "small"
-    spec = CampaignSpec(answers_path=ROOT / "answer_bank" / "mini",
-                        profiles_path=ROOT / "profiles" / "demo",
-                        pipeline_path=ROOT / "pipelines" / "reference.yaml", out_dir=out,
-                        repeats=1, answer_ids=("q01_strong", "q03_strong"),
-                        profile_ids=("long_pauses", "short_pauses"), n_boot=200)
-    run_campaign(spec, progress=False)
-    return out, pd.read_parquet(out / "calls.parquet")
+def campaign(small_real_campaign):
+    """conftest's shared campaign: 2 answers x (baseline, long_pauses, short_pauses)."""
+    return small_real_campaign, pd.read_parquet(small_real_campaign / "calls.parquet")
 
 
 def test_every_call_wrote_its_audio(campaign):
@@ -82,3 +75,25 @@ def test_report_drilldown_in_chromium(campaign, tmp_path):
         assert shown == ["long_pauses", "long_pauses"]
         assert driver.find_element(By.ID, "dd-count").text == f"2 of {n_entries} shown"
         assert console_errors(driver) == []
+
+
+def test_the_real_campaign_exports_to_a_bundle_whose_hashes_match(campaign, tmp_path):
+    import hashlib
+    import zipfile
+
+    from rig.campaign.export import MANIFEST, export_campaign
+
+    out, df = campaign
+    bundle = export_campaign(out, tmp_path / "bundle.zip")
+    with zipfile.ZipFile(bundle.path) as zf:
+        zf.extractall(tmp_path / "x")
+        names = zf.namelist()
+    man = json.loads((tmp_path / "x" / MANIFEST).read_text())
+    listed = {f["path"]: f for f in man["files"]}
+    assert set(names) == {*listed, MANIFEST}
+    for path, f in listed.items():
+        data = (tmp_path / "x" / path).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == f["sha256"], path
+    for cid in df["call_id"]:  # every call's audio, as the report links it
+        assert {f"audio/{cid}.caller.flac", f"audio/{cid}.line.flac"} <= set(listed)
+    assert "report.html" in listed and "inputs/pipeline/reference.yaml" in listed

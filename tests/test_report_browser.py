@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 from browser import chromium, need_chromium, open_page, screenshot
 
-from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.report.verdict import verdict_sentences
 
 pytestmark = pytest.mark.integration
@@ -24,16 +23,10 @@ _OVERFLOW_JS = "return document.documentElement.scrollWidth"
 
 
 @pytest.fixture(scope="module")
-def campaign(tmp_path_factory) -> Path:
-    need_chromium()  # before minutes of calls
-    out = tmp_path_factory.mktemp("report") / "small"
-    spec = CampaignSpec(answers_path=ROOT / "answer_bank" / "mini",
-                        profiles_path=ROOT / "profiles" / "demo",
-                        pipeline_path=ROOT / "pipelines" / "reference.yaml", out_dir=out,
-                        repeats=1, answer_ids=("q01_strong", "q03_weak"),
-                        profile_ids=("long_pauses",), n_boot=200)
-    run_campaign(spec, progress=False)
-    return out
+def campaign(small_real_campaign: Path) -> Path:
+    """conftest's shared campaign: 2 answers x (baseline, long_pauses, short_pauses)."""
+    need_chromium()
+    return small_real_campaign
 
 
 @pytest.mark.parametrize("width", [1280, 390])
@@ -41,7 +34,7 @@ def test_the_report_loads_clean_and_says_the_verdict(campaign: Path, tmp_path: P
                                                      width: int) -> None:
     summary = json.loads((campaign / "summary.json").read_text())
     rows = pd.read_parquet(campaign / "calls.parquet")
-    assert len(rows) == 4 and (rows["status"] == "ok").all()
+    assert len(rows) == 6 and (rows["status"] == "ok").all()
     with chromium(width=max(width, 500), height=900) as driver:
         # headless windows are at least 500 px wide: a phone's viewport is emulated
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
