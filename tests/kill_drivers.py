@@ -69,15 +69,23 @@ def on_call(source, outcome):
 with MonitorStore({db!r}) as store:
     ingest_folder({folder!r}, store, MonitorConfig(), stages=monitor_fakes({sleep_s}),
                   on_call=on_call)
+    import os, time
+    hold, deadline = {hold!r}, time.monotonic() + 300
+    while hold and not os.path.exists(hold) and time.monotonic() < deadline:
+        time.sleep(0.05)  # keep the database open until the test says so
 """
 
 
-def ingest_driver(folder: Path, db: Path, progress: Path, sleep_s: float = 0.05) -> str:
+def ingest_driver(folder: Path, db: Path, progress: Path, sleep_s: float = 0.05,
+                  hold_until: Path | None = None) -> str:
     """Code that ingests ``folder`` into ``db`` with :func:`monitor_fakes`, appending
     ``<outcome> <source>`` to ``progress`` after each call (as ``rig monitor ingest`` does
-    with the real stages)."""
+    with the real stages); with ``hold_until``, it then keeps the database open until that
+    file exists (at most 300 s), so a test's second process meets it however loaded the
+    machine is."""
     return _INGEST_DRIVER.format(tests=str(TESTS), folder=str(folder), db=str(db),
-                                 progress=str(progress), sleep_s=sleep_s)
+                                 progress=str(progress), sleep_s=sleep_s,
+                                 hold=str(hold_until) if hold_until else None)
 
 
 #: columns of the monitor's calls table that differ between two ingests of the same calls

@@ -62,14 +62,17 @@ def test_an_ingest_killed_mid_way_leaves_whole_rows_and_a_rerun_completes_it(cal
 
 def test_two_ingests_on_one_duckdb_file_the_second_is_refused_in_one_line(calls, tmp_path):
     db, progress = tmp_path / "m.duckdb", tmp_path / "progress.txt"
-    first = start(ingest_driver(calls["folder"], db, progress, sleep_s=0.1))
+    release = tmp_path / "release"
+    first = start(ingest_driver(calls["folder"], db, progress, sleep_s=0.1,
+                                hold_until=release))
     try:
         assert wait_until(lambda: n_lines(progress) >= 2, first, what="the first ingest")
         second = subprocess.run([sys.executable, "-m", "rig.cli", "monitor", "ingest",
                                  str(calls["folder"]), "--db", str(db)],
                                 capture_output=True, text=True, timeout=120,
                                 env={**os.environ, "COLUMNS": "300"})
-        assert first.poll() is None, "the first ingest ended before the second started"
+        assert first.poll() is None, "the first ingest let go of the file before the second ran"
+        release.touch()
         assert finish(first) == 0
     finally:
         kill_group(first)
