@@ -33,3 +33,19 @@ def print_table(table: Table, min_width: int = 0) -> None:
         for col in table.columns:
             col.no_wrap, col.overflow = False, "fold"
     out.print(table)
+
+
+def quiet_pipecat_logs(level: str | None = None) -> None:
+    """Send loguru's records (pipecat's: its import banner at INFO, every frame link and ICE
+    state at DEBUG) to stderr from ``level`` up only (default ``$RIG_LOG_LEVEL`` or WARNING),
+    so a refusal on the command line stays one line. Process-wide: for the command line. No-op
+    where loguru (pipecat's logger) is not installed."""
+    import os
+    import sys
+
+    try:
+        from loguru import logger
+    except ImportError:
+        return
+    logger.remove()
+    logger.add(sys.stderr, level=level or os.environ.get("RIG_LOG_LEVEL") or "WARNING")

@@ -185,3 +185,21 @@ def test_profiles_render_writes_what_the_campaign_chain_makes(tmp_path):
     np.testing.assert_allclose(written, made.audio.samples, atol=1.5 / 32768)
     assert made.channel_report.packets_lost > 0
     assert f"{made.channel_report.packets_missing}/{made.channel_report.packets} packets" in text
+
+
+def test_the_cli_keeps_pipecats_info_lines_off_stderr(capsys, monkeypatch):
+    from loguru import logger
+
+    from rig.console import quiet_pipecat_logs
+
+    monkeypatch.delenv("RIG_LOG_LEVEL", raising=False)
+    quiet_pipecat_logs()  # what `rig`'s callback does before any command
+    logger.info("ᓚᘏᗢ Pipecat banner")
+    logger.warning("a warning still shows")
+    err = capsys.readouterr().err
+    assert "banner" not in err and "a warning still shows" in err
+    monkeypatch.setenv("RIG_LOG_LEVEL", "DEBUG")
+    quiet_pipecat_logs()
+    logger.debug("debug on request")
+    assert "debug on request" in capsys.readouterr().err
+    quiet_pipecat_logs("WARNING")

@@ -58,13 +58,10 @@ from rig.webguard import BodyLimit, redact_access_log
 
 def quiet_logs(level: str = "WARNING") -> None:
     """Send loguru's records (pipecat logs every frame link and ICE state at DEBUG) to stderr
-    from ``level`` up only. Process-wide: for the command line."""
-    import sys
+    from ``level`` up only (:func:`rig.console.quiet_pipecat_logs`). Process-wide."""
+    from rig.console import quiet_pipecat_logs
 
-    from loguru import logger
-
-    logger.remove()
-    logger.add(sys.stderr, level=level)
+    quiet_pipecat_logs(level)
 
 
 def restrict_ice_to(host: str) -> None:

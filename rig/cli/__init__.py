@@ -36,6 +36,14 @@ mount_group(app, "scorer", "rig.cli.scorer", "scorer_app", extra="pipeline")
 mount_group(app, "interviewer", "rig.cli.interviewer", "interviewer_app", extra="calls")
 
 
+@app.callback()
+def _quiet() -> None:
+    """rig: a voice-channel test rig for AI phone interviewers."""
+    from rig.console import quiet_pipecat_logs
+
+    quiet_pipecat_logs()  # pipecat's import banner and DEBUG lines off stderr (RIG_LOG_LEVEL)
+
+
 def main() -> None:  # pragma: no cover - the console script is ``app`` itself
     """Run ``rig`` (``python -m rig.cli``)."""
     app(prog_name="rig")
