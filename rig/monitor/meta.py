@@ -145,6 +145,28 @@ class CallMeta(BaseModel):
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
+
+class _DuplicateKey(ValueError):
+    """A JSON object names a key twice (json.loads would keep the last value silently)."""
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    seen: dict = {}
+    for k, v in pairs:
+        if k in seen:
+            raise _DuplicateKey(f"duplicate key {k!r} (the object names it twice: which value "
+                                "is meant?)")
+        seen[k] = v
+    return seen
+
+
+def loads_strict(text: str) -> object:
+    """``json.loads`` that refuses an object naming a key twice.
+
+    Raises:
+        json.JSONDecodeError: not JSON. ValueError: a duplicate key (named)."""
+    return json.loads(text, object_pairs_hook=_no_duplicates)
+
 def parse_meta(data: object, source: str | Path,
                score_range: tuple[float, float] | None = None) -> CallMeta:
     """Validate one record; with ``score_range`` (the monitor config's), a score outside it
@@ -200,10 +222,12 @@ def _manifest_records(path: Path) -> Iterator[tuple[str, object]]:
                     if not line.strip():
                         continue
                     try:
-                        yield f"{path}:{i}", json.loads(line)
+                        yield f"{path}:{i}", loads_strict(line)
                     except json.JSONDecodeError as exc:
                         yield f"{path}:{i}", ConfigError(f"{path}:{i}", "",
                                                          f"not valid JSON: {exc}")
+                    except _DuplicateKey as exc:
+                        yield f"{path}:{i}", ConfigError(f"{path}:{i}", "", str(exc))
         else:
             with path.open(encoding="utf-8", newline="") as fh:
                 for i, row in enumerate(csv.DictReader(fh), 2):
@@ -268,10 +292,13 @@ def _from_sidecars(here: Path, files: list[str],
                             f"{MAX_SIDECAR_BYTES // 1024} KB): is it the right file?")
             continue
         try:
-            data = json.loads(side.read_text(encoding="utf-8"))
+            data = loads_strict(side.read_text(encoding="utf-8"))
             meta = parse_meta(data, side, score_range)
         except json.JSONDecodeError as exc:
             yield CallInput(str(side), None, None, f"{side}: not valid JSON: {exc}")
+            continue
+        except _DuplicateKey as exc:
+            yield CallInput(str(side), None, None, f"{side}: {exc}")
             continue
         except UnicodeDecodeError as exc:
             yield CallInput(str(side), None, None, f"{side}: not UTF-8 text (byte "
