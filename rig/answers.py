@@ -224,7 +224,8 @@ class Question(BaseModel):
     def _rubric(cls, v: list[RubricCriterion]) -> list[RubricCriterion]:
         total = sum(c.points for c in v)
         if total != 100:
-            raise ValueError(f"rubric points must sum to 100, they sum to {total}")
+            raise ValueError(f"rubric points must sum to 100, they sum to {total} ("
+                             + " + ".join(f"{c.id} {c.points}" for c in v) + ")")
         ids = [c.id for c in v]
         if len(set(ids)) != len(ids):
             raise ValueError(f"rubric criterion ids repeat: {ids}")

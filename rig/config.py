@@ -305,7 +305,11 @@ def validation_error(path: str | Path, exc: ValidationError,
     field = _loc(tuple(err["loc"]))
     if any(w in field.lower() for w in _SECRET_WORDS):
         return ConfigError(path, field, problem + "; value not shown")
-    return ConfigError(path, field, problem, err.get("input"), has_value=True)
+    value = err.get("input")
+    if err.get("type") == "value_error" and isinstance(value, list) and any(
+            isinstance(x, dict) for x in value):
+        return ConfigError(path, field, problem)  # a list of records: the message says what
+    return ConfigError(path, field, problem, value, has_value=True)
 
 
 def load_model(path: str | Path, model: type[M], data: object | None = None) -> M:
