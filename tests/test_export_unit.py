@@ -136,3 +136,22 @@ def test_an_older_campaign_is_checked_by_its_pipeline_version(campaign, tmp_path
     (tmp_path / "c" / "campaign.json").write_text(json.dumps(meta))
     with pytest.raises(ConfigError, match="pipeline version"):
         export_campaign(tmp_path / "c", tmp_path / "b.zip")
+
+
+def test_the_demos_sweep_that_the_summary_cites_is_in_the_bundle(campaign, tmp_path):
+    c = tmp_path / "c"
+    shutil.copytree(campaign / "c", c)
+    (c / "sweep").mkdir()
+    (c / "sweep" / "sweep.json").write_text('{"table": []}')
+    (c / "sweep" / "report.html").write_text("<html></html>")
+    (c / "sweep" / ".report.html.x.partial").write_text("half")  # a write in progress
+    (c / "elsewhere").mkdir()
+    (c / "elsewhere" / "notes.txt").write_text("not cited")
+    summary = json.loads((c / "summary.json").read_text())
+    summary["sweep"] = {"vary": "endpointing.silence_timeout_ms=2000",
+                        "profile_id": "long_pauses", "verdict": "closes",
+                        "report": "sweep/report.html"}
+    (c / "summary.json").write_text(json.dumps(summary))
+    listed = [f["path"] for f in export_campaign(c, tmp_path / "b.zip").manifest["files"]]
+    assert {"sweep/sweep.json", "sweep/report.html"} <= set(listed)
+    assert not any(p.endswith(".partial") or p.startswith("elsewhere/") for p in listed)

@@ -4,7 +4,8 @@ A bundle holds, under fixed names (docs/export.md):
 
 * the campaign folder's ``calls.parquet``, ``calls.jsonl``, ``oracle.jsonl`` (when the
   campaign graded anything), ``summary.json``, ``campaign.json``, ``report.html`` and its
-  ``audio/`` folder (when the campaign wrote one);
+  ``audio/`` folder (when the campaign wrote one), and the ``sweep/`` folder its summary
+  cites (the timer sweep ``rig demo`` runs);
 * ``inputs/pipeline/<file>``, ``inputs/answer_bank/...`` and ``inputs/profiles/...``: the
   pipeline file, the answer bank and the profile set the campaign ran with, copied from the
   paths ``campaign.json`` records, with the files a profile names (a noise recording, a folder
@@ -189,10 +190,17 @@ def campaign_files(cdir: Path) -> dict[str, Path]:
                               "from the call log)")
         out[name] = cdir / name
     out.update({n: cdir / n for n in OPTIONAL if (cdir / n).is_file()})
-    if (cdir / "audio").is_dir():
-        out.update({f"audio/{p.relative_to(cdir / 'audio').as_posix()}": p
-                    for p in _folder_files(cdir / "audio")
-                    if not p.name.endswith((".tmp", ".part"))})
+    partial = (".tmp", ".part", ".partial")  # an atomic write's temporary file
+    folders = [cdir / "audio"]
+    sweep = (json.loads((cdir / "summary.json").read_text(encoding="utf-8")).get("sweep")
+             or {}).get("report")
+    if sweep:  # the sweep `rig demo` ran, which the summary and the report cite
+        folders.append((cdir / sweep).parent)
+    for folder in folders:
+        if folder.is_dir() and folder.resolve().is_relative_to(cdir.resolve()) \
+                and folder.resolve() != cdir.resolve():
+            out.update({p.relative_to(cdir).as_posix(): p for p in _folder_files(folder)
+                        if not p.name.endswith(partial)})
     return out
 
 
