@@ -125,3 +125,14 @@ def test_an_empty_campaign_still_writes_a_page(tmp_path: Path) -> None:
          "profiles": {}, "n_calls": 0}
     text = write_campaign_report(tmp_path / "r.html", s, pd.DataFrame()).read_text()
     assert "Pipeline version v; baseline baseline; 0 calls." in text and "<svg" not in text
+
+
+def test_the_forest_caption_names_the_band_only_when_one_is_drawn() -> None:
+    from rig.report.plots import forest_plot
+
+    prof = {"mean_delta": -3.0, "t_ci95": [-5.0, -1.0], "n_pairs": 5}
+    s = {"baseline": "baseline", "profiles": {"baseline": {}, "slow": dict(prof)}}
+    assert "noise floor was not measured" in forest_plot(s) and "<rect" not in forest_plot(s)
+    s["profiles"]["slow"]["noise_floor_mean_delta_limit"] = 2.0
+    assert "grey band: what repeat noise alone can give" in forest_plot(s)
+    assert "<rect" in forest_plot(s)

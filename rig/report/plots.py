@@ -85,10 +85,12 @@ def forest_plot(summary: dict) -> str:
                     + band)
     body.append(line(sx(0), top, sx(0), bottom, "#222", 1, "4 3"))
     desc = "; ".join(said)
+    band = ("grey band: what repeat noise alone can give" if any(
+        profs[p].get("noise_floor_mean_delta_limit") is not None for p in names)
+        else "no noise-floor band: the noise floor was not measured")
     return figure("fig-forest", _W, height, "Paired score deltas against the baseline",
                   desc, "".join(body),
-                  "Mean paired delta (points; dot) with its 95% CI (bar); grey band: what "
-                  f"repeat noise alone can give. {desc}.")
+                  f"Mean paired delta (points; dot) with its 95% CI (bar); {band}. {desc}.")
 
 
 def rates_plot(summary: dict) -> str:
