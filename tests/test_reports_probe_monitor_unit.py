@@ -241,3 +241,14 @@ def test_a_week_without_alerts_says_so_and_one_week_still_plots():
     text = render_html(report)
     check_page(text)
     assert "No alert this week" in text and len(report.history) == 1
+
+
+def test_weeks_too_small_to_plot_say_why():
+    from rig.monitor.config import MonitorConfig as Cfg
+
+    agg = monitor_aggregates(n_weeks=2)
+    cfg = Cfg.model_validate({"privacy": {"min_cell": 10_000}})  # every segment under it
+    text = render_html(report_from_aggregates(agg, cfg))
+    check_page(text)
+    assert "Impact ratio week by week" in text and "Nothing to plot yet" in text
+    assert "<svg" not in text.split("Impact ratio week by week", 1)[1].split("<h2", 1)[0]

@@ -243,6 +243,10 @@ def _history_html(report: WeeklyReport) -> str:
             threshold_label=f"{thr:g}: four-fifths line", title=f"Impact ratio by {dim}",
             caption=f"Impact ratio of each <b>{html.escape(dim)}</b> segment by ISO week; the "
                     f"dashed line is {thr:g}. The reference segment sits at 1."))
+    if len(parts) == 1:  # the heading alone: say why there is nothing to draw
+        parts.append("<p class='note'>Nothing to plot yet: no dimension has two segments with "
+                     f"a computable ratio of at least {report.config.privacy.min_cell} calls in "
+                     "any week of the data.</p>")
     return "".join(parts)
 
 
