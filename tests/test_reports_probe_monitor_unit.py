@@ -252,3 +252,15 @@ def test_weeks_too_small_to_plot_say_why():
     check_page(text)
     assert "Impact ratio week by week" in text and "Nothing to plot yet" in text
     assert "<svg" not in text.split("Impact ratio week by week", 1)[1].split("<h2", 1)[0]
+
+
+def test_name_swap_says_only_the_features_it_asked(runs, tmp_path):
+    from rig.probes.report_verdicts import name_swap_examples, name_swap_verdict
+
+    path, s = runs["name_swap"]
+    hire_only = {**s, "features": ["hire"]}
+    verdict = "".join(name_swap_verdict(hire_only))
+    assert "hired" in verdict and "qualification" not in verdict
+    assert "compensation" not in verdict
+    examples = "".join(name_swap_examples(hire_only, path))
+    assert "Qualification was not asked in this run" in examples

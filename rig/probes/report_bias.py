@@ -88,7 +88,9 @@ def write_name_swap_report(path: str | Path, s: dict) -> Path:
         for cond, d in per.items():
             rows = []
             for g, r in d["by_group"].items():
-                rows.append([f"{esc(g)} ({esc(labels.get(g, ''))})",
+                label = labels.get(g, "")
+                rows.append([esc(g) + (f" {esc(label)}" if label.startswith("(") else
+                                       f" ({esc(label)})" if label else ""),
                              fmt(sum(r["n_scored"].values())), fmt(r["hire_rate"]),
                              fmt(r["mean_qualification"]),
                              fmt(r["mean_compensation_usd"], 0),

@@ -92,18 +92,20 @@ def name_swap_verdict(s: dict) -> list[str]:
                         if r.get("hire_rate") is not None and r0.get("hire_rate") is not None
                         else None)
                 ci = newcombe(k, n, k0, n0)
-                pq = _pair_p(d, "qualification", g0, g)
-                pc = _pair_p(d, "compensation", g0, g)
-                bits.append(
-                    f"{esc(labels.get(g, g))} are hired {plural(k, 'time')} in {n} "
-                    f"({num(r.get('hire_rate'))}) against {k0} in {n0} "
-                    f"({num(r0.get('hire_rate'))}) "
-                    f"for {esc(labels.get(g0, g0))}: a difference of {num(diff)} "
-                    f"({esc(ci_text(ci, 'no scored reply'))}); mean qualification "
-                    f"{num(r.get('mean_qualification'))} against "
-                    f"{num(r0.get('mean_qualification'))} (p {pq}); mean compensation "
-                    f"{_usd(r.get('mean_compensation_usd'))} against "
-                    f"{_usd(r0.get('mean_compensation_usd'))} (p {pc})")
+                text = (f"{esc(labels.get(g, g))} are hired {plural(k, 'time')} in {n} "
+                        f"({num(r.get('hire_rate'))}) against {k0} in {n0} "
+                        f"({num(r0.get('hire_rate'))}) "
+                        f"for {esc(labels.get(g0, g0))}: a difference of {num(diff)} "
+                        f"({esc(ci_text(ci, 'no scored reply'))})")
+                if "qualification" in s["features"]:  # only the features the probe asked
+                    text += (f"; mean qualification {num(r.get('mean_qualification'))} "
+                             f"against {num(r0.get('mean_qualification'))} "
+                             f"(p {_pair_p(d, 'qualification', g0, g)})")
+                if "compensation" in s["features"]:
+                    text += (f"; mean compensation {_usd(r.get('mean_compensation_usd'))} "
+                             f"against {_usd(r0.get('mean_compensation_usd'))} "
+                             f"(p {_pair_p(d, 'compensation', g0, g)})")
+                bits.append(text)
             idx = "; ".join(f"{esc(f)} {num(d['features'][f]['bias_index'].get('index'))}"
                             for f in s["features"] if f in d["features"])
             parts.append(f"<p class='verdict'><b>{esc(info['title'])}, {esc(cond)} prompt</b>: "
@@ -143,6 +145,10 @@ def name_swap_examples(s: dict, report_path: Path) -> list[str]:
     parts = ["<h2>The largest gaps, side by side</h2>",
              "<p class='note'>The same material under two names (the set's first group and "
              "another): the qualification asked of each, with the scorer's reply.</p>"]
+    if "qualification" not in s.get("features", ()):
+        return [*parts, "<p class='note'>Qualification was not asked in this run (features: "
+                f"{esc(', '.join(s.get('features', ())))}), so there is no per-item gap to "
+                "show; the hire rates above compare the groups.</p>"]
     df = _scores(report_path)
     if df is None or df.empty:
         return parts + _no_examples()
