@@ -48,4 +48,7 @@ def quiet_pipecat_logs(level: str | None = None) -> None:
     except ImportError:
         return
     logger.remove()
-    logger.add(sys.stderr, level=level or os.environ.get("RIG_LOG_LEVEL") or "WARNING")
+    # the stream is looked up at each record, so a test runner's swapped (and later closed)
+    # stderr is never kept
+    logger.add(lambda message: sys.stderr.write(message),
+               level=level or os.environ.get("RIG_LOG_LEVEL") or "WARNING")
