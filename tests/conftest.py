@@ -119,12 +119,13 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def small_real_campaign(tmp_path_factory) -> Path:
+def small_real_campaign_spec(tmp_path_factory):
     """One small real campaign (hibari TTS, 8 kHz mu-law line, Silero VAD with the 800 ms
     timer, faster-whisper tiny.en, the llama.cpp judge), run once per session and shared by
-    the report, drill-down and export tests: q01_strong and q03_strong under the baseline,
-    long_pauses (truncates) and short_pauses (does not): 6 calls, with their audio. Returns
-    the campaign folder; tests must not change it."""
+    the campaign, report, drill-down and export tests: q01_strong and q03_strong under the
+    baseline, long_pauses (truncates) and short_pauses (does not): 6 calls, with their audio.
+    Returns its :class:`rig.campaign.runner.CampaignSpec` (the folder is ``out_dir``); tests
+    must not change the folder."""
     from rig.campaign.runner import CampaignSpec, run_campaign
 
     out = tmp_path_factory.mktemp("small_real") / "small"
@@ -132,9 +133,15 @@ def small_real_campaign(tmp_path_factory) -> Path:
                         profiles_path=ROOT / "profiles" / "demo",
                         pipeline_path=ROOT / "pipelines" / "reference.yaml", out_dir=out,
                         repeats=1, answer_ids=("q01_strong", "q03_strong"),
-                        profile_ids=("long_pauses", "short_pauses"), n_boot=200)
+                        profile_ids=("long_pauses", "short_pauses"), n_boot=500)
     run_campaign(spec, progress=False)
-    return out
+    return spec
+
+
+@pytest.fixture(scope="session")
+def small_real_campaign(small_real_campaign_spec) -> Path:
+    """The folder of :func:`small_real_campaign_spec`'s campaign."""
+    return small_real_campaign_spec.out_dir
 
 
 def _free_port() -> int:

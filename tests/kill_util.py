@@ -51,7 +51,7 @@ from pathlib import Path
 sys.path.insert(0, {tests!r})
 import typer
 from executor_fakes import make_stages
-from kill_util import campaign_spec
+from {spec_module} import {spec_function} as campaign_spec
 from rig.campaign.executors import ExecutorSpec
 from rig.cli.campaign import _run
 try:  # what the rig command does with typer.Exit
@@ -62,10 +62,15 @@ except typer.Exit as exc:
 """
 
 
-def campaign_driver(out: Path, sleep_s: float = 0.02) -> str:
-    """Code that runs (or resumes) the 200-call campaign into ``out`` as ``rig campaign run``
-    does, local executor with 2 workers, fake stages (``sleep_s`` per call's ASR)."""
-    return _CAMPAIGN_DRIVER.format(tests=str(TESTS), out=str(out), sleep_s=sleep_s)
+def campaign_driver(out: Path, sleep_s: float = 0.02,
+                    spec: str = "kill_util:campaign_spec") -> str:
+    """Code that runs (or resumes) a campaign into ``out`` as ``rig campaign run`` does, local
+    executor with 2 workers, fake stages (``sleep_s`` per call's ASR). ``spec``:
+    ``MODULE:FUNCTION`` (a module under tests/) making the CampaignSpec from the folder; by
+    default the 200-call campaign."""
+    module, function = spec.split(":")
+    return _CAMPAIGN_DRIVER.format(tests=str(TESTS), out=str(out), sleep_s=sleep_s,
+                                   spec_module=module, spec_function=function)
 
 
 def alive(pid: int) -> bool:

@@ -10,13 +10,13 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from executor_fakes import ROOT, comparable, make_stages
+from kill_util import campaign_driver
 
 from rig.campaign.executors import ExecutorSpec
 from rig.campaign.executors.base import MAX_WORKER_DEATHS, TaskQueue
@@ -24,7 +24,6 @@ from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.campaign.store import CallLog
 
 pytestmark = pytest.mark.unit
-TESTS = Path(__file__).resolve().parent
 
 
 def spec(out: Path, **kw) -> CampaignSpec:
@@ -112,25 +111,8 @@ def test_a_call_that_kills_every_worker_is_given_up_and_the_rest_run(tmp_path, o
     assert len(set(ids)) == 16 and len(ids) == 18  # the two failures, superseded
 
 
-_DRIVER = """
-import sys
-from pathlib import Path
-sys.path.insert(0, {tests!r})
-from executor_fakes import make_stages
-from test_executors_unit import spec
-from rig.campaign.executors import ExecutorSpec
-from rig.cli.campaign import _run
-import typer
-try:  # what the rig command does with typer.Exit
-    _run(spec(Path({out!r})), False, executor=ExecutorSpec("local", workers=2),
-         stages=make_stages(sleep_s={sleep_s}))
-except typer.Exit as exc:
-    sys.exit(exc.exit_code)
-"""
-
-
 def _start_driver(out: Path, sleep_s: float) -> subprocess.Popen:
-    code = textwrap.dedent(_DRIVER.format(tests=str(TESTS), out=str(out), sleep_s=sleep_s))
+    code = campaign_driver(out, sleep_s, spec="test_executors_unit:spec")
     env = {**os.environ, "COLUMNS": "200"}
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env,

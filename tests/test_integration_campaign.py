@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rig.campaign.runner import CampaignSpec, run_campaign
+from rig.campaign.runner import run_campaign
 from rig.campaign.summary import build_summary
 
 pytestmark = pytest.mark.integration
@@ -15,18 +15,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def campaign(tmp_path_factory):
-    out = tmp_path_factory.mktemp("campaign") / "small"
-    spec = CampaignSpec(answers_path=ROOT / "answer_bank" / "mini",
-                        profiles_path=ROOT / "profiles" / "demo",
-                        pipeline_path=ROOT / "pipelines" / "reference.yaml", out_dir=out,
-                        repeats=1, answer_ids=("q01_strong", "q03_strong"),
-                        profile_ids=("long_pauses", "short_pauses"), n_boot=500)
-    return spec, run_campaign(spec, progress=False)
+def campaign(small_real_campaign_spec):
+    """conftest's shared campaign (2 answers x baseline, long_pauses, short_pauses) and its
+    summary.json."""
+    spec = small_real_campaign_spec
+    return spec, json.loads((spec.out_dir / "summary.json").read_text())
 
 
 def test_every_call_ran_through_the_real_chain(campaign):
-    spec, _res = campaign
+    spec, _summary = campaign
     df = pd.read_parquet(spec.out_dir / "calls.parquet")
     assert len(df) == 6 and df["call_id"].is_unique
     assert (df["status"] == "ok").all(), df["error"].tolist()
@@ -37,21 +34,21 @@ def test_every_call_ran_through_the_real_chain(campaign):
 
 
 def test_graded_judging_fills_the_scorer_columns_and_the_validity_block(campaign):
-    spec, res = campaign
+    spec, summary = campaign
     df = pd.read_parquet(spec.out_dir / "calls.parquet")
     assert (df["scorer_mode"] == "expected").all()
     assert (df["score"] != df["score"].round()).any()  # off the integer grid
     crit = json.loads(df["scorer_criteria_json"].iloc[0])
     assert len(crit) == 4 and all(abs(sum(c["level_probs"]) - 1) < 1e-9 for c in crit)
     assert df["scorer_top_prob_min"].between(0, 1).all()
-    v = res.summary["judge_validity"]
+    v = summary["judge_validity"]
     assert v["scoring_mode"] == "expected" and v["n_answers"] == 2
     assert v["verdict"] == "not_measured"  # two answers cannot be ranked
     assert "spearman" in v["not_computable"]
 
 
 def test_a_pause_longer_than_the_timer_truncates_and_a_shorter_one_does_not(campaign):
-    spec, _res = campaign
+    spec, _summary = campaign
     df = pd.read_parquet(spec.out_dir / "calls.parquet").set_index("profile_id")
     assert df.loc["long_pauses", "truncated"].all()
     assert (df.loc["long_pauses", "words_lost_share"] > 0.2).all()
@@ -66,11 +63,11 @@ def test_a_pause_longer_than_the_timer_truncates_and_a_shorter_one_does_not(camp
 
 
 def test_summary_equals_a_recomputation_from_calls_parquet(campaign):
-    spec, _res = campaign
+    spec, _summary = campaign
     df = pd.read_parquet(spec.out_dir / "calls.parquet")
     on_disk = json.loads((spec.out_dir / "summary.json").read_text())
     again = build_summary(df, campaign_id=on_disk["campaign_id"],
-                          pipeline_version=on_disk["pipeline_version"], n_boot=500)
+                          pipeline_version=on_disk["pipeline_version"], n_boot=spec.n_boot)
     for k in ("n_log_rows_not_in_plan", "pipeline"):
         on_disk.pop(k)
     assert json.loads(json.dumps(again)) == on_disk
@@ -82,7 +79,7 @@ def test_summary_equals_a_recomputation_from_calls_parquet(campaign):
 
 
 def test_rerun_resumes_with_nothing_to_do(campaign):
-    spec, _res = campaign
+    spec, _summary = campaign
     again = run_campaign(spec, progress=False)
     assert again.n_run == 0 and again.n_skipped == 6
 
