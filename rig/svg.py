@@ -1,5 +1,6 @@
-"""A few lines of hand-written SVG for the report's plots: no library, no external reference
-(no ``xmlns`` URL either: inline ``<svg>`` in HTML needs none), deterministic bytes.
+"""The hand-written SVG primitives of rig's pages (the campaign report's plots,
+rig.report.plots; the probe and monitor figures, rig.svgplot): no library, no external
+reference (no ``xmlns`` URL either: inline ``<svg>`` in HTML needs none), deterministic bytes.
 
 Coordinates are SVG user units; every plot scales to its container through ``viewBox``.
 """
@@ -18,21 +19,23 @@ def esc(v: object) -> str:
     return html.escape(str(v), quote=True)
 
 
-def nice_ticks(lo: float, hi: float, n: int = 6) -> list[float]:
-    """Round tick values covering [lo, hi]: steps of 1, 2 or 5 x 10^k (Heckbert's "nice
-    numbers", Graphics Gems 1990), about ``n`` of them."""
+def nice_ticks(lo: float, hi: float, n: int = 6, steps: tuple[float, ...] = (1, 2, 5),
+               cover: bool = True) -> list[float]:
+    """Round tick values over [lo, hi]: steps of ``steps`` x 10^k (Heckbert's "nice
+    numbers", Graphics Gems 1990), about ``n`` of them (``n - 1`` intervals). ``cover``: one
+    more tick when the last falls short of ``hi``. No negative zero."""
     if not math.isfinite(lo) or not math.isfinite(hi) or hi <= lo:
         lo, hi = (lo - 1, lo + 1) if math.isfinite(lo) else (-1, 1)
     raw = (hi - lo) / max(n - 1, 1)
     mag = 10 ** math.floor(math.log10(raw))
-    step = next(s * mag for s in (1, 2, 5, 10) if s * mag >= raw)
+    step = next(s * mag for s in (*steps, 10) if s * mag >= raw)
     start = math.floor(lo / step) * step
     ticks, t = [], start
     while t <= hi + step * 1e-9:
-        ticks.append(round(t, 10))
+        ticks.append(round(t, 10) + 0.0)
         t += step
-    if ticks[-1] < hi:
-        ticks.append(round(ticks[-1] + step, 10))
+    if cover and ticks[-1] < hi:
+        ticks.append(round(ticks[-1] + step, 10) + 0.0)
     return ticks
 
 

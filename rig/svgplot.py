@@ -16,12 +16,13 @@ shrinking the labels below reading size (:data:`FIG_CSS`).
 from __future__ import annotations
 
 import hashlib
-import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rig import svg
 from rig.pages import PALETTE
+from rig.svg import esc, marker
 
 #: Styles the figures need (pages inline them once).
 FIG_CSS = """
@@ -37,10 +38,6 @@ _RIGHT = 20
 _ROW_H = 26
 
 
-def _esc(v: object) -> str:
-    return html.escape(str(v), quote=True)
-
-
 def num(v: float | None, digits: int = 2) -> str:
     """A number for a sentence: a proper minus sign, ``n/a`` for None."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -49,33 +46,11 @@ def num(v: float | None, digits: int = 2) -> str:
 
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    """About ``n`` round tick values covering [lo, hi] (steps of 1, 2, 2.5 or 5 x 10^k)."""
+    """About ``n`` round tick values from ``lo`` up to ``hi`` (steps of 1, 2, 2.5 or 5 x 10^k;
+    :func:`rig.svg.nice_ticks` without the covering tick)."""
     if hi <= lo:
         hi = lo + 1.0
-    raw = (hi - lo) / max(1, n)
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    start = math.floor(lo / step) * step
-    out, v = [], start
-    while v <= hi + step * 1e-9:
-        out.append(round(v, 10) + 0.0)  # no negative zero
-        v += step
-    return out
-
-
-def _marker(kind: str, x: float, y: float, colour: str, r: float = 5.0) -> str:
-    if kind == "square":
-        return (f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r:.1f}" '
-                f'height="{2 * r:.1f}" fill="{colour}"/>')
-    if kind == "diamond":
-        r *= 1.3
-        return (f'<polygon points="{x:.1f},{y - r:.1f} {x + r:.1f},{y:.1f} {x:.1f},'
-                f'{y + r:.1f} {x - r:.1f},{y:.1f}" fill="{colour}"/>')
-    if kind == "triangle":
-        r *= 1.2
-        return (f'<polygon points="{x:.1f},{y - r:.1f} {x + r:.1f},{y + r * 0.8:.1f} '
-                f'{x - r:.1f},{y + r * 0.8:.1f}" fill="{colour}"/>')
-    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r:.1f}" fill="{colour}"/>'
+    return svg.nice_ticks(lo, hi, n + 1, steps=(1, 2, 2.5, 5), cover=False)
 
 
 def _figure(svg_body: str, width: float, height: float, title: str, desc: str,
@@ -85,7 +60,7 @@ def _figure(svg_body: str, width: float, height: float, title: str, desc: str,
     return (f'<figure><div class="fig"><svg role="img" '
             f'viewBox="0 0 {width:.0f} {height:.0f}" aria-labelledby="fig{i}t fig{i}d" '
             f'font-family="system-ui,sans-serif" font-size="12">'
-            f'<title id="fig{i}t">{_esc(title)}</title><desc id="fig{i}d">{_esc(desc)}</desc>'
+            f'<title id="fig{i}t">{esc(title)}</title><desc id="fig{i}d">{esc(desc)}</desc>'
             f'{svg_body}</svg></div><figcaption>{caption}</figcaption></figure>')
 
 
@@ -138,36 +113,36 @@ def forest_svg(rows: Sequence[ForestRow], *, xlabel: str, title: str, caption: s
         parts.append(f'<line x1="{x_of(t):.1f}" y1="{top}" x2="{x_of(t):.1f}" y2="{base}" '
                      'stroke="#e4e4e4"/>'
                      f'<text x="{x_of(t):.1f}" y="{base + 15}" text-anchor="middle" '
-                     f'fill="#333">{_esc(num(t, _digits(ticks)))}</text>')
+                     f'fill="#333">{esc(num(t, _digits(ticks)))}</text>')
     if ref is not None:
         parts.append(f'<line x1="{x_of(ref):.1f}" y1="{top}" x2="{x_of(ref):.1f}" '
                      f'y2="{base}" stroke="#555" stroke-dasharray="4 3"/>')
     parts.append(f'<text x="{(_LABEL_W + _W - _RIGHT) / 2:.0f}" y="{base + 34}" '
-                 f'text-anchor="middle" fill="#222">{_esc(xlabel)}</text>')
+                 f'text-anchor="middle" fill="#222">{esc(xlabel)}</text>')
     for i, r in enumerate(rows):
         y = top + _ROW_H * i + _ROW_H / 2
         colour, mark = style[r.series]
         label = r.label if len(r.label) <= 30 else r.label[:29] + "\u2026"
         parts.append(f'<text x="{_LABEL_W - 8}" y="{y + 4:.1f}" text-anchor="end" '
-                     f'fill="#222">{_esc(label)}</text>')
+                     f'fill="#222">{esc(label)}</text>')
         if r.estimate is None:
             parts.append(f'<text x="{_LABEL_W + 4}" y="{y + 4:.1f}" fill="#666">'
-                         f'not computable{": " + _esc(r.why[:60]) if r.why else ""}</text>')
+                         f'not computable{": " + esc(r.why[:60]) if r.why else ""}</text>')
             continue
         if r.ci:
             parts.append(f'<line x1="{x_of(r.ci[0]):.1f}" y1="{y:.1f}" x2="{x_of(r.ci[1]):.1f}"'
                          f' y2="{y:.1f}" stroke="{colour}" stroke-width="2.5"/>')
-        parts.append(_marker(mark, x_of(r.estimate), y, colour))
+        parts.append(marker(mark, x_of(r.estimate), y, colour, 5.0))
     if len(series) > 1:
         x = _LABEL_W
         for s in series:
             colour, mark = style[s]
-            parts.append(_marker(mark, x + 5, 12, colour, 4.5)
-                         + f'<text x="{x + 14}" y="{16}" fill="#222">{_esc(s)}</text>')
+            parts.append(marker(mark, x + 5, 12, colour, 4.5)
+                         + f'<text x="{x + 14}" y="{16}" fill="#222">{esc(s)}</text>')
             x += 24 + 7 * len(s)
     if band:
         parts.append(f'<text x="{x_of(band[1]) + 3:.1f}" y="{top + 11}" fill="#555" '
-                     f'font-size="10">{_esc(band_label)}</text>')
+                     f'font-size="10">{esc(band_label)}</text>')
     desc = "; ".join(
         f"{r.label}{' (' + r.series + ')' if r.series else ''}: "
         + (f"{num(r.estimate)}" + (f", 95% CI {num(r.ci[0])} to {num(r.ci[1])}" if r.ci
@@ -214,20 +189,20 @@ def lines_svg(x_labels: Sequence[str], series: dict[str, Sequence[float | None]]
         parts.append(f'<line x1="{left}" y1="{y_of(t):.1f}" x2="{_W - _RIGHT}" '
                      f'y2="{y_of(t):.1f}" stroke="#e4e4e4"/><text x="{left - 6}" '
                      f'y="{y_of(t) + 4:.1f}" text-anchor="end" fill="#333">'
-                     f'{_esc(num(t, _digits(ticks)))}</text>')
+                     f'{esc(num(t, _digits(ticks)))}</text>')
     every = max(1, math.ceil(n / 10))
     for i, w in enumerate(x_labels):
         if i % every == 0 or i == n - 1:
             parts.append(f'<text x="{x_of(i):.1f}" y="{top + plot_h + 16}" '
-                         f'text-anchor="middle" fill="#333">{_esc(w)}</text>')
+                         f'text-anchor="middle" fill="#333">{esc(w)}</text>')
     if threshold is not None:
         parts.append(f'<line x1="{left}" y1="{y_of(threshold):.1f}" x2="{_W - _RIGHT}" '
                      f'y2="{y_of(threshold):.1f}" stroke="{PALETTE[3]}" stroke-width="1.5" '
                      f'stroke-dasharray="6 4"/><text x="{_W - _RIGHT - 2}" '
                      f'y="{y_of(threshold) - 5:.1f}" text-anchor="end" fill="{PALETTE[3]}">'
-                     f'{_esc(threshold_label)}</text>')
+                     f'{esc(threshold_label)}</text>')
     parts.append(f'<text transform="translate(14 {top + plot_h / 2:.0f}) rotate(-90)" '
-                 f'text-anchor="middle" fill="#222">{_esc(ylabel)}</text>')
+                 f'text-anchor="middle" fill="#222">{esc(ylabel)}</text>')
     for s, vs in series.items():
         colour, mark = style[s]
         run: list[str] = []
@@ -239,14 +214,14 @@ def lines_svg(x_labels: Sequence[str], series: dict[str, Sequence[float | None]]
                 run = []
                 continue
             run.append(f"{x_of(i):.1f},{y_of(v):.1f}")
-            parts.append(_marker(mark, x_of(i), y_of(v), colour, 4.0))
+            parts.append(marker(mark, x_of(i), y_of(v), colour, 4.0))
     for j, s in enumerate(names):
         colour, mark = style[s]
         x = left + (j % 4) * 165
         y = top + plot_h + 36 + 18 * (j // 4)
         label = s if len(s) <= 20 else s[:19] + "\u2026"
-        parts.append(_marker(mark, x + 5, y - 4, colour, 4.5)
-                     + f'<text x="{x + 14}" y="{y}" fill="#222">{_esc(label)}</text>')
+        parts.append(marker(mark, x + 5, y - 4, colour, 4.5)
+                     + f'<text x="{x + 14}" y="{y}" fill="#222">{esc(label)}</text>')
     desc = "; ".join(f"{s}: " + ", ".join(f"{w} {num(v)}" for w, v in zip(x_labels, vs,
                                                                            strict=True))
                      for s, vs in series.items())

@@ -1,4 +1,4 @@
-"""The campaign report's plots, inline SVG (rig.report.svgplot), colours from
+"""The campaign report's plots, inline SVG (rig.svg), colours from
 :data:`rig.pages.PALETTE` (Okabe-Ito). Each returns a ``<figure>`` whose ``<title>``,
 ``<desc>`` and caption say the numbers, or ``""`` when there is nothing to draw.
 
@@ -19,7 +19,8 @@ import math
 import pandas as pd
 
 from rig.pages import PALETTE
-from rig.report.svgplot import (
+from rig.report.verdict import percent, points, verdict_interval
+from rig.svg import (
     FONT,
     SHAPES,
     Scale,
@@ -31,7 +32,6 @@ from rig.report.svgplot import (
     text,
     x_axis,
 )
-from rig.report.verdict import percent, points, verdict_interval
 
 _W = 640
 _LABEL_W = 150
