@@ -145,3 +145,7 @@ def test_a_malformed_body_is_a_400_naming_the_field(server):
     assert code == 400 and "audio_format" in err["detail"]
     code, err = _call(f"{url}/v1/calls", "POST", b"not json", token)
     assert code == 400
+    # a key named twice: refused, as in a sidecar (JSON would keep the last value silently)
+    twice = b'{"metadata": {}, "metadata": {}, "audio_base64": "", "audio_format": "wav"}'
+    code, err = _call(f"{url}/v1/calls", "POST", twice, token)
+    assert code == 400 and "duplicate key 'metadata'" in err["detail"]

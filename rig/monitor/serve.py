@@ -41,7 +41,7 @@ from typing import Literal
 from rig.errors import RigError
 from rig.monitor.config import MonitorConfig
 from rig.monitor.ingest import ConflictError, IngestError, ingest_one
-from rig.monitor.meta import parse_meta
+from rig.monitor.meta import loads_strict, parse_meta
 from rig.monitor.signals import SignalStages
 from rig.monitor.store import MonitorStore
 from rig.webguard import read_body, redact_access_log
@@ -116,8 +116,12 @@ def create_app(store: MonitorStore, config: MonitorConfig, token: str, recording
         from starlette.concurrency import run_in_threadpool
 
         raw = await read_body(request, max_bytes)  # 413 past the limit, chunked or not
+        try:  # as a sidecar: a key named twice is refused, not the last value kept
+            data = loads_strict(raw)
+        except ValueError as exc:  # not JSON, not UTF-8, or a duplicate key
+            return JSONResponse({"detail": f"body: {exc}"}, status_code=400)
         try:
-            body = CallBody.model_validate_json(raw)
+            body = CallBody.model_validate(data)
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(x) for x in err.get("loc", ())) or "body"
