@@ -24,6 +24,8 @@ from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.campaign.store import CallLog
 
 pytestmark = pytest.mark.unit
+#: tests/, which Ray's workers need on their PYTHONPATH (test_executors_ray imports it)
+TESTS = Path(__file__).resolve().parent
 
 
 def spec(out: Path, **kw) -> CampaignSpec:
