@@ -343,7 +343,10 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                 run_stats = ex.stats
                 n_started = getattr(ex, "n_workers", None)  # Ray: sized from the cluster
         except KeyboardInterrupt as exc:
-            n_logged = sum(c.call_id in log for c in plan)
+            # count what is on disk: Ctrl-C may land inside an append, after the row was
+            # written but before the in-memory log saw it
+            on_disk = CallLog(out / "calls.jsonl")
+            n_logged = sum(c.call_id in on_disk for c in plan)
             raise CampaignInterrupted(n_logged, len(plan)) from exc
     campaign_json["runtime"].update({
         "judge_prefix_cache": run_stats.judge_prefix_cache(), "devices_used": run_stats.devices(),

@@ -6,7 +6,8 @@ install), ``campaign`` (``rig demo``, ``rig campaign run|summarize``), ``models`
 (``rig models``), ``profiles`` (``rig profiles list|check|render``), ``stats``
 (``rig stats ...``), ``gate`` (``rig gate``), ``probe`` and ``probe_tables``
 (``rig probe ...``), ``scorer`` (``rig scorer validate``), ``interviewer``
-(``rig interviewer ...``), ``monitor`` (``rig monitor ...``), ``sweep`` (``rig sweep``).
+(``rig interviewer ...``), ``monitor`` (``rig monitor ...``), ``sweep`` (``rig sweep``), ``voices``
+(``rig voices ...``).
 
 Exit codes: 0 success or pass, 1 a threshold was breached (``rig gate``, ``rig stats``,
 ``rig monitor report --fail-on-alert``), 2 bad input, a package that is not installed, or a
@@ -34,6 +35,7 @@ mount_group(app, "probe", "rig.cli.probe", "probe_app", extra="probes")
 mount_group(app, "monitor", "rig.cli.monitor", "monitor_app", extra="monitor")
 mount_group(app, "scorer", "rig.cli.scorer", "scorer_app", extra="pipeline")
 mount_group(app, "interviewer", "rig.cli.interviewer", "interviewer_app", extra="calls")
+mount_group(app, "voices", "rig.cli.voices", "voices_app")
 
 
 @app.callback()
