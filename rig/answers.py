@@ -301,6 +301,14 @@ class ReadSpeechAnswer(Answer):
     tier: None = None  # type: ignore[assignment]
     reference_grades: list[ReferenceGrade] = Field(default_factory=list, max_length=0)
 
+    @field_validator("tier", "reference_grades", mode="before")
+    @classmethod
+    def _ungraded(cls, v: object) -> object:
+        if v:
+            raise ValueError("a read-speech prompt (bank.yaml mode: read_speech) is not graded:"
+                             " give no tier or reference grades")
+        return v
+
     @property
     def reference_score(self) -> float | None:  # type: ignore[override]
         return None
@@ -315,6 +323,14 @@ class ReadSpeechQuestion(Question):
     cutoff: float | None = None  # type: ignore[assignment]
     rubric: list[RubricCriterion] = Field(default_factory=list, max_length=0)
     answers: list[ReadSpeechAnswer] = Field(min_length=1)  # type: ignore[assignment]
+
+    @field_validator("rubric", "cutoff", mode="before")
+    @classmethod
+    def _no_rubric(cls, v: object) -> object:
+        if v:
+            raise ValueError("a read-speech bank (bank.yaml mode: read_speech) has no rubric "
+                             "or cutoff: the scorer does not run")
+        return v
 
     @field_validator("rubric")
     @classmethod
