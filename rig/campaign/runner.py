@@ -413,8 +413,8 @@ def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version:
                                n_log_rows_not_in_plan=n_excluded, pipeline=pipeline,
                                speaker_groups=speaker_groups)
     spath = write_summary(out / "summary.json", summary)
-    if speaker_groups is not None:
-        from rig.report.read_speech import write_read_speech_report as write_campaign_report
-    report = write_campaign_report(out / "report.html", summary.to_dict(),
-                                   pd.DataFrame(list(rows)))
+    write_report = write_campaign_report
+    if speaker_groups is not None:  # read-speech mode: its own page (no scores to show)
+        from rig.report.read_speech import write_read_speech_report as write_report
+    report = write_report(out / "report.html", summary.to_dict(), pd.DataFrame(list(rows)))
     return {"calls": calls, "summary": spath, "report": report}

@@ -27,14 +27,14 @@ AUDIO_HELP = ("write each call's caller and line audio (FLAC) and word timings u
 
 def _print_read_speech(summary: dict, out: Path) -> None:
     """A read-speech campaign's lines: one per speaker group and per speaker."""
-    from rig.report.read_speech import _n_speakers, _sentence
+    from rig.report.read_speech import figures_sentence, n_speakers_text
 
     rs = summary.get("read_speech") or {}
     for g, d in (rs.get("by_group") or {}).items():
-        stdout_console().print(_sentence(f"group {g} ({_n_speakers(d)})", d),
+        stdout_console().print(figures_sentence(f"group {g} ({n_speakers_text(d)})", d),
                                markup=False, highlight=False)
     for s, d in (rs.get("by_speaker") or {}).items():
-        stdout_console().print(_sentence(f"{s} ({d['group']})", d), markup=False,
+        stdout_console().print(figures_sentence(f"{s} ({d['group']})", d), markup=False,
                                highlight=False)
     stdout_console().print(f"read-speech bank: no scorer ran; wrote {out}/calls.parquet, "
                            f"{out}/summary.json, {out}/report.html")

@@ -31,12 +31,16 @@ _COLUMNS = (
 )
 
 
-def _n_speakers(group: dict) -> str:
+def n_speakers_text(group: dict) -> str:
+    """``"1 speaker"``, ``"3 speakers"``: the size of a ``read_speech.by_group`` entry."""
     n = len(group.get("speakers", []))
     return f"{n} speaker{'' if n == 1 else 's'}"
 
 
-def _sentence(name: str, d: dict) -> str:
+def figures_sentence(name: str, d: dict) -> str:
+    """One line of a speaker's or group's figures (a ``read_speech`` entry of summary.json):
+    ``name: WER 0.125 (95% CI [0.000, 0.375]), 0 of 3 calls truncated (...), content
+    similarity 0.962``."""
     return (f"{name}: WER {fmt(d.get('wer_mean'), 3)} (95% CI {fmt(d.get('wer_ci95'), 3)}), "
             f"{d.get('n_truncated', 0)} of {d.get('n_calls', 0) - d.get('n_failed_calls', 0)} "
             f"calls truncated ({fmt(d.get('truncation_rate'), 3)}, 95% CI "
@@ -68,10 +72,10 @@ def read_speech_report_html(campaign_dir: str | Path, summary: dict, rows: pd.Da
 
     rs = summary.get("read_speech") or {"by_speaker": {}, "by_group": {}, "note": ""}
     cid = html.escape(str(summary.get("campaign_id")))
-    groups = "".join("<li>" + html.escape(_sentence(
-        f"{g} ({_n_speakers(d)})", d)) + "</li>"
+    groups = "".join("<li>" + html.escape(figures_sentence(
+        f"{g} ({n_speakers_text(d)})", d)) + "</li>"
         for g, d in rs["by_group"].items())
-    speakers = "".join("<li>" + html.escape(_sentence(f"{s} ({d.get('group')})", d))
+    speakers = "".join("<li>" + html.escape(figures_sentence(f"{s} ({d.get('group')})", d))
                        + "</li>" for s, d in rs["by_speaker"].items())
     note = summary.get("content_similarity_note")
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
