@@ -152,6 +152,17 @@ def test_speakers_who_share_no_prompt_are_an_error(tmp_path):
         import_corpus("vctk", root, tmp_path / "v")
 
 
+def test_out_that_is_a_file_or_a_broken_recording_is_an_error_naming_it(tmp_path):
+    root = make_vctk(tmp_path / "vctk")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RigError, match=r"--out .*file.*is an existing file"):
+        import_corpus("vctk", root, tmp_path / "file")
+    bad = root / "wav48_silence_trimmed" / "p902" / "p902_005_mic1.flac"
+    bad.write_bytes(b"not audio at all")
+    with pytest.raises(RigError, match=r"p902_005_mic1\.flac"):
+        import_corpus("vctk", root, tmp_path / "v")
+
+
 def test_cli_import_and_its_bad_layout_exit_2(tmp_path):
     from rig.cli import app
 

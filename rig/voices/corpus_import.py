@@ -20,7 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from rig.errors import RigError
-from rig.paths import atomic_write, write_text_atomic
+from rig.paths import atomic_write, make_out_dir, write_text_atomic
 from rig.voices.corpus import (
     CORPUS_NAME,
     LICENCE,
@@ -143,7 +143,8 @@ def import_corpus(layout: str, root: str | Path, out: str | Path, *,
 
     Raises:
         RigError: the layout does not match (names the paths expected), a speaker is unknown,
-            fewer than one speaker or no shared prompt, or an audio file cannot be read."""
+            the speakers share no prompt, an audio file cannot be read, or ``out`` is a file
+            or cannot be written."""
     from rig.voices.speaker import SpeakerInfo, write_speaker
 
     root, out = Path(root), Path(out)
@@ -154,16 +155,18 @@ def import_corpus(layout: str, root: str | Path, out: str | Path, *,
     if not prompts:
         raise RigError(f"{root}: the {len(found)} speakers {[s.speaker_id for s in found][:10]}"
                        " share no transcribed prompt (choose speakers with --speakers)")
+    make_out_dir(out)
     folders = []
     for s in found:
-        folder = out / f"{layout}_{s.speaker_id}"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = make_out_dir(out / f"{layout}_{s.speaker_id}")
         try:
             rates = {_write_audio(p.by_speaker[s.speaker_id].audio_path,
                                   folder / f"{p.answer_id}.wav", sample_rate_hz)
                      for p in prompts}
-        except (ValueError, FileNotFoundError) as exc:
+        except ValueError as exc:  # AudioFileError names the file
             raise RigError(str(exc)) from None
+        except OSError as exc:  # a missing file, a full disk
+            raise RigError(f"{exc.filename or folder}: {exc.strerror or exc}") from None
         write_speaker(folder, SpeakerInfo(
             speaker_id=folder.name, source="corpus", accent_description=s.accent_description,
             language_background=s.language_background,
