@@ -74,13 +74,16 @@ def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: 
                      baseline: str = "baseline", n_boot: int = 2000, seed: int = 0,
                      repeats_skipped: dict | None = None,
                      n_log_rows_not_in_plan: int | None = None,
-                     pipeline: dict | None = None) -> CampaignSummary:
+                     pipeline: dict | None = None,
+                     speaker_groups: dict | None = None) -> CampaignSummary:
     """Summarise call rows (the columns of ``calls.parquet``) as the typed
     :class:`~rig.campaign.schema.CampaignSummary`. Pure: same rows (and the same
     ``repeats_skipped``, from campaign.json), same summary.
 
     ``n_log_rows_not_in_plan`` and ``pipeline`` (the resolved configuration) are what a
     campaign run adds (:func:`rig.campaign.runner.write_outputs`); left out when None.
+    ``speaker_groups`` (a read-speech campaign, :mod:`rig.campaign.read_speech`) adds
+    ``mode`` and the ``read_speech`` block.
 
     Raises:
         RowsError: a required column is missing or malformed (names the column and value).
@@ -101,6 +104,15 @@ def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: 
         out["n_log_rows_not_in_plan"] = n_log_rows_not_in_plan
     if pipeline is not None:
         out["pipeline"] = pipeline  # the release gate compares configurations
+    if speaker_groups is not None:  # read-speech mode: no scorer ran
+        from rig.campaign.read_speech import read_speech_summary
+
+        out["mode"] = "read_speech"
+        if "judge_validity" in out:
+            out["judge_validity"] = JudgeValidityNotMeasured(
+                verdict="not_measured", reason="read-speech campaign: no scorer ran")
+        out["read_speech"] = read_speech_summary(rows, speaker_groups, n_boot=n_boot,
+                                                 seed=seed) if not rows.empty else None
     return CampaignSummary(**out)
 
 

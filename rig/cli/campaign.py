@@ -25,7 +25,25 @@ AUDIO_HELP = ("write each call's caller and line audio (FLAC) and word timings u
               "for the report's drill-down (--no-audio: none, for large campaigns)")
 
 
+def _print_read_speech(summary: dict, out: Path) -> None:
+    """A read-speech campaign's lines: one per speaker group and per speaker."""
+    from rig.report.read_speech import figures_sentence, n_speakers_text
+
+    rs = summary.get("read_speech") or {}
+    for g, d in (rs.get("by_group") or {}).items():
+        stdout_console().print(figures_sentence(f"group {g} ({n_speakers_text(d)})", d),
+                               markup=False, highlight=False)
+    for s, d in (rs.get("by_speaker") or {}).items():
+        stdout_console().print(figures_sentence(f"{s} ({d['group']})", d), markup=False,
+                               highlight=False)
+    stdout_console().print(f"read-speech bank: no scorer ran; wrote {out}/calls.parquet, "
+                           f"{out}/summary.json, {out}/report.html")
+
+
 def _print_summary(summary: dict, out: Path) -> None:
+    if summary.get("mode") == "read_speech":  # rig.campaign.read_speech
+        _print_read_speech(summary, out)
+        return
     t = Table(title=f"{summary['campaign_id']} ({summary['pipeline_version']})")
     for col in ("profile", "pairs", "mean delta", "95% CI (bootstrap)", "95% CI (t)",
                 "flip rate", "WER", "content sim.", "truncation"):
@@ -338,7 +356,8 @@ def campaign_summarize(
     rows = [r for r in log.rows() if r.get("pipeline_version") == meta["pipeline_version"]]
     write_outputs(out, rows, campaign_id=meta["campaign_id"], version=meta["pipeline_version"],
                   baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"),
-                  repeats_skipped=meta.get("repeats_skipped"))
+                  repeats_skipped=meta.get("repeats_skipped"),
+                  speaker_groups=meta.get("speaker_groups"))
     _print_summary(json.loads((out / "summary.json").read_text()), out)
 
 
