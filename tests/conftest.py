@@ -109,6 +109,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if not ({"unit", "integration"} & {m.name for m in item.iter_markers()}):
             raise pytest.UsageError(f"{item.nodeid}: mark the module unit or integration")
+    # Tests marked `coqui` need the extra `coqui` (torchaudio beside the CPU torch): the main
+    # run leaves them out, and .ci/run's coqui step runs them with `-m coqui` (a skip would be
+    # a RIG_STRICT failure in the main run; here they are not collected into it at all).
+    if "coqui" not in (config.option.markexpr or ""):
+        out = [i for i in items if i.get_closest_marker("coqui") is not None]
+        if out:
+            config.hook.pytest_deselected(items=out)
+            items[:] = [i for i in items if i.get_closest_marker("coqui") is None]
 
 
 @pytest.fixture(autouse=True)
