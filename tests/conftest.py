@@ -11,6 +11,7 @@ test named after the module.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import secrets
 import socket
@@ -21,6 +22,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+if importlib.util.find_spec("torchaudio") is not None:
+    # the coqui extra is installed: torchaudio (a CUDA wheel) is imported without its extension
+    # before any test module imports transformers (rig/torchaudio_cpu.py)
+    from rig.torchaudio_cpu import import_torchaudio
+
+    import_torchaudio()
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"

@@ -130,3 +130,27 @@ def test_another_checkpoint_is_another_version(tmp_path, engine):
     assert eng.version != engine.version  # the render cache key follows the weights
     assert not np.array_equal(eng.synthesize("Hello there.", 1.0).samples,
                               engine.synthesize("Hello there.", 1.0).samples)
+
+
+def test_profiles_check_engines_speaks_the_model(profile_set):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    res = CliRunner().invoke(app, ["profiles", "check", "--engines", str(profile_set.path)])
+    assert res.exit_code == 0, res.output
+    assert "2 profiles OK" in res.output
+
+
+def test_the_similarity_extra_still_works_beside_it():
+    """transformers imports torchaudio when it is installed; the CUDA wheel's extension must
+    not break content_similarity in a process that never touched Coqui (a fresh one)."""
+    import subprocess
+    import sys
+
+    code = ("from rig.similarity import content_similarity; "
+            "print(round(content_similarity('I led a team of five.', 'I led a team of 5.'), 3))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert 0.8 < float(res.stdout.split()[-1]) <= 1.0

@@ -154,3 +154,22 @@ def test_the_main_run_leaves_coqui_tests_out_and_the_coqui_step_runs_them(tmp_pa
     assert "2 deselected" in run("-m", "integration")  # an integration run leaves it out too
     out = run("-rA", "-m", "coqui")  # the coqui step
     assert "1 passed, 1 deselected" in out and "PASSED test_a.py::test_coqui" in out
+
+
+def test_profiles_check_engines_names_the_missing_extra(tmp_path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    monkeypatch.setitem(sys.modules, "torchaudio", None)
+    monkeypatch.setitem(sys.modules, "TTS", None)
+    coqui._load.cache_clear()
+    coqui._engine.cache_clear()
+    model_dir(tmp_path / "set" / "models" / "vits")
+    root = profile_set(tmp_path / "set", "{engine: coqui, voice_id: a, model_path: models/vits}")
+    ok = CliRunner().invoke(app, ["profiles", "check", str(root)])
+    assert ok.exit_code == 0, ok.output
+    res = CliRunner().invoke(app, ["profiles", "check", "--engines", str(root)])
+    assert res.exit_code == 2, res.output
+    assert "cloned.yaml: voice: the coqui engine is not installed" in " ".join(res.output.split())
+    assert "pip install -e '.[coqui]'" in res.output

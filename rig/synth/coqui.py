@@ -15,7 +15,8 @@ or ``model.pth``; XTTS: ``model.pth``) or the folder holding it (``model.pth``,
 ``config.json`` beside the checkpoint; an XTTS folder also holds ``vocab.json``. XTTS needs
 ``speaker_wav`` (a recording of the speaker, at least about 3 s; rig reads it itself with
 soundfile and resamples it with soxr, since torchaudio's loader needs a torchcodec build that
-a CPU machine may not load); other models refuse it.
+a CPU machine may not load); other models refuse it. torchaudio itself is imported without its
+CUDA-only extension (:mod:`rig.torchaudio_cpu`).
 
 Determinism: VITS draws noise in its flow and duration predictor and XTTS samples its GPT;
 each :meth:`CoquiEngine.synthesize` call seeds torch's generator first, so a chunk's audio is
@@ -28,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -37,6 +37,7 @@ import numpy as np
 
 from rig.audio import Audio, read_wav
 from rig.errors import ConfigError, EngineUnavailable
+from rig.torchaudio_cpu import import_torchaudio
 
 _INSTALL_HINT = "pip install -e '.[coqui]'   (coqui-tts==0.28.0 with torchaudio, torchcodec)"
 #: Checkpoint names looked for, in order, when ``model_path`` is a folder.
@@ -148,44 +149,14 @@ def resolve_files(model_path: Path, config_path: Path | None, speaker_wav: Path 
                       speaker_wav=Path(speaker_wav) if speaker_wav is not None else None)
 
 
-def _import_torchaudio() -> None:
-    """Import torchaudio, without its C++ extension when that cannot load.
-
-    torchaudio's PyPI wheels are CUDA builds whose extension needs CUDA torch libraries
-    (``libc10_cuda.so``); on the CPU build of torch that rig pins it raises ``OSError`` at
-    import. coqui-tts uses only torchaudio's pure-PyTorch parts on the paths rig takes
-    (``functional.resample``, mel transforms), so the import is retried with torchaudio's
-    ``_load_lib`` reporting the extension absent, which torchaudio supports (it is how a
-    build without the extension imports).
-    """
-    try:
-        import torchaudio
-        return
-    except OSError:
-        utils = sys.modules.get("torchaudio._extension.utils")
-        if utils is None:
-            raise
-    original = utils._load_lib
-
-    def _load_lib(lib: str) -> bool:
-        try:
-            return original(lib)
-        except OSError:
-            return False
-
-    utils._load_lib = _load_lib
-    for name in [n for n in sys.modules if n == "torchaudio" or n.startswith("torchaudio.")]:
-        if name != "torchaudio._extension.utils":
-            del sys.modules[name]
-    import torchaudio  # noqa: F401
-
-
 def _import_coqui():  # -> (load_config, setup_model, version)
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
-        _import_torchaudio()
         from importlib.metadata import version
+
+        if not import_torchaudio():
+            raise ImportError("torchaudio is not installed")
 
         from TTS.config import load_config
         from TTS.tts.models import setup_model
