@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -245,10 +246,13 @@ class CoquiEngine:
             if self.files.model in CLONING_MODELS:
                 gpt, emb = self._speaker_latents()
                 cfg = self._config
-                out = self._model.inference(
-                    text, LANGUAGE, gpt, emb, temperature=cfg.temperature,
-                    length_penalty=cfg.length_penalty, repetition_penalty=cfg.repetition_penalty,
-                    top_k=cfg.top_k, top_p=cfg.top_p, speed=float(rate))
+                with warnings.catch_warnings():  # coqui-tts 0.28 passes GPT-2 past_key_values,
+                    # which transformers 5 deprecates (a FutureWarning on every chunk)
+                    warnings.filterwarnings("ignore", ".*past_key_values.*", FutureWarning)
+                    out = self._model.inference(
+                        text, LANGUAGE, gpt, emb, temperature=cfg.temperature,
+                        length_penalty=cfg.length_penalty, top_k=cfg.top_k, top_p=cfg.top_p,
+                        repetition_penalty=cfg.repetition_penalty, speed=float(rate))
             else:
                 self._model.length_scale = self._length_scale / float(rate)
                 out = self._model.synthesize(text)
