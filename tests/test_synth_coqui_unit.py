@@ -83,11 +83,14 @@ def test_a_set_loads_with_paths_relative_to_the_profile(tmp_path) -> None:
      "names a remote file"),
     ("{engine: coqui, voice_id: a, model_path: models}", "voice.model_path",
      "no Coqui checkpoint in the folder"),
+    ("{engine: coqui, voice_id: a, model_path: models/taco}", "voice.model_path",
+     "not models that need a separate vocoder"),
 ])
 def test_bad_files_name_file_field_and_value(tmp_path, voice, field, problem) -> None:
     root = tmp_path / "set"
     model_dir(root / "models" / "xtts", "xtts")
     model_dir(root / "models" / "vits")
+    model_dir(root / "models" / "taco", "tacotron2")
     model_dir(root / "models" / "remote", "vits",
               model_args={"speakers_file": "https://example.org/speakers.pth"})
     profile_set(root, voice)

@@ -45,6 +45,9 @@ _INSTALL_HINT = "pip install -e '.[coqui]'   (coqui-tts==0.28.0 with torchaudio,
 CHECKPOINT_NAMES = ("model.pth", "model_file.pth", "best_model.pth")
 #: Models that clone a voice from ``speaker_wav``; every other model refuses it.
 CLONING_MODELS = ("xtts",)
+#: The config ``model`` values rig speaks: end-to-end models that return a waveform (models
+#: that need a separate vocoder, Tacotron, Glow-TTS, FastPitch, ..., are refused).
+SUPPORTED_MODELS = ("vits", "xtts")
 #: What a config may not point at: rig never downloads.
 _REMOTE_PREFIXES = ("http://", "https://", "hf://", "s3://", "gs://", "ftp://")
 _COQUI_SEED = 0
@@ -132,6 +135,10 @@ def resolve_files(model_path: Path, config_path: Path | None, speaker_wav: Path 
                           "never downloads: put the file beside the model and name it there",
                           str(config))
     model = raw["model"].lower()
+    if model not in SUPPORTED_MODELS:
+        raise ConfigError(where, field, f"a {raw['model']!r} model: rig's coqui engine speaks "
+                          f"end-to-end models ({', '.join(SUPPORTED_MODELS)}), not models that "
+                          "need a separate vocoder", str(config))
     if model in CLONING_MODELS:
         if speaker_wav is None:
             raise ConfigError(where, "voice.speaker_wav", f"a {model} model clones the voice "
@@ -257,11 +264,11 @@ class CoquiEngine:
                 self._model.length_scale = self._length_scale / float(rate)
                 out = self._model.synthesize(text)
         wav = out["wav"]
-        wav = wav.detach().cpu().numpy() if hasattr(wav, "detach") else np.asarray(wav)
+        wav = wav.detach().cpu().numpy() if hasattr(wav, "detach") else wav
         wav = np.asarray(wav, np.float32).reshape(-1)
-        if wav.ndim != 1 or not np.all(np.isfinite(wav)):
-            raise EngineUnavailable(f"{self.files.checkpoint}: the model returned no waveform "
-                                    "(a model that needs a separate vocoder is not supported)")
+        if not np.all(np.isfinite(wav)):
+            raise ValueError(f"{self.files.checkpoint}: the model returned NaN or inf samples "
+                             f"for {text!r}")
         return Audio(np.ascontiguousarray(np.clip(wav, -1.0, 1.0)), self.sample_rate_hz)
 
 
