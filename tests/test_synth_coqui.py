@@ -32,9 +32,11 @@ accent_label: "random VITS (synthetic, coqui: noise, not speech)"
 """
 
 
-def build_tiny_vits(folder: Path, seed: int = 0) -> Path:
-    """A randomly initialised VITS (about 0.25 M parameters, characters, no phonemes) saved
-    as ``folder/model.pth`` + ``folder/config.json``, as coqui-tts's trainer saves one."""
+def build_tiny_vits(folder: Path, seed: int = 0, phonemes: bool = False,
+                    checkpoint: str = "model.pth", sample_rate_hz: int = SAMPLE_RATE_HZ) -> Path:
+    """A randomly initialised VITS (about 0.25 M parameters; characters, or espeak-ng phonemes
+    as Coqui's LJSpeech VITS uses) saved as ``folder/<checkpoint>`` + ``folder/config.json``,
+    as coqui-tts's trainer saves one."""
     _import_coqui()
     import torch
     from TTS.tts.configs.vits_config import VitsArgs, VitsConfig
@@ -46,11 +48,12 @@ def build_tiny_vits(folder: Path, seed: int = 0) -> Path:
                     upsample_initial_channel_decoder=16, resblock_kernel_sizes_decoder=[3],
                     resblock_dilation_sizes_decoder=[[1, 3, 5]], init_discriminator=False,
                     use_sdp=False)
-    config = VitsConfig(model_args=args, use_phonemes=False, text_cleaner="english_cleaners")
-    config.audio.sample_rate = SAMPLE_RATE_HZ
+    config = VitsConfig(model_args=args, use_phonemes=phonemes, text_cleaner="english_cleaners",
+                        phonemizer="espeak" if phonemes else None, phoneme_language="en-us")
+    config.audio.sample_rate = sample_rate_hz
     model = Vits(config)
     folder.mkdir(parents=True, exist_ok=True)
-    torch.save({"model": model.state_dict()}, folder / "model.pth")
+    torch.save({"model": model.state_dict()}, folder / checkpoint)
     config.save_json(str(folder / "config.json"))
     return folder
 
@@ -154,3 +157,17 @@ def test_the_similarity_extra_still_works_beside_it():
                          timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     assert 0.8 < float(res.stdout.split()[-1]) <= 1.0
+
+
+def test_a_phoneme_vits_in_the_ljspeech_layout(tmp_path):
+    """Coqui's en/ljspeech/vits: ``model_file.pth`` + ``config.json``, 22.05 kHz, espeak-ng
+    phonemes (Debian's espeak-ng, as in the README's set-up)."""
+    folder = build_tiny_vits(tmp_path / "ljspeech-vits", phonemes=True,
+                             checkpoint="model_file.pth", sample_rate_hz=22050)
+    eng = CoquiEngine("lj", resolve_files(folder / "model_file.pth", None, None))
+    assert eng.sample_rate_hz == 22050
+    assert eng._model.tokenizer.phonemizer.name() == "espeak"
+    a = eng.synthesize("I led a team of five engineers.", 1.0)
+    assert a.sample_rate_hz == 22050 and np.all(np.isfinite(a.samples)) and a.samples.std() > 0
+    np.testing.assert_array_equal(a.samples, eng.synthesize("I led a team of five engineers.",
+                                                            1.0).samples)
