@@ -16,7 +16,7 @@ from pathlib import Path
 from rig.synth.base import Engine
 
 #: The engine names :func:`get_engine` knows.
-ENGINES: tuple[str, ...] = ("hibari", "piper", "espeak-ng", "mbrola", "coqui")
+ENGINES: tuple[str, ...] = ("hibari", "piper", "espeak-ng", "mbrola")
 
 
 @lru_cache(maxsize=8)
