@@ -58,7 +58,7 @@ def profiles_check(
     (got VALUE) when a file is bad."""
     from rig.errors import EngineUnavailable
     from rig.profiles import OFFLINE_RECORD_ONLY, load_profiles
-    from rig.synth import get_engine
+    from rig.synth import engine_for_voice, get_engine
 
     try:
         s = load_profiles(folder)
@@ -68,11 +68,13 @@ def profiles_check(
     missing: list[str] = []
     tried: dict[str, str | None] = {}
 
-    def unavailable(voice: str) -> str | None:
+    def unavailable(voice: str, p) -> str | None:
         if voice not in tried:
             engine, _, voice_id = voice.partition(":")
             try:
-                get_engine(engine, voice_id).synthesize("test", 1.0)
+                eng = (engine_for_voice(p.voice, lambda rel: s.resolve_path(p, rel))
+                       if engine == "coqui" else get_engine(engine, voice_id))
+                eng.synthesize("test", 1.0)
                 tried[voice] = None
             except EngineUnavailable as exc:
                 tried[voice] = str(exc)
@@ -82,11 +84,13 @@ def profiles_check(
         changed = p.dimensions_changed(s.baseline)
         notes = [f"{d} changes nothing offline (recorded with each call; acts in real calls)"
                  for d in changed if d in OFFLINE_RECORD_ONLY]
-        voices = [] if p.voice.engine == "recorded" else [f"{p.voice.engine}:{p.voice.voice_id}"]
+        voices = [] if p.voice.engine == "recorded" else [f"{p.voice.engine}:{p.voice.voice_id}"
+                                                          + (f"@{p.voice.model_path}"
+                                                             if p.voice.model_path else "")]
         if p.noise.kind == "babble":
             voices += list(p.noise.voices)
         for v in dict.fromkeys(voices if engines else []):
-            problem = unavailable(v)
+            problem = unavailable(v, p)
             if problem:
                 notes.append(f"not runnable here: {problem}")
                 missing.append(f"{s.sources[p.profile_id]}: voice: {problem}")

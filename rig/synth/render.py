@@ -53,7 +53,7 @@ from rig.synth.base import (
     trim,
 )
 from rig.synth.cache import SYNTH_VERSION, default_cache_dir, load_render, store_render
-from rig.synth.engines import get_engine
+from rig.synth.engines import engine_for_voice
 from rig.synth.noise import add_noise
 from rig.synth.pace import (
     DEFAULT_RATE_RANGE,
@@ -249,7 +249,7 @@ def render_speech(script: str, profile: Profile, seed: int, *, answer_id: str = 
                                              trailing_silence_s, sample_rate_hz)
         name, voice_id, version = "recorded", profile.voice.voice_id, "recording"
     else:
-        eng = engine or get_engine(profile.voice.engine, profile.voice.voice_id)
+        eng = engine or engine_for_voice(profile.voice, resolve_path)
         plan = make_plan(script, profile.pauses, profile.disfluency, seed)
         pauses_s = inner_pauses_s(plan)
         folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
