@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser import need_chromium
+from browser import need_chromium, screenshot, set_viewport
 
 pytestmark = pytest.mark.integration
 
@@ -193,6 +193,9 @@ def recorded(tmp_path_factory):
             facts["script2"] = d.find_element("id", "script").text
             facts["take3"] = _record(d, LEAD_S + durations["read_b"] + TAIL_S)
             facts["count3"] = d.find_element("id", "count").text
+            screenshot(d, tmp / "record_page.png")  # for a person to look at
+            set_viewport(d, 390)
+            screenshot(d, tmp / "record_page_390.png")
             facts["errors2"] = _severe(d)
     finally:
         proc.terminate()

@@ -63,7 +63,7 @@ function render() {
   for (const [kind, v] of a.segments) {
     const el = document.createElement('span');
     if (kind === 'words') { el.textContent = v + ' '; }
-    else if (kind === 'pause') { el.className = 'cue'; el.textContent = `\u23F8 pause ${v} s`; el.title = `stay silent for about ${v} seconds`; }
+    else if (kind === 'pause') { el.className = 'cue'; el.textContent = `pause ${v} s`; el.title = `stay silent for about ${v} seconds`; }
     else { el.className = 'filler'; el.textContent = v; el.title = `say "${v}" here`; }
     sc.appendChild(el); if (kind !== 'words') sc.appendChild(document.createTextNode(' '));
   }

@@ -54,6 +54,7 @@ textarea,input[type=text]{width:100%;box-sizing:border-box;font:inherit;padding:
 #meterbar.hot{background:#c22}
 #status{min-height:1.5rem}
 .warn{color:#b00;font-weight:600}
+@media (max-width:600px){nav{flex-basis:100%;max-height:25vh}}
 """
 
 #: The page's script, inlined (rig/data/record_page.js).
@@ -85,7 +86,7 @@ you, and nothing is worked out from your voice.</p>
 <section id="record" class="hidden" aria-live="polite">
 <h2 id="qid"></h2><p class="question" id="question"></p>
 <p>Read the answer aloud as you would say it on a phone call. At a
-<span class="cue">&#x23F8; pause</span> mark stay silent for about that long; say the
+<span class="cue">pause</span> mark stay silent for about that long; say the
 <span class="filler">highlighted</span> filler words. Wait a second after pressing Record
 before you speak, and a second after the last word before you press Stop.</p>
 <div class="script" id="script"></div>
