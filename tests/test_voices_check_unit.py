@@ -121,6 +121,7 @@ def test_check_voice_coverage_and_files(tmp_path):
     _wav(folder / "q01_strong.wav", 6.0)
     _wav(folder / "q03_weak.wav", 5.0)
     _wav(folder / "not_in_bank.wav", 2.0)
+    sf.write(str(folder / "q01_strong.flac"), np.zeros(100, np.float32), 16000)  # shadowed
     stages = _Stages({6.0: scripts["q01_strong"].clean_text,
                       5.0: "something else entirely"})
     res = check_voice(folder, BANK, stages=stages)
@@ -131,6 +132,7 @@ def test_check_voice_coverage_and_files(tmp_path):
     by = {f.answer_id: f for f in res.files}
     good, bad = by["q01_strong"], by["q03_weak"]
     assert good.wer == 0.0 and good.flags == () and good.longest_missed_run == 0
+    assert good.file == "q01_strong.wav" and good.sample_rate_hz == 48000
     assert good.level_dbfs == pytest.approx(20 * np.log10(0.1 / np.sqrt(2)), abs=0.2)
     # measured at 16 kHz: a third of the 48 kHz white noise's power is left below 8 kHz
     assert good.snr_db == pytest.approx(10 * np.log10(0.1**2 / 2 / (1e-6 / 3)), abs=0.5)

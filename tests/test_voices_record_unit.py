@@ -184,3 +184,16 @@ def test_page_has_no_external_resource():
     page = page_html(TOKEN, "spk")
     assert "http://" not in page and "https://" not in page
     assert json.dumps(TOKEN) in page
+
+
+def test_serve_refuses_a_taken_port(tmp_path):
+    import socket
+
+    from rig.errors import RigError
+    from rig.voices.record import serve
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        with pytest.raises(RigError, match=f"port {s.getsockname()[1]} on 127.0.0.1"):
+            serve(BANK, tmp_path / "spk", s.getsockname()[1])

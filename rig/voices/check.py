@@ -275,10 +275,11 @@ def check_voice(folder: str | Path, answers: str | Path, asr_model: str = "whisp
         raise ConfigError(folder, "", "speaker folder not found")
     bank = load_bank(answers)
     scripts = {a.answer_id: a.script for _, a in bank.answers()}
-    found: dict[str, Path] = {}
-    for p in sorted(folder.iterdir()):
-        if p.is_file() and p.suffix.lower() in EXTENSIONS and p.stem not in found:
-            found[p.stem] = p
+    found: dict[str, Path] = {}  # the file a campaign reads: .wav before .flac
+    for ext in EXTENSIONS:
+        for p in sorted(folder.iterdir()):
+            if p.is_file() and p.suffix.lower() == ext:
+                found.setdefault(p.stem, p)
     speaker, problem = None, None
     try:
         speaker = read_speaker(folder).model_dump()

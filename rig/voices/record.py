@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from rig.answers import Filler, Pause, Words, load_bank, parse_script
-from rig.errors import ConfigError, EngineUnavailable
+from rig.errors import ConfigError, EngineUnavailable, RigError
 from rig.voices.speaker import Consent, SpeakerInfo, read_speaker, write_speaker
 
 #: The consent text shown before the first recording (``--consent-file`` replaces it).
@@ -241,8 +241,7 @@ def create_app(answers: Path, out: Path, consent_text: str = CONSENT_TEXT,
         path = out / f"{answer_id}.wav"
         atomic_write(path, lambda tmp: sf.write(str(tmp), pcm, sample_rate_hz, format="WAV",
                                                 subtype="PCM_16"))
-        other = out / f"{answer_id}.flac"  # an older take in FLAC would shadow nothing, but
-        other.unlink(missing_ok=True)      # two takes of one answer confuse a reader
+        (out / f"{answer_id}.flac").unlink(missing_ok=True)  # one take per answer
         if sp.sample_rate_hz is None or sample_rate_hz < sp.sample_rate_hz:
             write_speaker(out, sp.model_copy(update={"sample_rate_hz": sample_rate_hz}))
         return {"answer_id": answer_id, "file": path.name, "sample_rate_hz": sample_rate_hz,
@@ -265,9 +264,11 @@ def serve(answers: Path, out: Path, port: int, consent_text: str = CONSENT_TEXT,
 
     Raises:
         ConfigError: from :func:`create_app`.
+        RigError: the port is taken.
         EngineUnavailable: FastAPI/uvicorn are not installed.
     """
     import contextlib
+    import socket
 
     try:
         import uvicorn
@@ -285,7 +286,17 @@ def serve(answers: Path, out: Path, port: int, consent_text: str = CONSENT_TEXT,
             if on_ready is not None and self.started:
                 on_ready(f"http://127.0.0.1:{port}/")
 
-    server = _Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise RigError(f"port {port} on 127.0.0.1: {exc.strerror or exc}; pass another "
+                       "--port") from None
+    server = _Server(uvicorn.Config(app, log_level="warning"))
     redact_access_log()
-    with contextlib.suppress(KeyboardInterrupt):
-        server.run()
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run(sockets=[sock])
+    finally:
+        sock.close()
