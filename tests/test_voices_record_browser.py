@@ -1,9 +1,10 @@
 """``rig voices record`` in headless Chromium with a fake microphone, then ``rig voices check``
 and a campaign on the recorded voice.
 
-The fake microphone plays a WAV built from a real recording (LibriVox, public domain: see
-``../shared/data/speech/README.md``): Chromium's ``--use-file-for-fake-audio-capture`` starts
-the file again each time the page opens the microphone, and the page opens it at Record. Two
+The fake microphone plays a WAV built from a real recording (CMU ARCTIC prompts in
+tests/data, an Indian English and a US English speaker: see tests/data/NOTICE): Chromium's
+``--use-file-for-fake-audio-capture`` starts the file again each time the page opens the
+microphone, and the page opens it at Record. Two
 browser sessions, each with its own file, record two answers of a three-answer bank whose
 scripts are those recordings' transcripts (the second session sees the first's take: progress
 across sessions). Then the files and ``speaker.json`` are checked, ``rig voices check`` runs
@@ -30,13 +31,8 @@ from browser import need_chromium, screenshot, set_viewport
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEECH = ROOT.parent / "shared" / "data" / "speech" / "pocketsphinx" / "librivox"
-TAKES = {  # answer id -> (LibriVox file, its transcript)
-    "read_a": ("sense_and_sensibility_01_austen_64kb-0880.wav",
-               "He was not an ill disposed young man."),
-    "read_b": ("sense_and_sensibility_01_austen_64kb-0930.wav",
-               "He might even have been made [pause 0.5s] amiable himself."),
-}
+DATA = Path(__file__).resolve().parent / "data"
+TAKES = {"read_a": "cmu_arctic_us_axb_a0006.wav", "read_b": "cmu_arctic_us_aew_a0003.wav"}
 ACCENT = "I grew up near Leeds; my parents speak Punjabi at home."
 LEAD_S, TAIL_S = 1.0, 1.0
 
@@ -52,11 +48,11 @@ rubric:
 answers:
   - answer_id: read_a
     tier: strong
-    script: "He was not an ill disposed young man."
+    script: "God bless 'em, I hope I'll go on seeing them forever."
     reference_grades: [{grader_id: t1, score: 90}, {grader_id: t2, score: 90}]
   - answer_id: read_b
     tier: borderline
-    script: "He might even have been made [pause 0.5s] amiable himself."
+    script: "For the twentieth time that evening [pause 0.5s] the two men shook hands."
     reference_grades: [{grader_id: t1, score: 60}, {grader_id: t2, score: 62}]
   - answer_id: read_c
     tier: weak
@@ -145,8 +141,7 @@ def recorded(tmp_path_factory):
     bank.mkdir()
     (bank / "q_read.yaml").write_text(BANK, encoding="utf-8")
     voice = tmp / "voices" / "spk01"
-    durations = {aid: _fake_mic(SPEECH / name, tmp / f"{aid}.wav")
-                 for aid, (name, _) in TAKES.items()}
+    durations = {aid: _fake_mic(DATA / name, tmp / f"{aid}.wav") for aid, name in TAKES.items()}
     port = _free_port()
     log = (tmp / "server.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "rig.cli", "voices", "record", "--answers",
@@ -285,6 +280,6 @@ def test_check_and_campaign_on_the_recorded_voice(recorded, tmp_path):
     assert sorted(rec.answer_id) == ["read_a", "read_b"]
     assert set(rec.voice_engine) == {"recorded"}
     assert set(rec.status) == {"ok"}, rec[["answer_id", "error"]]
-    # heard through the 8 kHz mu-law line by tiny.en: read_a came back with 2 of 8 words
-    # wrong (WER 0.25: "ill-disposed" split), read_b exact, on a run here
+    # heard through the 8 kHz mu-law line by tiny.en; whisper-base on the files: WER 0.08
+    # (read_a: "them" for "'em") and 0
     assert (rec.wer < 0.5).all() and rec.score.notna().all(), rec[["answer_id", "wer"]]
