@@ -14,12 +14,79 @@ from typing import Annotated
 
 import typer
 
-from rig.cli.common import RigTyper, fail
+from rig.cli.common import JsonOpt, RigTyper, console, fail, or_fail, print_json
+from rig.console import stdout_console
+from rig.errors import RigError
+from rig.paths import DEFAULTS
 
 voices_app = RigTyper(no_args_is_help=True, help="Real speakers and synthetic voices.")
 
 
 # --- record, check (rig.voices.record, rig.voices.check) --------------------------------
+
+@voices_app.command("record")
+def voices_record(
+    out: Annotated[Path, typer.Option(help="the speaker's folder, voices/<speaker_id>")],
+    answers: Annotated[Path, typer.Option(help="answer bank folder")] = (
+        DEFAULTS.answer_bank / "core"),
+    port: Annotated[int, typer.Option(min=1, max=65535, help="port on 127.0.0.1")] = 8780,
+    consent_file: Annotated[Path | None, typer.Option(
+        help="a text file with your own consent text (default: rig's, shown on the page)")
+                            ] = None,
+    open_browser: Annotated[bool, typer.Option("--open/--no-open",
+                                               help="open the page in the browser")] = False,
+) -> None:
+    """Serve a local recording page (http://127.0.0.1:PORT) for one speaker: consent, the
+    speaker's own description, then every answer's script to read, recorded from the
+    browser's microphone into OUT/<answer_id>.wav. Ctrl-C stops it; run it again to go on."""
+    from rig.voices.record import CONSENT_TEXT, create_app, serve
+
+    consent = CONSENT_TEXT
+    if consent_file is not None:
+        try:
+            consent = " ".join(consent_file.read_text(encoding="utf-8").split())
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"{consent_file}: --consent-file cannot be read ({exc})")
+        if not consent:
+            fail(f"{consent_file}: --consent-file is empty")
+    or_fail(lambda: create_app(answers, out, consent))  # bad input: exit 2 before serving
+
+    def ready(url: str) -> None:
+        console.print(f"recording page for {out.name}: {url}  (Ctrl-C to stop)",
+                      highlight=False)
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    try:
+        serve(answers, out, port, consent, on_ready=ready)
+    except (RigError, OSError) as exc:
+        fail(exc)
+
+
+@voices_app.command("check")
+def voices_check(
+    folder: Annotated[Path, typer.Argument(help="a speaker folder, voices/<speaker_id>")],
+    answers: Annotated[Path, typer.Option(help="answer bank folder")] = (
+        DEFAULTS.answer_bank / "core"),
+    asr_model: Annotated[str, typer.Option(help="Whisper model for the WER")] = "whisper-base",
+    max_wer: Annotated[float, typer.Option(
+        min=0.0, help="flag a file whose WER against its script is above this")] = 0.2,
+    as_json: JsonOpt = False,
+) -> None:
+    """Coverage of the bank and, per recording, level, peak, clipping, SNR, Whisper's WER
+    against the script and speaking rate. Exit 1 when a file is flagged (re-take)."""
+    from rig.voices.check import Thresholds, check_voice, render_check
+
+    result = or_fail(lambda: check_voice(folder, answers, asr_model,
+                                         Thresholds(max_wer=max_wer)))
+    if as_json:
+        print_json(result.to_json())
+    else:
+        render_check(result, stdout_console())
+    if any(f.flags for f in result.files):
+        raise typer.Exit(1)
 
 
 # --- import (rig.voices.corpus) ---------------------------------------------------------
