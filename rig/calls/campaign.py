@@ -54,7 +54,7 @@ from typing import Literal
 from rig.answers import Answer, Question, load_bank
 from rig.asr import Transcript
 from rig.audio import Audio
-from rig.calls.agent import AgentResult, AgentSettings, run_agent
+from rig.calls.agent import AgentResult, AgentSettings, render_replies, run_agent
 from rig.calls.brain import AgentAnswer, expected_question_s
 from rig.calls.interviewer import InterviewerSettings
 from rig.calls.results import ResultStore, poll_result
@@ -202,13 +202,13 @@ class TransportCaller:
 
         return SipLink(base, params)
 
-    async def _place(self, base: str, params: dict[str, str], answer: AgentAnswer
-                     ) -> tuple[AgentResult, dict]:
+    async def _place(self, base: str, params: dict[str, str], answer: AgentAnswer,
+                     replies: dict | None = None) -> tuple[AgentResult, dict]:
         link = self._link(base, params)
         await link.connect()
         self._placing[params["attempt_id"]]["local_ports"] = link.local_ports()
         try:
-            res = await run_agent(link, [answer], self.agent)
+            res = await run_agent(link, [answer], self.agent, replies=replies)
             stats = await link.stats()
         finally:
             await link.hangup()
@@ -274,6 +274,15 @@ class TransportCaller:
         cid = call_id(question, answer, profile, repeat, seed, pipeline_version)
         got: dict = {}
 
+        def reply_in_profile_voice(text: str) -> Audio:
+            """The agent's short replies, rendered like the answer (the profile's voice and
+            caller channel, the response delay cut: the agent waits it itself)."""
+            r = stages.render(text, profile, seed, answer_id="agent_reply",
+                              resolve_path=resolve_path, cache_dir=stages.audio_cache_dir)
+            a = stages.caller_channel(r.audio, profile.channel, seed)
+            n = round(profile.response_delay_s * a.sample_rate_hz)
+            return Audio(a.samples[n:].copy(), a.sample_rate_hz)
+
         def telephony(caller_audio: Audio, _rate_hz: int, _codec: str) -> Audio:
             base = self._ensure_interviewer(pipeline, stages.scorer)
             n = round(profile.response_delay_s * caller_audio.sample_rate_hz)
@@ -281,7 +290,8 @@ class TransportCaller:
                 question.question_id, Audio(caller_audio.samples[n:].copy(),
                                             caller_audio.sample_rate_hz),
                 profile.response_delay_s, profile.interruption.barge_in_offset_s,
-                expected_question_s(question.question))
+                expected_question_s(question.question), question.question)
+            replies = render_replies(reply_in_profile_voice)  # small talk, the skip line
             attempt_id = uuid.uuid4().hex[:12]
             params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed),
                       "attempt_id": attempt_id}
@@ -294,7 +304,7 @@ class TransportCaller:
                     res, stats = self._stream_server().run(
                         self._place_twilio_account(params, agent_answer))
                 else:  # this call's own event loop, in this thread
-                    res, stats = asyncio.run(self._place(base, params, agent_answer))
+                    res, stats = asyncio.run(self._place(base, params, agent_answer, replies))
             except Exception as exc:
                 facts["error"] = f"{type(exc).__name__}: {exc}"
                 said = self._interviewer_said(base, cid, attempt_id)
