@@ -88,8 +88,8 @@ from pipecat.workers.runner import WorkerRunner
 DEFAULT_QUESTIONS = [
     "Tell me about a time you disagreed with a coworker about how to get something done. "
     "What happened, and how did you handle it?",
-    "Describe a time you dealt with a customer who was upset. What did you do, and how did "
-    "it turn out?",
+    "This is a customer support role. Tell me about a time you helped a customer who was "
+    "upset or angry. What did you do?",
 ]
 GREETING = "Hello, this is your screening interview."
 CLOSING = "Thank you for your time. Goodbye."
