@@ -70,7 +70,8 @@ STOP_WORDS = frozenset(_STOP.split())
 
 
 def stem(word: str) -> str:
-    """A crude English suffix stemmer (enough to fold ``handle``/``handled``/``handling``/``handles``)."""
+    """A crude English suffix stemmer: ``handle``, ``handled``, ``handling``, ``handles``
+    -> ``handl``."""
     for suffix in ("ingly", "edly", "ing", "ed", "es", "ly", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             word = word[: -len(suffix)]
