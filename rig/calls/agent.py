@@ -285,7 +285,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                 fut, end_s, start_s = item
                 text = fut.result()
                 heard.append((end_s, text))
-                brain.on_utterance(text, end_s, start_s)
+                brain.on_utterance(text, end_s, start_s, now_s=t)
             if far_end_gone and not pending:
                 hung_up_by = "interviewer"
                 break

@@ -140,6 +140,7 @@ class AgentBrain:
     _last_kind: str = ""
     _for_start: float | None = None  # speech start of the utterance the answer was set for
     _asked: tuple[str, float | None] = ("", None)
+    _now: float = float("-inf")  # the latest call-clock time an event or tick brought
 
     def __post_init__(self) -> None:
         if self.questions is None:
@@ -159,13 +160,14 @@ class AgentBrain:
         return bool(self.played)
 
     def _ev(self, t_s: float, kind: str, detail: str = "") -> None:
-        self.log.append((t_s, kind, detail))
+        # logged when decided: the latest clock seen (a transcript arrives after its speech)
+        self.log.append((max(t_s, self._now), kind, detail))
 
     # --- events -------------------------------------------------------------------------------
     def on_speech_start(self, t_s: float) -> Action:
         """The interviewer started speaking at ``t_s``: whatever was scheduled and not started
         is withdrawn (the turn goes on), except a barge-in; a barge-in answer is scheduled."""
-        self.speaking, self.waited = True, False
+        self.speaking, self.waited, self._now = True, False, max(self._now, t_s)
         if self.scheduled is not None and not self.barge:
             what = self.scheduled.reply or f"answer {self._qid(self.scheduled.index)}"
             self._ev(t_s, "question_goes_on" if self.tentative else "withdrawn",
@@ -188,7 +190,8 @@ class AgentBrain:
         module docs)."""
         self.speaking, self.pending, self.turn_end_s = False, self.pending + 1, end_s
         self.quiet_since_s = end_s
-        self._ev(end_s, "question_end", "" if start_s is None else f"speech {start_s:.2f} s on")
+        self._ev(end_s, "question_end", f"speech {'?' if start_s is None else f'{start_s:.2f}'}"
+                 f"-{end_s:.2f} s")
         if self.answered or self.scheduled is not None or self.current >= len(self.answers) \
                 or self.pending > 1 or self.turn:
             return Action("none")
@@ -199,9 +202,12 @@ class AgentBrain:
         self._for_start = start_s
         return self._schedule(self.current, end_s + a.response_delay_s, end_s, tentative=True)
 
-    def on_utterance(self, text: str, end_s: float, start_s: float | None = None) -> Action:
+    def on_utterance(self, text: str, end_s: float, start_s: float | None = None,
+                     now_s: float | None = None) -> Action:
         """The interviewer's utterance (speech ``start_s`` to ``end_s``; ``start_s`` None:
-        unknown) was transcribed as ``text``."""
+        unknown) was transcribed as ``text``, at ``now_s`` (None: ``end_s``). Times of
+        actions count from ``end_s``; an action already due starts at once."""
+        self._now = max(self._now, end_s if now_s is None else now_s)
         self.pending = max(0, self.pending - 1)
         begun = end_s if start_s is None else start_s
         if begun < self.answer_started_s and self._last_kind == "answer":  # its question
@@ -220,6 +226,7 @@ class AgentBrain:
     def tick(self, t_s: float) -> Action:
         """The clock: acts on a cue silence after a greeting or statement, on the quiet
         after a thank-you, and logs a long wait."""
+        self._now = max(self._now, t_s)
         if self.scheduled is not None or self.speaking or self.pending or self.playing:
             return self.scheduled or Action("none")
         quiet = t_s - max(self.quiet_since_s, self.turn_end_s)

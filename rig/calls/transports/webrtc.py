@@ -87,7 +87,7 @@ class WebRTCLink:
     transport = "webrtc"
 
     def __init__(self, offer_url: str, params: Mapping[str, str],
-                 connect_timeout_s: float = 15.0) -> None:
+                 connect_timeout_s: float = 60.0) -> None:
         self.offer_url, self.params = offer_url, dict(params)
         self.playout = PlayoutBuffer()
         self.closed = asyncio.Event()
@@ -99,7 +99,7 @@ class WebRTCLink:
         self._rx: asyncio.Task | None = None
         self._stats: dict | None = None
         self._t0: float | None = None
-        self.messages: list[tuple[float, object]] = []  # (s from connect, JSON message)
+        self.messages: list[tuple[float, object]] = []  # (loop time, JSON message)
 
     async def connect(self) -> None:
         """Offer, answer, and wait until the peer connection is connected.
@@ -115,7 +115,6 @@ class WebRTCLink:
         self._out = _pcm_track_class()()
         pc.addTrack(self._out)
         connected = asyncio.Event()
-        self._t0 = asyncio.get_running_loop().time()
         self._open_data_channel(pc)
 
         @pc.on("track")
@@ -150,6 +149,7 @@ class WebRTCLink:
                                   "restrict_ice_to('127.0.0.1'))") from None
         if pc.connectionState != "connected":
             raise ConnectionError(f"{self.offer_url}: WebRTC connection {pc.connectionState}")
+        self._t0 = asyncio.get_running_loop().time()  # the bot record's clock: from connected
 
     def offer_body(self, sdp: str, type_: str) -> dict:
         """The JSON body of the offer: the SDP, the call's parameters at the top level (rig's
@@ -168,7 +168,7 @@ class WebRTCLink:
 
         @channel.on("message")
         def _on_message(message) -> None:
-            t = asyncio.get_running_loop().time() - (self._t0 or 0.0)
+            t = asyncio.get_running_loop().time()  # loop time; from connected in bot_record
             try:
                 self.messages.append((t, json.loads(message)))
             except (TypeError, ValueError):
@@ -176,13 +176,15 @@ class WebRTCLink:
 
     def bot_record(self):
         """What the bot said and heard, from its RTVI data-channel messages
-        (:func:`rig.calls.rtvi.bot_record`; times in seconds from :meth:`connect`): a
+        (:func:`rig.calls.rtvi.bot_record`; times in seconds from the connection, as the
+        caller agent's clock nearly is; messages before it are negative): a
         :class:`rig.calls.bot.BotRecord` whose ``said`` is empty when the bot sent no text (the
         caller fills it from its own ASR) and whose ``heard`` is empty when it sent no
         transcripts."""
         from rig.calls.rtvi import bot_record
 
-        return bot_record(self.messages)
+        t0 = self._t0 if self._t0 is not None else 0.0
+        return bot_record([(t - t0, m) for t, m in self.messages])
 
     def local_ports(self) -> dict:
         """This call's own UDP ports: ``{"ice": [...]}``, the ports of the ICE host candidates
