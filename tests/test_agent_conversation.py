@@ -87,11 +87,11 @@ class ScriptedInterviewer:
         raise AssertionError("the agent did not speak")
 
     def spoke(self) -> list[tuple[float, float]]:
-        """The agent's talkspurts (start, end) in loop time (gaps under 0.3 s joined)."""
+        """The agent's talkspurts (start, end) in loop time (gaps under 1 s joined)."""
         out: list[list[float]] = []
         for t, loud in self.sent:
             if loud:
-                if out and t - out[-1][1] < 0.3:
+                if out and t - out[-1][1] < 1.0:
                     out[-1][1] = t
                 else:
                     out.append([t, t])
@@ -146,7 +146,7 @@ def test_the_agent_replies_to_small_talk_waits_out_thanks_and_answers_the_questi
     answer_start = res.plays[0].start_epoch_s - res.t0_epoch_s + link.sent[0][0]
     assert answer_start > q_end, events
     assert not any(thanks[0] - 0.1 < a < q_end for a, _ in spurts), spurts
-    assert "coworker" in res.plays[0].asked_text.lower()
+    assert res.plays[0].asked_text.lower().startswith("tell me about a time you disagreed")
     assert res.plays[0].match_similarity >= 0.3
     # two talkspurts: the reply and the answer
     assert len(spurts) == 2, spurts

@@ -330,7 +330,7 @@ class AgentBrain:
         parts = sentences(text)
         for k in range(len(parts)):
             got = match_question(" ".join(parts[k:]), self.questions, self.match_threshold)
-            if got[1] > sim:
+            if got[1] >= sim and got[1] > 0:  # equal: the shorter (a "Thanks." before it)
                 (qid, sim), asked = got, " ".join(parts[k:])
         self._ev(t_s, "matched" if qid else "unmatched", f"{qid or '-'} {sim:.2f}")
         idx = next((i for i, a in enumerate(self.answers)
