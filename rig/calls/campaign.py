@@ -503,7 +503,7 @@ class TransportCaller:
                 return ScoreResult(ex.score, "ok" if ex.score is not None else "missing_field",
                                    ex.raw, ex.reason, None, 0.0, stages.scorer.temperature,
                                    seed, None if ex.score is not None else
-                                   "the extractor found no score", "extractor")
+                                   "the extractor found no score", stages.scorer.mode)
             q = got["q"]
             return ScoreResult(q["score"], q["parse_status"], q["scorer_raw"],
                                q["scorer_reason"], None, q["t_scorer_s"],
@@ -557,8 +557,8 @@ class TransportCaller:
                 src == "rig_grade_rig_asr" or (src == "extractor" and not got.get("text")))
                 else None, "scorer_device": stages.scorer_device
                 if src in ("rig_grade_bot_transcript", "rig_grade_rig_asr") else None})
-            if src == "extractor":
-                row["t_scorer_s"] = None
+            if src == "extractor":  # no scorer of the rig's ran: no mode, no time
+                row.update(t_scorer_s=None, scorer_mode=None)
         span, imap = got.get("span"), got.get("imap")
         row.update({"score_source": src,
                     "interviewer_said": imap.said_text() if imap else None,
