@@ -403,9 +403,7 @@ class TransportCaller:
     def _place_or_replay(self, base: str, cid: str, params: dict, answer: AgentAnswer):
         if self.replay is not None:
             cap = self.replay[cid]
-            self._bot_records[params["attempt_id"]] = cap["bot"]
-            got = {"result": cap.get("result")}
-            return cap["agent"], cap["stats"], got
+            return cap["agent"], cap["stats"], {"result": cap.get("result"), "bot": cap["bot"]}
         if self.transport == "twilio" and self.twilio_to:
             res, stats = self._stream_server().run(self._place_twilio_account(params, answer))
         else:  # this call's own event loop, in this thread
@@ -421,7 +419,8 @@ class TransportCaller:
             raise NoResultsRoute(self.no_results_route)  # learned: stop, no call placed
 
         def telephony(caller_audio: Audio, _rate_hz: int, _codec: str) -> Audio:
-            base = self._ensure_interviewer(pipeline, stages.scorer)
+            base = ("" if self.replay is not None
+                    else self._ensure_interviewer(pipeline, stages.scorer))
             n = round(profile.response_delay_s * caller_audio.sample_rate_hz)
             agent_answer = AgentAnswer(
                 question.question_id, Audio(caller_audio.samples[n:].copy(),
@@ -459,7 +458,7 @@ class TransportCaller:
                 raise RuntimeError("the caller agent never answered (heard: "
                                    f"{[t for _, t in res.heard]})"
                                    + self._interviewer_said(base, cid, attempt_id, result))
-            bot = self._bot_record(attempt_id, res, result)
+            bot = replayed.get("bot") or self._bot_record(attempt_id, res, result)
             imap = map_interview(res, bot, [(question.question_id, question.question)])
             span = imap.graded(question.question_id) or imap.answers[-1]
             got.update(bot=bot, imap=imap, span=span, origin=res.plays[-1].origin_epoch_s)
