@@ -95,14 +95,15 @@ class AnswerPlay:
     """One playing of an answer: ``start_epoch_s`` is when its first frame was sent (wall
     clock); ``origin_epoch_s`` is that minus the response delay (where the rendered answer's
     word timings start). ``asked_text`` is what the interviewer said to ask it (the agent's
-    transcript of its turn; "" when its words never arrived) and ``match_similarity`` that
-    text's similarity to the bank's question (:func:`rig.calls.question_match.match_question`;
-    None when not matched: the answers had no question text)."""
+    transcript of its turn, less a greeting or thank-you before the question; None when its
+    words never arrived) and ``match_similarity`` that text's similarity to the bank's question
+    (:func:`rig.calls.question_match.match_question`, 0-1; None when not matched: the answers
+    had no question text)."""
     question_id: str
     start_epoch_s: float
     origin_epoch_s: float
     repeat: bool
-    asked_text: str = ""
+    asked_text: str | None = None
     match_similarity: float | None = None
 
 
@@ -301,7 +302,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
         if hung_up_by != "interviewer":
             await link.hangup()
     plays = tuple(AnswerPlay(info["question_id"], start, origin, info["repeat"],
-                             info["asked_text"], info["match_similarity"])
+                             info["asked_text"] or None, info["match_similarity"])
                   for (start, origin), info in zip(starts, brain.plays, strict=True))
     return AgentResult(t0_epoch, k * dt, plays, brain.repeat_requests, tuple(heard),
                        tuple(brain.log), hung_up_by, frames_to_audio(sent),

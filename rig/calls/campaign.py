@@ -147,6 +147,7 @@ class TransportCaller:
     _thread: object | None = None
     _streams: object | None = None
     _placing: dict = field(default_factory=dict, repr=False)  # attempt id -> its record
+    _replies: dict = field(default_factory=dict, repr=False)  # attempt id -> reply audio
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _bot_records: dict = field(default_factory=dict, repr=False)  # attempt id -> BotRecord
     _extractors: dict = field(default_factory=dict, repr=False)
@@ -219,13 +220,14 @@ class TransportCaller:
 
         return SipLink(base, params)
 
-    async def _place(self, base: str, params: dict[str, str], answer: AgentAnswer,
-                     replies: dict | None = None) -> tuple[AgentResult, dict]:
+    async def _place(self, base: str, params: dict[str, str], answer: AgentAnswer
+                     ) -> tuple[AgentResult, dict]:
         link = self._link(base, params)
         await link.connect()
         self._placing[params["attempt_id"]]["local_ports"] = link.local_ports()
         try:
-            res = await run_agent(link, [answer], self.agent, replies=replies)
+            res = await run_agent(link, [answer], self.agent,
+                                  replies=self._replies.get(params["attempt_id"]))
             stats = await link.stats()
         finally:
             await link.hangup()
@@ -261,7 +263,8 @@ class TransportCaller:
         link = await server.accept(params["call_id"], timeout_s=90)
         self._placing[params["attempt_id"]]["local_ports"] = link.local_ports()
         try:
-            res = await run_agent(link, [answer], self.agent)
+            res = await run_agent(link, [answer], self.agent,
+                                  replies=self._replies.get(params["attempt_id"]))
             stats = await link.stats()
         finally:
             await link.hangup()
@@ -400,15 +403,14 @@ class TransportCaller:
             "no_results_route": self.no_results_route, **imap.to_dict()}, indent=1))
         return str(path)
 
-    def _place_or_replay(self, base: str, cid: str, params: dict, answer: AgentAnswer,
-                         replies: dict | None = None):
+    def _place_or_replay(self, base: str, cid: str, params: dict, answer: AgentAnswer):
         if self.replay is not None:
             cap = self.replay[cid]
             return cap["agent"], cap["stats"], {"result": cap.get("result"), "bot": cap["bot"]}
         if self.transport == "twilio" and self.twilio_to:
             res, stats = self._stream_server().run(self._place_twilio_account(params, answer))
         else:  # this call's own event loop, in this thread
-            res, stats = asyncio.run(self._place(base, params, answer, replies))
+            res, stats = asyncio.run(self._place(base, params, answer))
         return res, stats, {}
 
     def __call__(self, *, question: Question, answer: Answer, profile: Profile, repeat: int,
@@ -437,7 +439,6 @@ class TransportCaller:
                                             caller_audio.sample_rate_hz),
                 profile.response_delay_s, profile.interruption.barge_in_offset_s,
                 expected_question_s(question.question), question.question)
-            replies = render_replies(reply_in_profile_voice)  # small talk, the skip line
             attempt_id = uuid.uuid4().hex[:12]
             params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed),
                       "attempt_id": attempt_id}
@@ -445,9 +446,10 @@ class TransportCaller:
                      "local_ports": None, "thread": threading.current_thread().name,
                      "started_epoch_s": time.time(), "error": None}
             self._placing[attempt_id] = facts
+            # the agent's small talk and skip line, in the answer's voice
+            self._replies[attempt_id] = render_replies(reply_in_profile_voice)
             try:
-                res, stats, replayed = self._place_or_replay(base, cid, params, agent_answer,
-                                                             replies)
+                res, stats, replayed = self._place_or_replay(base, cid, params, agent_answer)
             except Exception as exc:
                 facts["error"] = f"{type(exc).__name__}: {exc}"
                 said = self._interviewer_said(base, cid, attempt_id)
@@ -457,6 +459,7 @@ class TransportCaller:
             finally:
                 facts["ended_epoch_s"] = time.time()
                 self.placed.append(self._placing.pop(attempt_id))  # atomic append
+                self._replies.pop(attempt_id, None)
             got.update(agent=res, stats=stats)
             # the loopback interviewer's result (its record of the call) is always read; an
             # external one's only when it is the score's source. An agent that never

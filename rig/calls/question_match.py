@@ -51,6 +51,7 @@ SYNONYMS: dict[str, str] = {
     "disagreement": "disagree", "disagreed": "disagree", "conflict": "disagree",
     "better": "improve", "improvement": "improve", "improved": "improve",
     "quota": "goal", "target": "goal", "targets": "goal",
+    "last": "recent", "latest": "recent", "previous": "recent", "current": "recent",
 }
 
 #: Function words and interview boilerplate (every question has them).
@@ -103,9 +104,19 @@ def _cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
-def similarities(text: str, questions: Mapping[str, str]) -> dict[str, float]:
-    """TF-IDF cosine of ``text`` with each of ``questions`` (id -> text), in [0, 1]."""
-    docs = {qid: content_words(q) for qid, q in questions.items()}
+Questions = Mapping[str, str] | Iterable[tuple[str, str]]
+
+
+def _pairs(questions: Questions) -> list[tuple[str, str]]:
+    """``questions`` as (id, text) pairs: a mapping id -> text, or (id, text) pairs."""
+    items = questions.items() if isinstance(questions, Mapping) else questions
+    return [(str(qid), str(text)) for qid, text in items]
+
+
+def similarities(text: str, questions: Questions) -> dict[str, float]:
+    """TF-IDF cosine of ``text`` with each of ``questions`` (id -> text, or (id, text)
+    pairs), in [0, 1]."""
+    docs = {qid: content_words(q) for qid, q in _pairs(questions)}
     n = len(docs)
     df = Counter(w for words in docs.values() for w in set(words))
     idf = {w: math.log((1 + n) / (1 + d)) + 1 for w, d in df.items()}
@@ -114,13 +125,14 @@ def similarities(text: str, questions: Mapping[str, str]) -> dict[str, float]:
     return {qid: _cosine(query, _vector(words, idf, default)) for qid, words in docs.items()}
 
 
-def match_question(text: str, questions: Mapping[str, str],
+def match_question(text: str, questions: Questions,
                    threshold: float = MATCH_THRESHOLD) -> tuple[str | None, float]:
     """The bank question ``text`` asks, by text similarity.
 
     Args:
         text: what the interviewer said (its ASR transcript, or the bot's own text).
-        questions: the candidate bank questions, question id -> question text.
+        questions: the candidate bank questions: question id -> question text, or
+            ``(question_id, question_text)`` pairs.
         threshold: the least similarity of a match (default :data:`MATCH_THRESHOLD`).
 
     Returns:
