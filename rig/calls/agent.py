@@ -1,18 +1,21 @@
 """The caller agent: joins a real call as the candidate and plays pre-rendered answers.
 
 It listens to the interviewer (pipecat's Silero VAD on the received 8 kHz audio, then
-faster-whisper on each interviewer utterance), waits for the end of each question, waits the
-profile's ``response_delay_s``, then plays the answer; it recognises repeat requests ("could
-you repeat that", "sorry, I didn't catch that") and answers again, counting them; with a
-profile's ``interruption.barge_in_offset_s`` it starts that long before the question's expected
-end; it records both sides with timestamps and hangs up after the last answer's closing remark
-or at the time limit. When the far end hangs up first, as the reference interviewer does the
-moment its goodbye ends, the utterance it was cut short in is still transcribed and logged.
+faster-whisper on each interviewer utterance) and answers only when the interviewer has asked
+something: a question or a request, matched to the bank question it answers, or a silence
+after a statement long enough to be a person's cue; small talk gets a short reply in the
+profile's voice (:func:`render_replies`), a question it has no answer to gets a skip line, a
+thank-you before the answers is waited out and a goodbye ends the call once the interviewer's
+turn is over (the rules: :mod:`rig.calls.brain`). It answers repeat requests again, counting
+them; with a profile's ``interruption.barge_in_offset_s`` it starts that long before the
+question's expected end; it records both sides with timestamps, logs every decision as an
+event, and hangs up after the closing or at the time limit (saying why). When the far end
+hangs up first, as the reference interviewer does the moment its goodbye ends, the utterance
+it was cut short in is still transcribed and logged.
 
-The first answer is scheduled when the question's speech ends, before its words are
-transcribed, so its delay is the profile's. After an answer, the agent waits for the words of
-what it hears next (the next question, a repeat request or a goodbye) before it acts, so a
-later answer's delay is at least the ASR's latency.
+The first answer may start when the question's speech ends, before its words are transcribed
+(when the utterance is as long as the question), so its delay is the profile's. Later answers
+wait for the words, so their delay is at least the ASR's latency.
 
 The agent is transport-neutral: it drives a :class:`CallerLink` (one per transport in
 :mod:`rig.calls.transports`) with 20 ms frames of 8 kHz int16 PCM, on an absolute 20 ms clock.
