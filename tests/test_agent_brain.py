@@ -165,6 +165,17 @@ def test_a_statement_then_silence_is_a_cue_to_answer():
     assert act is not None and act.kind == "answer" and act.index == 0
 
 
+def test_a_statement_after_every_answer_is_not_answered_again():
+    b = AgentBrain([q01()], cue_silence_s=3.0)
+    b.started(hear(b, Q01, 0.6, 7.0), 7.5)
+    b.finished(30.0)
+    hear(b, "That's a good example of handling a disagreement with a coworker.", 31.0, 34.0)
+    for t in range(35, 45):
+        b.tick(float(t))
+    assert b.scheduled is None and len(b.played) == 1
+    assert ("waiting", "a cue, but every answer was given") in [(k, d) for _, k, d in b.log]
+
+
 # --- closings ---------------------------------------------------------------------------------
 def test_a_thank_you_ends_the_call_only_after_the_answers_and_the_turn():
     b = AgentBrain([q01()], cue_silence_s=3.0)

@@ -303,8 +303,12 @@ class AgentBrain:
                      cue: bool = False) -> Action:
         text = " ".join(self.turn)
         idx, sim, asked = self._match(text, end_s)
-        if idx is None and cue:
+        if cue and (idx is None or idx in self.played):  # a cue asks for what is not given
             idx = self.current if self.current < len(self.answers) else None
+            if idx is None:
+                self._ev(end_s, "waiting", "a cue, but every answer was given")
+                self.turn, self.turn_kind = [], ""
+                return Action("none")
         if idx is None:
             self._ev(end_s, "skipped", f"not an answer in the bank: {text!r}")
             return self._reply("skip", at_s, end_s)
