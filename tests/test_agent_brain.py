@@ -287,6 +287,17 @@ def test_a_tentative_start_is_withdrawn_when_the_words_are_not_a_question():
     assert b.scheduled is None and "withdrawn" in kinds(b)
 
 
+def test_a_tentative_answers_late_words_are_its_asked_text_without_the_greeting():
+    b = AgentBrain([q01()])
+    b.on_speech_start(0.5)
+    act = b.on_utterance_end(9.0, 0.5)
+    b.started(act, 9.5)  # the words arrive after the answer started
+    b.on_utterance("Hello, this is your screening interview. " + Q01, 9.0, 0.5, now_s=11.0)
+    assert b.plays[0]["asked_text"] == Q01 and b.plays[0]["match_similarity"] > 0.95
+    assert b.log[-1] == (11.0, "heard_answered_question",
+                         "Hello, this is your screening interview. " + Q01)
+
+
 def test_a_pause_inside_the_question_withdraws_the_tentative_answer():
     b = AgentBrain([answer(delay=0.5)])
     b.on_utterance_end(2.0)

@@ -106,8 +106,13 @@ def test_an_unmodified_pipecat_bot_is_called_over_webrtc_and_the_row_says_what_i
     assert r["status"] == "ok", r["error"]
     assert r["transport"] == "webrtc" and r["transport_codec"] == "opus/48000"
     assert [p["question_id"] for p in log["plays"]] == [QUESTION_ID], events
-    kinds = [k for _, k, _ in events]
-    assert kinds.index("answer_started") > kinds.index("matched"), events
+    # (before its words were transcribed when the utterance was as long as the question, else
+    # after): not inside any utterance of the bot's, and its asked text is the question
+    start = log["plays"][0]["start_epoch_s"] - log["t0_epoch_s"]
+    assert not [(a, b) for a, b in log["utterances"] if a < start < b], (start, events)
+    assert any(b <= start for _, b in log["utterances"]), events
+    asked = log["plays"][0]["asked_text"].lower()
+    assert asked.startswith("tell me about") and "initiative" in asked, events
     # the row records what the bot said (its RTVI text) and heard (its own STT)
     said = r["interviewer_said"] or ""
     assert "tell me about a time you noticed something at work" in said.lower(), said

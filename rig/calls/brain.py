@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rig.audio import Audio
-from rig.calls.question_match import MATCH_THRESHOLD, coverage, match_question
+from rig.calls.question_match import MATCH_THRESHOLD, coverage, similarities
 from rig.calls.utterances import (  # noqa: F401  (re-exported)
     REPLY_TEXTS,
     UtteranceKind,
@@ -330,12 +330,8 @@ class AgentBrain:
         its last sentences, whichever is most similar (a greeting before it is not asked)."""
         if not self.questions:  # no texts: the next answer in order
             return (self.current if self.current < len(self.answers) else None), None, text
-        qid, sim, asked = None, 0.0, text
-        parts = sentences(text)
-        for k in range(len(parts)):
-            got = match_question(" ".join(parts[k:]), self.questions, self.match_threshold)
-            if got[1] >= sim and got[1] > 0:  # equal: the shorter (a "Thanks." before it)
-                (qid, sim), asked = got, " ".join(parts[k:])
+        qid, sim, asked = self._best(text)
+        qid = qid if sim >= self.match_threshold else None
         self._ev(t_s, "matched" if qid else "unmatched", f"{qid or '-'} {sim:.2f}")
         idx = next((i for i, a in enumerate(self.answers)
                     if a.question_id == qid and i not in self.played), None)
@@ -350,12 +346,25 @@ class AgentBrain:
     def _qid(self, i: int) -> str:
         return self.answers[i].question_id if 0 <= i < len(self.answers) else "-"
 
+    def _best(self, text: str, qid: str | None = None) -> tuple[str | None, float, str]:
+        """The bank question (``qid``: that one) most similar to ``text`` or to its last
+        sentences, the similarity and those words (a greeting or thank-you before a question
+        is not part of it; equal: the shorter)."""
+        best: tuple[str | None, float, str] = (None, 0.0, text)
+        parts = sentences(text)
+        for k in range(len(parts)):
+            sims = similarities(" ".join(parts[k:]), self.questions or {})
+            q = qid if qid is not None else max(sims, key=lambda x: sims[x], default=None)
+            if q is not None and 0 < sims.get(q, 0.0) >= best[1]:
+                best = (q, sims[q], " ".join(parts[k:]))
+        return best
+
     def _set_asked(self, info: dict, text: str, sim: float | None = None) -> None:
-        info["asked_text"] = text
+        """A play's ``asked_text`` and ``match_similarity`` (its words arrived late: matched
+        to its own question)."""
         if sim is None and text and self.questions and info["question_id"] in self.questions:
-            sim = match_question(text, {info["question_id"]: self.questions[
-                info["question_id"]]}, 0.0)[1]
-        info["match_similarity"] = sim
+            _, sim, text = self._best(text, info["question_id"])
+        info["asked_text"], info["match_similarity"] = text, sim
 
     def _schedule(self, index: int, at_s: float, t_s: float, tentative: bool = False) -> Action:
         self.scheduled, self.tentative = Action("answer", at_s, index), tentative
