@@ -118,6 +118,8 @@ def test_an_unmodified_pipecat_bot_is_called_over_webrtc_and_the_row_says_what_i
     assert "tell me about a time you noticed something at work" in said.lower(), said
     assert r["question_asked"] and r["question_match_similarity"] >= 0.3
     assert wer(script, r["interviewer_heard"] or "").wer < 0.3, r["interviewer_heard"]
+    # every decision of the agent's is in the report's drill-down of the call
+    assert "Agent events (" in (out / "report.html").read_text(encoding="utf-8")
     # graded by rig on the bot's transcript (the bot posts no score), and labelled so
     assert r["score_source"] == "rig_grade_bot_transcript" and r["score"] is not None
     # the call ended on the bot's goodbye, or at the agent's limit if the bot's LLM is slow
