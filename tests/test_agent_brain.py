@@ -57,6 +57,9 @@ def hear(b: AgentBrain, text: str, start: float, end: float):
     ("Thank you for your time. Before we proceed, could you tell me your name?", "question"),
     ("Thank you for sharing that.", "soft_closing"),
     ("I'm the hiring manager for this role.", "statement"),
+    ("Please hold on a moment.", "hold"),
+    ("Great! Are you ready to begin?", "small_talk"),
+    ("Thank you, that is all for today.", "closing"),
 ])
 def test_turns_are_classified_by_their_last_sentence(text, kind):
     assert classify_utterance(text) == kind
@@ -155,6 +158,15 @@ def test_a_greeting_then_silence_is_a_cue_for_a_greeting_reply():
     act = b.tick(5.5)
     assert act.kind == "reply" and act.reply == "greeting"
     assert "cue_silence" in kinds(b)
+
+
+def test_asked_to_hold_the_agent_waits_through_the_silence():
+    b = AgentBrain([q01()], cue_silence_s=3.0)
+    hear(b, "One moment, please, let me pull up your file.", 0.5, 3.0)
+    for t in range(4, 15):
+        assert b.tick(float(t)).kind == "none"
+    act = hear(b, Q01, 15.0, 21.0)
+    assert act.kind == "answer"
 
 
 def test_a_statement_then_silence_is_a_cue_to_answer():

@@ -17,7 +17,8 @@ only when the turn is over (no speech going on, every utterance transcribed):
   :data:`COVERED` of the matched question's words may go on ("Tell me about a time you
   disagreed with a coworker." [pause] "What happened?"): it waits at least
   :data:`REQUEST_GAP_S`. Without question texts, answers go in order.
-- ``small_talk``: the matching short reply; ``greeting`` and ``statement``: nothing until a
+- ``small_talk``: the matching short reply; ``hold`` ("One moment, please."): nothing, and
+  no cue from the silence; ``greeting`` and ``statement``: nothing until a
   silence of ``cue_silence_s`` (a person's cue): then a greeting reply, or for a statement the
   answer it matches (else the next answer).
 - ``repeat_request``: the last answer again (counted).
@@ -291,6 +292,8 @@ class AgentBrain:
         if kind == "soft_closing" and self.current < len(self.answers):
             self._ev(end_s, "closing_wait", f"a thank-you with {len(self.answers) - self.current}"
                      " answer(s) not given: waiting for a question")
+        elif kind == "hold":
+            self._ev(end_s, "waiting", "asked to hold: no cue from the silence")
         elif kind in ("greeting", "statement", "soft_closing"):
             self._ev(end_s, "waiting_for_cue", f"a {kind}: {self.cue_silence_s:g} s of "
                      "silence is the cue")

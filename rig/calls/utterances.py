@@ -12,6 +12,7 @@ classified by its sentences, in this order:
                     have.", "Have a nice day."): the interviewer ends the call;
 ``request``         a sentence asks for an answer without a question mark ("Tell me about
                     ...", "Please describe ...", "Walk me through ...");
+``hold``            "Please hold on", "One moment", "Bear with me": the interviewer will go on;
 ``greeting``        "Hello", "Good day", "Welcome" (and no question or request);
 ``soft_closing``    "Thank you (for your time)", "Thanks for sharing" (and nothing above):
                     a thank-you that may close the call or lead to the next question;
@@ -28,7 +29,7 @@ import re
 from typing import Literal
 
 UtteranceKind = Literal["repeat_request", "small_talk", "question", "closing", "request",
-                        "greeting", "soft_closing", "statement"]
+                        "hold", "greeting", "soft_closing", "statement"]
 
 #: Small-talk reply kinds and what the agent says (rendered in the profile's voice).
 REPLY_TEXTS: dict[str, str] = {
@@ -62,6 +63,8 @@ _REQUEST = re.compile(
     re.IGNORECASE)
 _GREETING = re.compile(r"\b(hello|hi|hey|good (morning|afternoon|evening|day)|welcome|"
                        r"nice to (meet|speak))\b", re.IGNORECASE)
+_HOLD = re.compile(r"\b(hold on|hold the line|one moment|just a (moment|second|sec)|bear with me|"
+                   r"give me a (moment|second|sec))\b", re.IGNORECASE)
 _THANKS = re.compile(r"\b(thank you|thanks)\b", re.IGNORECASE)
 
 
@@ -84,6 +87,8 @@ def classify_utterance(text: str) -> UtteranceKind:
         return "closing"
     if any(_REQUEST.search(s) for s in parts):
         return "request"
+    if _HOLD.search(last):
+        return "hold"
     if _GREETING.search(text):
         return "greeting"
     if _THANKS.search(text):
