@@ -266,6 +266,14 @@ def campaign_run(
     results_token_env: Annotated[str | None, typer.Option(
         help="NAME of the environment variable holding the bearer token of the interviewer's "
              "GET /results (with --interviewer-url)")] = None,
+    score_source: Annotated[str | None, typer.Option(
+        help="real transports: where each call's score comes from: interviewer (the bot's "
+             "GET /results/{call_id}; default), rig (the rig grades what the bot received), "
+             "extractor:MODULE:FUNCTION (your function reads it from the bot's messages or "
+             "log), or a chain tried in order, e.g. interviewer,rig (docs/bots.md)")] = None,
+    result_wait_s: Annotated[float | None, typer.Option(
+        help="real transports: how long to wait for the interviewer's result after each call, "
+             "s (default 300; progress every 10 s on stderr)")] = None,
     executor: Annotated[str, typer.Option(
         help="where simulated calls run: local (worker processes on this machine; "
              "--workers 1 runs them in this process), ray (actors on a Ray cluster, extra "
@@ -306,7 +314,7 @@ def campaign_run(
         calls = transport_call_options(TransportOptions(
             transport, interviewer_url=interviewer_url, results_token_env=results_token_env,
             twilio_to=twilio_to, twilio_from=twilio_from, stream_url=stream_url,
-            agent_port=agent_port))
+            agent_port=agent_port, score_source=score_source, result_wait_s=result_wait_s))
     except RigError as exc:
         fail(exc)
     try:
