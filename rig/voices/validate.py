@@ -236,6 +236,13 @@ def validate_voices(voices: list[VoiceResult], answers, baseline_profile, asr_op
             "content_similarity_note": sim_note, "voices": [asdict(v) for v in voices]}
 
 
+def _profiles(names: list[str], most: int = 3) -> str:
+    if not names:
+        return "-"
+    more = f" +{len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
 def _f(x: float | None, nd: int = 3) -> str:
     return "-" if x is None else f"{x:.{nd}f}"
 
@@ -250,14 +257,14 @@ def markdown_table(doc: dict) -> str:
     lines = []
     for v in doc["voices"]:
         if not v["available"]:
-            lines.append(f"| `{v['key']}` | {v['label']} | {', '.join(v['profiles']) or '-'} "
+            lines.append(f"| `{v['key']}` | {v['label']} | {_profiles(v['profiles'])} "
                          f"| not installed here | | | | |")
             continue
         ci = v["wer_ci95"]
         ci_s = f" ({_f(ci[0])}-{_f(ci[1])})" if ci else ""
         sim = (_f(v["content_similarity_mean"]) if v["content_similarity_mean"] is not None
                else "not measured")
-        lines.append(f"| `{v['key']}` | {v['label']} | {', '.join(v['profiles']) or '-'} | "
+        lines.append(f"| `{v['key']}` | {v['label']} | {_profiles(v['profiles'])} | "
                      f"{_f(v['wer_pooled'])} | {_f(v['wer_mean'])}{ci_s} | {sim} | "
                      f"{_f(v['wpm_mean'], 0)} | {'yes' if v['synthesiser_limited'] else 'no'} |")
     return head + "\n".join(lines) + "\n"
@@ -290,3 +297,21 @@ def shipped_result(engine: str, voice_id: str, options: dict | None = None) -> d
             out["baseline_wer_mean"] = base["wer_mean"] if base else None
             return out
     return None
+
+
+def voice_fields(rows) -> dict:
+    """A profile's ``synthesiser_limited``, ``voice_clean_wer`` and
+    ``baseline_voice_clean_wer`` for ``summary.json``, from its call rows' ``voice_engine`` and
+    ``voice_id`` (the first non-null of each) looked up in the shipped validation; all None
+    when the rows do not say, the voice is recorded, or it was not validated."""
+    none = dict.fromkeys(("synthesiser_limited", "voice_clean_wer", "baseline_voice_clean_wer"))
+    if "voice_engine" not in rows or "voice_id" not in rows:
+        return none
+    engines, ids = rows["voice_engine"].dropna(), rows["voice_id"].dropna()
+    if not len(engines) or not len(ids):
+        return none
+    v = shipped_result(str(engines.iloc[0]), str(ids.iloc[0]))
+    if v is None:
+        return none
+    return {"synthesiser_limited": bool(v["synthesiser_limited"]),
+            "voice_clean_wer": v["wer_mean"], "baseline_voice_clean_wer": v["baseline_wer_mean"]}
