@@ -253,7 +253,7 @@ class ProfileSummary(_Part):
     synthesiser_limited: bool | None = _f(
         "the profile's voice is synthesiser-limited: its clean-line WER is far above the "
         "baseline voice's in the shipped voice validation (rig/data/voices.json; "
-        "docs/measurement.md, 'Voice validation'), so much of this gap is the synthesiser; "
+        "docs/profiles.md, 'Voice validation'), so much of this gap is the synthesiser; "
         "null when the voice was not validated (absent before 1.5)", default=None)
     voice_clean_wer: float | None = _f(
         "mean per-answer WER of the profile's voice on the clean line in that validation; "

@@ -16,8 +16,9 @@ condition it names.
 
 Which voices: every voice a profile of the given sets names, plus each engine's own list
 (:func:`engine_voices`: hibari's shipped voices, piper's voice packages, espeak-ng's native
-English variants from ``espeak-ng --voices=en``, the MBROLA English databases installed, and
-an engine module's ``shipped_voices()`` when it has one); voices not installed here are listed
+English variants from ``espeak-ng --voices=en``, the MBROLA English databases installed, the
+Kokoro voice ids when that engine is present, and an engine module's ``shipped_voices()``
+when it has one); voices not installed here are listed
 with the reason. A voice is keyed ``engine:voice_id`` (:func:`voice_key`).
 """
 
@@ -90,6 +91,10 @@ def engine_voices() -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = [("hibari", "heart"), ("piper", "joe")]
     found += [("espeak-ng", v) for v in _espeak_variants()]
     found += [("mbrola", v) for v in _MBROLA_ENGLISH if mbrola_database(v) is not None]
+    from rig.profiles import settings
+
+    if "kokoro" in ENGINES:  # the Kokoro voices rig knows, <voice>.<phonemes>
+        found += [("kokoro", v) for v in getattr(settings, "KOKORO_VOICE_IDS", ())]
     for engine in ENGINES:
         try:
             mod = __import__(f"rig.synth.{engine.replace('-', '_')}", fromlist=["_"])
