@@ -60,6 +60,7 @@ def voices_validate(
     from rig.profiles import load_profiles
     from rig.voices.validate import (
         VoiceResult,
+        default_label,
         markdown_table,
         shipped_voices,
         validate_voices,
@@ -80,7 +81,7 @@ def voices_validate(
                     raise RigError(f"--voices: {spec!r} is not engine:voice_id")
                 k = voice_key(engine, voice_id)
                 chosen.append(by_key.get(k) or VoiceResult(k, engine, voice_id,
-                                                           f"synthetic, {engine} '{voice_id}'"))
+                                                           default_label(engine, voice_id)))
             known = chosen
         bank = load_bank(answers_dir)
         answers = [a for _, a in bank.answers()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import platform
 import subprocess
 from collections.abc import Callable, Sequence
@@ -73,14 +74,25 @@ class VoiceResult:
     answers: list[dict] = field(default_factory=list)
 
 
-def _espeak_variants() -> list[str]:
+def _espeak_variants() -> dict[str, str]:
+    """espeak-ng's native English variants: language code -> its voice name, spaced."""
     try:
         out = subprocess.run(["espeak-ng", "--voices=en"], capture_output=True, text=True,
                              timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
-        return []
+        return {}
     rows = [line.split() for line in out.splitlines()[1:]]
-    return list(dict.fromkeys(r[1] for r in rows if len(r) >= 5 and r[4].startswith("gmw/")))
+    return {r[1]: r[3].replace("_", " ") for r in rows
+            if len(r) >= 5 and r[4].startswith("gmw/")}
+
+
+def default_label(engine: str, voice_id: str) -> str:
+    """A voice's label when no profile names it: what it is, and that it is synthetic."""
+    if engine == "espeak-ng" and voice_id in (names := _espeak_variants()):
+        return f"{names[voice_id]} (synthetic, espeak-ng formant '{voice_id}')"
+    return {"hibari:heart": "US English (synthetic, hibari 'heart')",
+            "piper:joe": "US English (synthetic, piper 'joe')"}.get(
+        f"{engine}:{voice_id}", f"synthetic, {engine} '{voice_id}'")
 
 
 def engine_voices() -> list[tuple[str, str]]:
@@ -123,8 +135,7 @@ def shipped_voices(profile_dirs: Sequence[Path]) -> list[VoiceResult]:
             v.profiles.append(f"{Path(folder).name}/{p.profile_id}")
     for engine, voice_id in engine_voices():
         k = voice_key(engine, voice_id)
-        out.setdefault(k, VoiceResult(k, engine, voice_id,
-                                      f"synthetic, {engine} '{voice_id}'"))
+        out.setdefault(k, VoiceResult(k, engine, voice_id, default_label(engine, voice_id)))
     return sorted(out.values(), key=lambda v: v.key != BASELINE_VOICE)
 
 
@@ -213,7 +224,7 @@ def validate_voices(voices: list[VoiceResult], answers, baseline_profile, asr_op
 
     Returns:
         the ``voices.json`` document (``schema_version``, ``generated``, ``machine``,
-        ``asr``, ``line``, ``rule``, ``baseline_voice``, ``voices``: one
+        ``answer_ids``, ``asr``, ``line``, ``rule``, ``baseline_voice``, ``voices``: one
         :class:`VoiceResult` each).
     """
     sim, sim_note = _similarity() if use_similarity else (None, "not measured: not asked")
@@ -231,8 +242,9 @@ def validate_voices(voices: list[VoiceResult], answers, baseline_profile, asr_op
                 [r["wer"] for r in v.answers], base_wers)
     return {"schema_version": SCHEMA_VERSION,
             "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "machine": f"{platform.machine()}, {platform.system()} {platform.release()}, "
-                       f"Python {platform.python_version()}",
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} "
+                       f"{platform.release()}, Python {platform.python_version()}",
+            "answer_ids": [a.answer_id for a in answers],
             "asr": {"model": asr_options.model, "beam_size": asr_options.beam_size,
                     "compute_type": asr_options.compute_type},
             "line": "baseline profile, 8 kHz G.711 mu-law", "baseline_voice": BASELINE_VOICE,
@@ -256,7 +268,8 @@ def markdown_table(doc: dict) -> str:
     """The validation as a markdown table, with its date, machine, ASR and rule above it."""
     head = (f"Measured {doc['generated']} on {doc['machine']}; {doc['line']}; ASR "
             f"{doc['asr']['model']} (beam {doc['asr']['beam_size']}); "
-            f"{doc['voices'][0]['n_answers']} answers per voice. {doc['rule']}.\n\n"
+            f"{doc['voices'][0]['n_answers']} answers per voice "
+            f"({', '.join(doc.get('answer_ids', []))}). {doc['rule']}.\n\n"
             "| voice | label | profiles | WER pooled | WER mean (95% CI) | content similarity "
             "| wpm | synthesiser-limited |\n|---|---|---|---|---|---|---|---|\n")
     lines = []
