@@ -250,6 +250,16 @@ class ProfileSummary(_Part):
     attribution: ProfileAttribution | None = _f(
         "the paired delta split by stage; absent for the baseline and when the rows predate "
         "the attribution columns", default=None)
+    synthesiser_limited: bool | None = _f(
+        "the profile's voice is synthesiser-limited: its clean-line WER is far above the "
+        "baseline voice's in the shipped voice validation (rig/data/voices.json; "
+        "docs/profiles.md, 'Voice validation'), so much of this gap is the synthesiser; "
+        "null when the voice was not validated (absent before 1.5)", default=None)
+    voice_clean_wer: float | None = _f(
+        "mean per-answer WER of the profile's voice on the clean line in that validation; "
+        "null when not validated (absent before 1.5)", default=None)
+    baseline_voice_clean_wer: float | None = _f(
+        "the same for the validation's baseline voice (absent before 1.5)", default=None)
 
 
 class ReadSpeechFigures(_Part):

@@ -42,6 +42,7 @@ from rig.campaign.schema import (
 from rig.stats.noise import noise_floor
 from rig.stats.paired import ProfilePaired, paired_by_profile
 from rig.stats.validity import judge_validity
+from rig.voices.shipped import voice_fields
 
 
 def _mean(s: pd.Series) -> float | None:
@@ -191,6 +192,7 @@ def _profile(g: pd.DataFrame, paired: ProfilePaired,
         "asr_suspect_rate": _flag_rate(gok, "asr_suspect"),
         "turn_suspect_rate": _flag_rate(gok, "turn_suspect"),
     })
+    entry.update(voice_fields(g))
     entry = {k: _num(v) for k, v in entry.items()}
     if attribution is not None:
         entry["attribution"] = attribution
