@@ -90,7 +90,7 @@ def fake_caller(out: Path, place) -> TransportCaller:
     caller._thread = SimpleNamespace(url="http://127.0.0.1:9", stop=lambda: None)
     caller.store = ResultStore()
 
-    async def _place(base, params, answer):
+    async def _place(base, params, answer, replies=None):
         return place(params)
 
     caller._place = _place

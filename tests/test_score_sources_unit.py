@@ -177,7 +177,7 @@ def fake_caller(out: Path, record: BotRecord | None, sources: str, **kw) -> Tran
     caller._thread = SimpleNamespace(url="http://127.0.0.1:9", stop=lambda: None)
     caller.store = ResultStore()
 
-    async def _place(base, params, answer):
+    async def _place(base, params, answer, replies=None):
         res = call_of(time.time() - 25, params["question_ids"])
         if record is not None:
             caller._bot_records[params["attempt_id"]] = record

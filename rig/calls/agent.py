@@ -29,7 +29,7 @@ negative by that much).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -43,6 +43,7 @@ from rig.calls.media import (
     frames_to_audio,
     now_s,
 )
+from rig.calls.utterances import REPLY_TEXTS
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,10 @@ class AgentSettings:
         start_ms, confidence, min_volume: pipecat ``VADParams`` for the interviewer's audio.
         asr_model: the faster-whisper model that transcribes the interviewer.
         time_limit_s: the agent hangs up after this long on the call.
-        hangup_delay_s: wait after the closing remark before hanging up.
+        hangup_delay_s: wait after a goodbye before hanging up (speech in it cancels).
+        cue_silence_s: silence after a greeting or statement (no question) that the agent
+            takes as its cue to speak, and after a thank-you (all answers given) as the end.
+        wait_event_s: with no question heard this long, a ``waiting`` event is logged.
     """
     stop_ms: int = 300
     start_ms: int = 100
@@ -64,6 +68,8 @@ class AgentSettings:
     asr_model: str = "whisper-tiny.en"
     time_limit_s: float = 120.0
     hangup_delay_s: float = 0.3
+    cue_silence_s: float = 3.0
+    wait_event_s: float = 20.0
 
 
 class CallerLink(Protocol):
@@ -88,11 +94,16 @@ class CallerLink(Protocol):
 class AnswerPlay:
     """One playing of an answer: ``start_epoch_s`` is when its first frame was sent (wall
     clock); ``origin_epoch_s`` is that minus the response delay (where the rendered answer's
-    word timings start)."""
+    word timings start). ``asked_text`` is what the interviewer said to ask it (the agent's
+    transcript of its turn; "" when its words never arrived) and ``match_similarity`` that
+    text's similarity to the bank's question (:func:`rig.calls.question_match.match_question`;
+    None when not matched: the answers had no question text)."""
     question_id: str
     start_epoch_s: float
     origin_epoch_s: float
     repeat: bool
+    asked_text: str = ""
+    match_similarity: float | None = None
 
 
 @dataclass(frozen=True)
@@ -152,17 +163,37 @@ def _transcriber(model: str) -> Callable[[Audio], str]:
     return lambda audio: transcribe_serial(audio, opts).text
 
 
+def render_replies(synthesize: Callable[[str], Audio]) -> dict[str, Audio]:
+    """The agent's short replies (:data:`rig.calls.utterances.REPLY_TEXTS`: greeting, small
+    talk, the skip line), each ``synthesize(text)`` (float32 mono, any rate). A reply that
+    cannot be rendered (a recorded voice has no such recording) is left out: the agent then
+    logs ``reply_unavailable`` and stays silent where it would have said it."""
+    out: dict[str, Audio] = {}
+    for key, text in REPLY_TEXTS.items():
+        try:
+            out[key] = synthesize(text)
+        except Exception:
+            continue
+    return out
+
+
 async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                     settings: AgentSettings = AgentSettings(),
-                    transcribe: Callable[[Audio], str] | None = None) -> AgentResult:
+                    transcribe: Callable[[Audio], str] | None = None,
+                    replies: Mapping[str, Audio] | None = None,
+                    questions: Mapping[str, str] | None = None) -> AgentResult:
     """Run the agent on a connected ``link`` until it or the far end hangs up.
 
     Args:
         link: a connected transport (media flowing).
-        answers: the answers in question order.
-        settings: listening and time-limit settings.
+        answers: the answers, in the planned order.
+        settings: listening, cue and time-limit settings.
         transcribe: audio -> text for interviewer utterances (default: faster-whisper
             ``settings.asr_model``); runs in a worker thread.
+        replies: reply kind -> audio (:func:`render_replies`); None: no replies (each one
+            the agent would say is logged ``reply_unavailable``).
+        questions: bank question id -> text to match what is asked against (default: the
+            answers' ``question_text``).
     """
     from pipecat.audio.vad.vad_analyzer import VADState
 
@@ -172,14 +203,16 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
     vad = silero_analyzer(8000, TurnParams(silence_timeout_ms=settings.stop_ms,
                                      start_ms=settings.start_ms, confidence=settings.confidence,
                                      min_volume=settings.min_volume))
-    brain = AgentBrain(answers, settings.hangup_delay_s)
+    brain = AgentBrain(answers, settings.hangup_delay_s, settings.cue_silence_s,
+                       settings.wait_event_s, questions)
     frames = {i: audio_to_frames(a.audio) for i, a in enumerate(answers)}
+    reply_frames = {k: audio_to_frames(a) for k, a in (replies or {}).items()}
     dt = FRAME_MS / 1000
     loop = asyncio.get_running_loop()
     t0_mono, t0_epoch = loop.time(), now_s()
     sent: list[bytes] = []
     received: list[bytes] = []
-    plays: list[AnswerPlay] = []
+    starts: list[tuple[float, float]] = []  # per answer play: start and origin (epoch s)
     heard: list[tuple[float, str]] = []
     pending: list[tuple[asyncio.Future, float, float]] = []
     utterances: list[tuple[float, float]] = []
@@ -195,27 +228,36 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
             delay = t0_mono + t - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
-            act = brain.scheduled
-            if (act is not None and act.kind == "answer" and t >= act.at_s and not playing
-                    and not far_end_gone):
-                a = answers[act.index]
-                playing = list(frames[act.index])
-                start = t0_epoch + t
-                lead = 0.0 if a.barge_in_offset_s > 0 else a.response_delay_s
-                plays.append(AnswerPlay(a.question_id, start, start - lead,
-                                        repeat=any(p.question_id == a.question_id
-                                                   for p in plays)))
+            act = brain.tick(t) if not playing else brain.scheduled
+            if (act is not None and act.kind in ("answer", "reply") and t >= act.at_s
+                    and not playing and not far_end_gone):
+                if act.kind == "answer":
+                    a = answers[act.index]
+                    playing = list(frames[act.index])
+                    start = t0_epoch + t
+                    lead = 0.0 if a.barge_in_offset_s > 0 else a.response_delay_s
+                    starts.append((start, start - lead))
+                else:
+                    playing = list(reply_frames.get(act.reply, ()))
+                    if not playing:
+                        brain.log.append((t, "reply_unavailable", act.reply))
                 brain.started(act, t)
+                if not playing:
+                    brain.finished(t)
             if act is not None and act.kind == "hangup" and t >= act.at_s:
                 hung_up_by = "caller"
                 break
+            was_playing = bool(playing)
             out = playing.pop(0) if playing else SILENT_FRAME
+            if was_playing and not playing:
+                brain.finished(t + dt)
             await link.send_frame(out)
             sent.append(out)
             inp = link.playout.read_frame()
             received.append(inp)
             if not far_end_gone and link.closed.is_set() and link.playout.buffered_s == 0:
                 far_end_gone = True
+                brain.log.append((t, "far_end_hung_up", ""))
                 if prev in (VADState.SPEAKING, VADState.STOPPING):
                     # the far end hung up as its last utterance ended (the reference
                     # interviewer closes the call right after its goodbye), before the
@@ -234,7 +276,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                 end_s = t - settings.stop_ms / 1000
                 utt = frames_to_audio(received[seg_start_k:k + 1])
                 utterances.append((seg_start_k * dt, end_s))
-                brain.on_utterance_end(end_s)
+                brain.on_utterance_end(end_s, seg_start_k * dt)
                 pending.append((loop.run_in_executor(None, transcribe, utt), end_s,
                                 seg_start_k * dt))
             prev = state
@@ -248,14 +290,20 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                 hung_up_by = "interviewer"
                 break
             if t >= settings.time_limit_s:
+                left = len(answers) - len(set(brain.played))
+                brain.log.append((t, "time_limit", f"hanging up at the call's limit of "
+                                  f"{settings.time_limit_s:g} s: {left} answer(s) not given, "
+                                  "no closing heard"))
                 break
             k += 1
     finally:
         await vad.cleanup()
         if hung_up_by != "interviewer":
             await link.hangup()
-    events = tuple(brain.log)
-    return AgentResult(t0_epoch, k * dt, tuple(plays), brain.repeat_requests, tuple(heard),
-                       events, hung_up_by, frames_to_audio(sent), frames_to_audio(received),
-                       link.playout.talkspurt_underruns, tuple(utterances),
-                       link.playout.underruns)
+    plays = tuple(AnswerPlay(info["question_id"], start, origin, info["repeat"],
+                             info["asked_text"], info["match_similarity"])
+                  for (start, origin), info in zip(starts, brain.plays, strict=True))
+    return AgentResult(t0_epoch, k * dt, plays, brain.repeat_requests, tuple(heard),
+                       tuple(brain.log), hung_up_by, frames_to_audio(sent),
+                       frames_to_audio(received), link.playout.talkspurt_underruns,
+                       tuple(utterances), link.playout.underruns)

@@ -55,7 +55,7 @@ from typing import Literal
 from rig.answers import Answer, Question, load_bank
 from rig.asr import Transcript
 from rig.audio import Audio
-from rig.calls.agent import AgentResult, AgentSettings, run_agent
+from rig.calls.agent import AgentResult, AgentSettings, render_replies, run_agent
 from rig.calls.bot import BotRecord
 from rig.calls.brain import AgentAnswer, expected_question_s
 from rig.calls.interview_map import InterviewMap, agent_turns, map_interview
@@ -219,13 +219,13 @@ class TransportCaller:
 
         return SipLink(base, params)
 
-    async def _place(self, base: str, params: dict[str, str], answer: AgentAnswer
-                     ) -> tuple[AgentResult, dict]:
+    async def _place(self, base: str, params: dict[str, str], answer: AgentAnswer,
+                     replies: dict | None = None) -> tuple[AgentResult, dict]:
         link = self._link(base, params)
         await link.connect()
         self._placing[params["attempt_id"]]["local_ports"] = link.local_ports()
         try:
-            res = await run_agent(link, [answer], self.agent)
+            res = await run_agent(link, [answer], self.agent, replies=replies)
             stats = await link.stats()
         finally:
             await link.hangup()
@@ -400,14 +400,16 @@ class TransportCaller:
             "no_results_route": self.no_results_route, **imap.to_dict()}, indent=1))
         return str(path)
 
-    def _place_or_replay(self, base: str, cid: str, params: dict, answer: AgentAnswer):
+    def _place_or_replay(self, base: str, cid: str, params: dict, answer: AgentAnswer,
+                         replies: dict | None = None):
+        """``(agent result, link stats, {"result", "bot"} of a replayed call or {})``."""
         if self.replay is not None:
             cap = self.replay[cid]
             return cap["agent"], cap["stats"], {"result": cap.get("result"), "bot": cap["bot"]}
         if self.transport == "twilio" and self.twilio_to:
             res, stats = self._stream_server().run(self._place_twilio_account(params, answer))
         else:  # this call's own event loop, in this thread
-            res, stats = asyncio.run(self._place(base, params, answer))
+            res, stats = asyncio.run(self._place(base, params, answer, replies))
         return res, stats, {}
 
     def __call__(self, *, question: Question, answer: Answer, profile: Profile, repeat: int,
@@ -418,6 +420,15 @@ class TransportCaller:
         if self.no_results_route and all(s.kind == "interviewer" for s in self.score_sources):
             raise NoResultsRoute(self.no_results_route)  # learned: stop, no call placed
 
+        def reply_in_profile_voice(text: str) -> Audio:
+            """The agent's short replies, rendered like the answer (the profile's voice and
+            caller channel, the response delay cut: the agent waits it itself)."""
+            r = stages.render(text, profile, seed, answer_id="agent_reply",
+                              resolve_path=resolve_path, cache_dir=stages.audio_cache_dir)
+            a = stages.caller_channel(r.audio, profile.channel, seed)
+            n = round(profile.response_delay_s * a.sample_rate_hz)
+            return Audio(a.samples[n:].copy(), a.sample_rate_hz)
+
         def telephony(caller_audio: Audio, _rate_hz: int, _codec: str) -> Audio:
             base = ("" if self.replay is not None
                     else self._ensure_interviewer(pipeline, stages.scorer))
@@ -426,7 +437,8 @@ class TransportCaller:
                 question.question_id, Audio(caller_audio.samples[n:].copy(),
                                             caller_audio.sample_rate_hz),
                 profile.response_delay_s, profile.interruption.barge_in_offset_s,
-                expected_question_s(question.question))
+                expected_question_s(question.question), question.question)
+            replies = render_replies(reply_in_profile_voice)  # small talk, the skip line
             attempt_id = uuid.uuid4().hex[:12]
             params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed),
                       "attempt_id": attempt_id}
@@ -435,7 +447,8 @@ class TransportCaller:
                      "started_epoch_s": time.time(), "error": None}
             self._placing[attempt_id] = facts
             try:
-                res, stats, replayed = self._place_or_replay(base, cid, params, agent_answer)
+                res, stats, replayed = self._place_or_replay(base, cid, params, agent_answer,
+                                                             replies)
             except Exception as exc:
                 facts["error"] = f"{type(exc).__name__}: {exc}"
                 said = self._interviewer_said(base, cid, attempt_id)
