@@ -276,3 +276,24 @@ def test_simulated_rows_say_interviewer_when_scored():
     assert CallRow.from_dict({"call_id": "a", "transport": "webrtc",
                               "score": 50.0}).score_source is None
     assert "not the bot's decision" in RIG_GRADE_LABEL
+
+
+def test_reports_label_a_rig_grade_plainly(tmp_path):
+    import html
+
+    run(tmp_path, bot_record(heard=False), "rig")
+    page = html.unescape((tmp_path / "c" / "report.html").read_text())
+    assert ("Scores: 1 of 1 calls graded by the rig from its own ASR of the audio the bot "
+            "received: " + RIG_GRADE_LABEL) in page
+    assert "Score source rig_grade_rig_asr" in page.replace("<code>", "").replace("</code>",
+                                                                               "")
+    assert "The bot asked:" in page and "The bot said:" in page
+
+
+def test_a_report_of_the_bots_own_scores_needs_no_label():
+    from rig.calls.score_sources import score_source_note
+
+    assert score_source_note(["interviewer", "interviewer", None]) is None
+    assert score_source_note([]) is None
+    assert score_source_note(["extractor"]) == ("Scores: 1 of 1 calls read from the bot's own "
+                                                "output by an extractor.")

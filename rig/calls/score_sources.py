@@ -188,3 +188,31 @@ def run_extractor(fn: Callable[[BotRecord], object], record: BotRecord,
     if reason is not None and not isinstance(reason, str):
         raise ExtractorError(f"extractor {name} returned reason {reason!r}: a string or None")
     return Extracted(_score_value(got["score"], name, got), decision, reason, repr(got))
+
+
+#: How each ``score_source`` reads in a report (:func:`score_source_note`)
+SOURCE_WORDS = {
+    "interviewer": "the interviewer's own result",
+    "extractor": "read from the bot's own output by an extractor",
+    "rig_grade_bot_transcript": "graded by the rig from the bot's transcript: " + RIG_GRADE_LABEL,
+    "rig_grade_rig_asr": "graded by the rig from its own ASR of the audio the bot received: "
+                         + RIG_GRADE_LABEL,
+}
+
+
+def score_source_note(sources: object) -> str | None:
+    """One sentence for a report: where the scores of a campaign's real calls came from
+    (``sources``: each row's ``score_source``; a simulated campaign's all ``interviewer`` or
+    null gives None), e.g. "Scores: 3 of 4 calls graded by the rig from its own ASR of the
+    audio the bot received: the rig's grade of what the bot received, not the bot's decision;
+    1 the interviewer's own result."."""
+    from collections import Counter
+
+    n = Counter(s for s in sources if isinstance(s, str))  # type: ignore[union-attr]
+    if not n or set(n) == {"interviewer"}:
+        return None
+    total = sum(n.values())
+    parts = [f"{k} of {total} calls {SOURCE_WORDS.get(src, src)}" if i == 0
+             else f"{k} {SOURCE_WORDS.get(src, src)}"
+             for i, (src, k) in enumerate(n.most_common())]
+    return "Scores: " + "; ".join(parts) + "."
