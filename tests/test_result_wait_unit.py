@@ -185,3 +185,23 @@ def test_cli_options_are_checked_with_the_transport():
         transport_call_options(TransportOptions("webrtc", result_wait_s=0))
     with pytest.raises(ConfigError, match="unknown score source"):
         transport_call_options(TransportOptions("webrtc", score_source="bot"))
+
+
+@pytest.mark.parametrize("extra, text", [
+    (["--transport", "sim", "--score-source", "rig"], "--score-source needs a real"),
+    (["--transport", "webrtc", "--score-source", "extractor:no_such_mod_xyz:f"],
+     "no_such_mod_xyz"),
+    (["--transport", "twilio", "--result-wait-s", "-5"], "--result-wait-s"),
+])
+def test_cli_refuses_bad_score_options_before_any_call(tmp_path, extra, text):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    res = CliRunner().invoke(app, [
+        "campaign", "run", "--answers", str(ROOT / "tests" / "data" / "calls_bank"),
+        "--profiles", str(ROOT / "profiles" / "demo"), "--pipeline",
+        str(ROOT / "pipelines" / "reference.yaml"), "--out", str(tmp_path / "c"),
+        "--no-progress", *extra])
+    assert res.exit_code == 2 and text in res.stderr, res.stderr
+    assert not (tmp_path / "c" / "calls.jsonl").exists()
