@@ -66,7 +66,7 @@ from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
 from rig.vad import TurnResult
 
-Transport = Literal["sim", "webrtc", "twilio", "sip"]
+Transport = Literal["sim", "webrtc", "twilio", "sip", "pipecat"]
 #: How long a call that failed on the caller's side waits for the interviewer's result (s).
 FAILED_CALL_RESULT_S = 10.0
 
@@ -116,6 +116,9 @@ class TransportCaller:
     answers_path: Path
     out_dir: Path
     interviewer_url: str | None = None
+    #: with transport ``pipecat``: the bot, ``pipecat:PATH.py:FACTORY`` (run in-process on an
+    #: in-memory transport, :mod:`rig.calls.transports.pipecat_inproc`; ``--interviewer``)
+    bot: str | None = None
     agent: AgentSettings = field(default_factory=AgentSettings)
     interviewer_settings: InterviewerSettings | None = None
     result_timeout_s: float = 300.0
@@ -140,9 +143,14 @@ class TransportCaller:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.transport not in ("webrtc", "twilio", "sip"):
-            raise ValueError(f"TransportCaller: transport must be webrtc, twilio or sip, got "
-                             f"{self.transport!r}")
+        if self.transport not in ("webrtc", "twilio", "sip", "pipecat"):
+            raise ValueError(f"TransportCaller: transport must be webrtc, twilio, sip or "
+                             f"pipecat, got {self.transport!r}")
+        self._bot_app = self._inproc = None
+        if self.transport == "pipecat":  # a bad bot file fails before any call (ConfigError)
+            from rig.calls.botapp import load_bot
+
+            self._bot_app, self._inproc = load_bot(self.bot or ""), {}
 
     # --- the interviewer ---------------------------------------------------------------------
     def _ensure_interviewer(self, pipeline, scorer: Scorer) -> str:
@@ -150,6 +158,8 @@ class TransportCaller:
         (the first of K concurrent calls starts it, the others wait on the lock)."""
         if self.interviewer_url:
             return self.interviewer_url.rstrip("/")
+        if self.transport == "pipecat":  # the bot runs in-process: no interviewer service
+            return
         with self._lock:
             if self._thread is None:
                 self._start_interviewer(pipeline, scorer)
@@ -190,6 +200,14 @@ class TransportCaller:
 
     # --- one call ----------------------------------------------------------------------------
     def _link(self, base: str, params: dict[str, str]):
+        if self.transport == "pipecat":
+            from rig.calls.transports.pipecat_inproc import PipecatInprocLink
+
+            ids = params["question_ids"].split(",")
+            texts = {q.question_id: " ".join(q.question.split())
+                     for q in load_bank(self.answers_path).questions}
+            return PipecatInprocLink(self._bot_app, {**params, "question_ids": ids,
+                                                     "questions": [texts[i] for i in ids]})
         if self.transport == "twilio":
             from rig.calls.transports.twilio import TwilioLoopbackLink
 
@@ -210,6 +228,8 @@ class TransportCaller:
         try:
             res = await run_agent(link, [answer], self.agent, replies=replies)
             stats = await link.stats()
+            if self.transport == "pipecat":
+                self._inproc_done(link, res, params)
         finally:
             await link.hangup()
         return res, stats
@@ -243,12 +263,29 @@ class TransportCaller:
             await link.hangup()
         return res, stats
 
+    def _inproc_done(self, link, res: AgentResult, params: dict[str, str]) -> None:
+        """An in-process call: the bot's failure fails the call; its own view of the turn is
+        the call's result (no score: :func:`rig.calls.transports.pipecat_inproc.inproc_result`)."""
+        from rig.calls.transports.pipecat_inproc import inproc_result, write_bot_record
+
+        if link.bot_error is not None:
+            raise RuntimeError(f"the bot failed: {type(link.bot_error).__name__}: "
+                               f"{link.bot_error}") from link.bot_error
+        record = link.bot_record()
+        start = res.plays[-1].start_epoch_s if res.plays else res.t0_epoch_s + res.duration_s
+        self._inproc[params["attempt_id"]] = (record, inproc_result(
+            record, link.t0_epoch_s, start, params["question_ids"], params["call_id"]))
+        write_bot_record(self.out_dir / "recordings" / f"{params['call_id']}.bot.json",
+                         record)
+
     def _wait_result(self, base: str, cid: str, attempt_id: str,
                      timeout_s: float | None = None) -> dict | None:
         """The interviewer's result of this attempt (a retried call's earlier result, stored
         under the same call id, is skipped), or None after ``timeout_s`` (default
         ``result_timeout_s``)."""
         timeout_s = self.result_timeout_s if timeout_s is None else timeout_s
+        if self.transport == "pipecat":  # read from the bot's frames: nothing to wait for
+            return (self._inproc.get(attempt_id) or (None, None))[1]
         if not self.interviewer_url:
             return self.store.wait(cid, timeout_s, attempt_id)
         return poll_result(base, cid, attempt_id, timeout_s, self.results_token_env)
@@ -366,7 +403,8 @@ class TransportCaller:
         res: AgentResult | None = got.get("agent")
         recording = (write_recording(self.out_dir / "recordings" / f"{cid}.wav", cid, res)
                      if res is not None else None)
-        row.update(transport_columns(self.transport, res, got.get("stats") or {},
+        row.update(transport_columns("pipecat_inproc" if self.transport == "pipecat"
+                                     else self.transport, res, got.get("stats") or {},
                                      got.get("result") or {}, got.get("q"), recording))
         # the detect_turn, transcribe and scorer stages above only read the interviewer's
         # result: their stage times would be near zero. The interviewer's own, when given.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rig.errors import ConfigError, RigError
 
 #: ``sim`` (the simulated line) and the real transports
-TRANSPORTS: tuple[str, ...] = ("sim", "webrtc", "twilio", "sip")
+TRANSPORTS: tuple[str, ...] = ("sim", "webrtc", "twilio", "sip", "pipecat")
 REAL_TRANSPORTS: tuple[str, ...] = ("webrtc", "twilio", "sip")
 #: the media-stream server's port when ``agent_port`` is not given (with ``twilio_to``)
 DEFAULT_AGENT_PORT = 8770
@@ -31,6 +31,7 @@ TRANSPORT_OPTIONS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     ("--twilio-from", ("twilio",), "--twilio-to"),
     ("--stream-url", ("twilio",), "--twilio-to"),
     ("--agent-port", ("twilio",), "--twilio-to"),
+    ("--interviewer", ("pipecat",), None),
 )
 
 
@@ -53,6 +54,8 @@ class TransportOptions:
     twilio_from: str | None = None
     stream_url: str | None = None
     agent_port: int | None = None
+    #: ``pipecat:PATH.py:FACTORY``: a pipecat bot run in-process (transport ``pipecat``)
+    interviewer: str | None = None
 
     def given(self) -> dict[str, object]:
         """Option name (``--twilio-to``) -> value, for the options of
@@ -133,11 +136,20 @@ def transport_call_options(opts: TransportOptions,
                                                    "URI", url)
     if opts.twilio_to:
         _check_twilio_account(opts, env)
+    if opts.transport == "pipecat":
+        if not opts.interviewer:
+            raise OptionConflict("--transport pipecat", "needs --interviewer "
+                                                        "pipecat:PATH.py:FACTORY")
+        from rig.calls.botapp import load_bot
+
+        load_bot(opts.interviewer)  # the file, the factory and its signature, before any call
     token_env = opts.results_token_env
     if token_env and not env.get(token_env):
         raise ConfigError("--results-token-env", "", f"the environment variable {token_env} "
                           "is not set (or empty): it must hold the interviewer's results token")
     out: dict[str, object] = {"interviewer_url": url}
+    if opts.interviewer:
+        out["bot"] = opts.interviewer
     if token_env:
         out["results_token_env"] = token_env
     if opts.twilio_to:
