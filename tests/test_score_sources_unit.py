@@ -48,6 +48,8 @@ def test_spec_parses_single_sources_and_chains():
                                                        SourceSpec("rig"))
     (ex,) = parse_score_sources("extractor:my.pkg.scores:read_score")
     assert (ex.kind, ex.module, ex.function) == ("extractor", "my.pkg.scores", "read_score")
+    (own,) = parse_score_sources("rig:asr")
+    assert own.kind == "rig" and own.own_asr and str(own) == "rig:asr"
     (ex,) = parse_score_sources("extractor:/tmp/x/bot_scores.py:f")
     assert ex.module == "/tmp/x/bot_scores.py" and str(ex) == "extractor:/tmp/x/bot_scores.py:f"
 
@@ -56,7 +58,8 @@ def test_spec_parses_single_sources_and_chains():
     ("", "comma-separated chain"), ("llm", "unknown score source"),
     ("extractor:onlymodule", "extractor:MODULE:FUNCTION"),
     ("extractor:mod:not-a-name", "extractor:MODULE:FUNCTION"),
-    ("rig,rig", "named twice"), ("interviewer,,rig", "comma-separated chain")])
+    ("rig,rig", "named twice"), ("rig,rig:asr", "named twice"),
+    ("interviewer,,rig", "comma-separated chain")])
 def test_bad_specs_are_a_config_error_naming_the_option(text, problem):
     with pytest.raises(ConfigError, match=problem) as err:
         parse_score_sources(text)
@@ -297,3 +300,9 @@ def test_a_report_of_the_bots_own_scores_needs_no_label():
     assert score_source_note([]) is None
     assert score_source_note(["extractor"]) == ("Scores: 1 of 1 calls read from the bot's own "
                                                 "output by an extractor.")
+
+
+def test_rig_asr_takes_the_rigs_own_asr_even_with_a_bot_transcript(tmp_path):
+    row, asr = run(tmp_path, bot_record(), "rig:asr")
+    assert row["score_source"] == "rig_grade_rig_asr" and row["transcript"] == ASR_TEXT
+    assert len(asr) == 1 and row["interviewer_heard"] == BOT_HEARD

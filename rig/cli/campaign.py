@@ -232,9 +232,12 @@ def campaign_run(
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
     transport: Annotated[str, typer.Option(
         help="sim (simulated line), or a real call per answer: webrtc, twilio (Media Streams "
-             "websocket), sip")] = "sim",
+             "websocket), sip, pipecat (in-process, with --interviewer)")] = "sim",
     interviewer_url: Annotated[str | None, typer.Option(
         help="a running `rig interviewer serve` (default: start one on 127.0.0.1)")] = None,
+    interviewer: Annotated[str | None, typer.Option(
+        help="pipecat:PATH.py:FACTORY: your pipecat bot, run in-process on an in-memory "
+             "transport (implies --transport pipecat; docs/bots.md)")] = None,
     twilio_to: Annotated[str | None, typer.Option(
         help="twilio with an account: call this number (credentials from TWILIO_* env)")
                          ] = None,
@@ -285,6 +288,8 @@ def campaign_run(
     from rig.calls.options import TransportOptions, transport_call_options
     from rig.campaign.runner import CampaignSpec
 
+    if interviewer and transport == "sim":
+        transport = "pipecat"
     spec = CampaignSpec(answers_path=answers, profiles_path=profiles, pipeline_path=pipeline,
                         out_dir=out, repeats=repeats, campaign_id=campaign_id,
                         profile_ids=tuple(profile or ()), answer_ids=tuple(answer_id or ()),
@@ -296,7 +301,8 @@ def campaign_run(
         calls = transport_call_options(TransportOptions(
             transport, interviewer_url=interviewer_url, results_token_env=results_token_env,
             twilio_to=twilio_to, twilio_from=twilio_from, stream_url=stream_url,
-            agent_port=agent_port, score_source=score_source, result_wait_s=result_wait_s))
+            agent_port=agent_port, interviewer=interviewer, score_source=score_source,
+            result_wait_s=result_wait_s))
     except RigError as exc:
         fail(exc)
     try:
