@@ -252,12 +252,14 @@ def campaign_run(
         help="NAME of the environment variable holding the bearer token of the interviewer's "
              "GET /results (with --interviewer-url)")] = None,
     score_source: Annotated[str | None, typer.Option(
-        help="real transports: where each call's score comes from: interviewer (the bot's "
-             "GET /results/{call_id}; default), rig (the rig grades what the bot received), "
-             "extractor:MODULE:FUNCTION (your function reads it from the bot's messages or "
-             "log), or a chain tried in order, e.g. interviewer,rig (docs/bots.md)")] = None,
+        help="calls to a bot: where each call's score comes from: interviewer (the bot's "
+             "GET /results/{call_id}; default), rig (the rig grades what the bot received: "
+             "the bot's transcript, else the rig's ASR), rig:asr (always the rig's ASR), "
+             "extractor:MODULE:FUNCTION (your function reads it from the bot's messages, "
+             "frames or log), or a chain tried in order, e.g. interviewer,rig "
+             "(docs/bots.md)")] = None,
     result_wait_s: Annotated[float | None, typer.Option(
-        help="real transports: how long to wait for the interviewer's result after each call, "
+        help="calls to a bot: how long to wait for the interviewer's result after each call, "
              "s (default 300; progress every 10 s on stderr)")] = None,
     executor: Annotated[str, typer.Option(
         help="where simulated calls run: local (worker processes on this machine; "
