@@ -119,6 +119,9 @@ class TransportCaller:
     #: with transport ``pipecat``: the bot, ``pipecat:PATH.py:FACTORY`` (run in-process on an
     #: in-memory transport, :mod:`rig.calls.transports.pipecat_inproc`; ``--interviewer``)
     bot: str | None = None
+    #: with transport ``pipecat``: ``real`` (default) or ``fast``, an event loop that skips
+    #: idle waits (:class:`rig.calls.fastclock.IdleSkipLoop`; ``--bot-clock``)
+    bot_clock: Literal["real", "fast"] = "real"
     agent: AgentSettings = field(default_factory=AgentSettings)
     interviewer_settings: InterviewerSettings | None = None
     result_timeout_s: float = 300.0
@@ -263,6 +266,16 @@ class TransportCaller:
             await link.hangup()
         return res, stats
 
+    def _run_loop(self, coro):
+        """Run ``coro`` on this call's own event loop (an idle-skipping one for an in-process
+        bot with ``bot_clock`` ``fast``)."""
+        if self.transport == "pipecat" and self.bot_clock == "fast":
+            from rig.calls.fastclock import IdleSkipLoop
+
+            with asyncio.Runner(loop_factory=IdleSkipLoop) as runner:
+                return runner.run(coro)
+        return asyncio.run(coro)
+
     def _inproc_done(self, link, res: AgentResult, params: dict[str, str]) -> None:
         """An in-process call: the bot's failure fails the call; its own view of the turn is
         the call's result (no score: :func:`rig.calls.transports.pipecat_inproc.inproc_result`)."""
@@ -341,7 +354,8 @@ class TransportCaller:
                     res, stats = self._stream_server().run(
                         self._place_twilio_account(params, agent_answer))
                 else:  # this call's own event loop, in this thread
-                    res, stats = asyncio.run(self._place(base, params, agent_answer, replies))
+                    res, stats = self._run_loop(self._place(base, params, agent_answer,
+                                                            replies))
             except Exception as exc:
                 facts["error"] = f"{type(exc).__name__}: {exc}"
                 said = self._interviewer_said(base, cid, attempt_id)

@@ -32,6 +32,7 @@ TRANSPORT_OPTIONS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     ("--stream-url", ("twilio",), "--twilio-to"),
     ("--agent-port", ("twilio",), "--twilio-to"),
     ("--interviewer", ("pipecat",), None),
+    ("--bot-clock", ("pipecat",), "--interviewer"),
 )
 
 
@@ -56,6 +57,8 @@ class TransportOptions:
     agent_port: int | None = None
     #: ``pipecat:PATH.py:FACTORY``: a pipecat bot run in-process (transport ``pipecat``)
     interviewer: str | None = None
+    #: ``real`` or ``fast`` (with ``interviewer``)
+    bot_clock: str | None = None
 
     def given(self) -> dict[str, object]:
         """Option name (``--twilio-to``) -> value, for the options of
@@ -150,6 +153,10 @@ def transport_call_options(opts: TransportOptions,
     out: dict[str, object] = {"interviewer_url": url}
     if opts.interviewer:
         out["bot"] = opts.interviewer
+    if opts.bot_clock:
+        if opts.bot_clock not in ("real", "fast"):
+            raise ConfigError("--bot-clock", "", "real or fast", opts.bot_clock)
+        out["bot_clock"] = opts.bot_clock
     if token_env:
         out["results_token_env"] = token_env
     if opts.twilio_to:
