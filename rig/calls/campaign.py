@@ -162,7 +162,7 @@ class TransportCaller:
         if self.interviewer_url:
             return self.interviewer_url.rstrip("/")
         if self.transport == "pipecat":  # the bot runs in-process: no interviewer service
-            return
+            return ""
         with self._lock:
             if self._thread is None:
                 self._start_interviewer(pipeline, scorer)
