@@ -262,8 +262,14 @@ def test_fast_mode_gives_the_real_time_turns(llama_server, monkeypatch):
         question_s = rec.said[0].end_s - rec.said[0].start_s
         print(clock, "skipped", round(skipped_s, 1), "s; call", round(res.duration_s, 1),
               "s on its clock,", round(wall[clock], 1), "s wall; turns", turns[clock],
-              "question", round(question_s, 2), "s", said[clock])
+              "question", round(question_s, 2), "s", said[clock], heard[clock])
     assert runs["fast"][2] > 5.0 and runs["real"][2] == 0.0  # it skipped (loop clock, not wall)
-    assert said["fast"] == said["real"] and QUESTION in said["real"][0]
+    # what the bot heard: its STT on the same audio segments
     assert heard["fast"] == heard["real"] and heard["real"]
+    # what it said: the scripted question. What follows is not compared: the LLM's
+    # acknowledgement (llama.cpp at temperature 0 is not bit-stable across its prompt cache's
+    # states), and whether the closing is said before the agent takes a long silence in the
+    # middle of the LLM's streamed reply for the end of the call: both hang on the LLM's real
+    # latency, in either mode
+    assert said["fast"][0] == said["real"][0] and QUESTION in said["real"][0]
     assert turns["fast"] == pytest.approx(turns["real"], abs=TURN_TOLERANCE_S)
