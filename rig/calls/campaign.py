@@ -120,6 +120,9 @@ class TransportCaller:
     #: with transport ``pipecat``: the bot, ``pipecat:PATH.py:FACTORY`` (run in-process on an
     #: in-memory transport, :mod:`rig.calls.transports.pipecat_inproc`; ``--interviewer``)
     bot: str | None = None
+    #: with transport ``pipecat``: ``real`` (default) or ``fast``, an event loop that skips
+    #: idle waits (:class:`rig.calls.fastclock.IdleSkipLoop`; ``--bot-clock``)
+    bot_clock: Literal["real", "fast"] = "real"
     agent: AgentSettings = field(default_factory=AgentSettings)
     interviewer_settings: InterviewerSettings | None = None
     result_timeout_s: float = 300.0
@@ -176,7 +179,7 @@ class TransportCaller:
         if self.interviewer_url:
             return self.interviewer_url.rstrip("/")
         if self.transport == "pipecat":  # the bot runs in-process: no interviewer service
-            return
+            return ""
         with self._lock:
             if self._thread is None:
                 self._start_interviewer(pipeline, scorer)
@@ -287,6 +290,16 @@ class TransportCaller:
             await link.hangup()
         self._keep_bot_record(params["attempt_id"], link)
         return res, stats
+
+    def _run_loop(self, coro):
+        """Run ``coro`` on this call's own event loop (an idle-skipping one for an in-process
+        bot with ``bot_clock`` ``fast``)."""
+        if self.transport == "pipecat" and self.bot_clock == "fast":
+            from rig.calls.fastclock import IdleSkipLoop
+
+            with asyncio.Runner(loop_factory=IdleSkipLoop) as runner:
+                return runner.run(coro)
+        return asyncio.run(coro)
 
     def _inproc_done(self, link, res: AgentResult, params: dict[str, str]) -> None:
         """An in-process call: the bot's failure fails the call; its own view of the turn is
@@ -456,7 +469,7 @@ class TransportCaller:
         if self.transport == "twilio" and self.twilio_to:
             res, stats = self._stream_server().run(self._place_twilio_account(params, answer))
         else:  # this call's own event loop, in this thread
-            res, stats = asyncio.run(self._place(base, params, answer, replies))
+            res, stats = self._run_loop(self._place(base, params, answer, replies))
         return res, stats, {}
 
     def __call__(self, *, question: Question, answer: Answer, profile: Profile, repeat: int,

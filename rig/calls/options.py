@@ -34,6 +34,7 @@ TRANSPORT_OPTIONS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     ("--stream-url", ("twilio",), "--twilio-to"),
     ("--agent-port", ("twilio",), "--twilio-to"),
     ("--interviewer", ("pipecat",), None),
+    ("--bot-clock", ("pipecat",), "--interviewer"),
     ("--score-source", CALL_TRANSPORTS, None),
     ("--result-wait-s", CALL_TRANSPORTS, None),
 )
@@ -60,6 +61,8 @@ class TransportOptions:
     agent_port: int | None = None
     #: ``pipecat:PATH.py:FACTORY``: a pipecat bot run in-process (transport ``pipecat``)
     interviewer: str | None = None
+    #: ``real`` or ``fast`` (with ``interviewer``)
+    bot_clock: str | None = None
     score_source: str | None = None
     result_wait_s: float | None = None
 
@@ -160,6 +163,10 @@ def transport_call_options(opts: TransportOptions,
     out: dict[str, object] = {"interviewer_url": url}
     if opts.interviewer:
         out["bot"] = opts.interviewer
+    if opts.bot_clock:
+        if opts.bot_clock not in ("real", "fast"):
+            raise ConfigError("--bot-clock", "", "real or fast", opts.bot_clock)
+        out["bot_clock"] = opts.bot_clock
     if opts.score_source is not None:
         from rig.calls.score_sources import parse_score_sources
 

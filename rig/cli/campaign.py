@@ -238,6 +238,9 @@ def campaign_run(
     interviewer: Annotated[str | None, typer.Option(
         help="pipecat:PATH.py:FACTORY: your pipecat bot, run in-process on an in-memory "
              "transport (implies --transport pipecat; docs/bots.md)")] = None,
+    bot_clock: Annotated[str | None, typer.Option(
+        help="with --interviewer: real (default) or fast (idle waits skipped; docs/bots.md, "
+             "'Fast mode')")] = None,
     twilio_to: Annotated[str | None, typer.Option(
         help="twilio with an account: call this number (credentials from TWILIO_* env)")
                          ] = None,
@@ -303,8 +306,8 @@ def campaign_run(
         calls = transport_call_options(TransportOptions(
             transport, interviewer_url=interviewer_url, results_token_env=results_token_env,
             twilio_to=twilio_to, twilio_from=twilio_from, stream_url=stream_url,
-            agent_port=agent_port, interviewer=interviewer, score_source=score_source,
-            result_wait_s=result_wait_s))
+            agent_port=agent_port, interviewer=interviewer, bot_clock=bot_clock,
+            score_source=score_source, result_wait_s=result_wait_s))
     except RigError as exc:
         fail(exc)
     try:
