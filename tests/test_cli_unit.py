@@ -118,7 +118,7 @@ def test_transport_options_give_the_transport_caller_its_arguments(monkeypatch):
 
 @pytest.mark.parametrize("opts,env,message", [
     (TransportOptions("pots"), {},
-     "--transport: one of sim, webrtc, twilio, sip (got 'pots')"),
+     "--transport: one of sim, webrtc, twilio, sip, pipecat (got 'pots')"),
     (TransportOptions("sim", agent_port=1), {},
      "--agent-port needs --transport twilio; --transport sim does not use it"),
     (TransportOptions("sip", interviewer_url="http://x"), {},

@@ -177,11 +177,31 @@ def test_cli_options_are_checked_with_the_transport():
     got = transport_call_options(TransportOptions("webrtc", score_source="interviewer,rig",
                                                   result_wait_s=30))
     assert got["result_timeout_s"] == 30.0 and len(got["score_sources"]) == 2
-    with pytest.raises(OptionConflict, match="--score-source needs a real --transport"):
+    with pytest.raises(OptionConflict, match="--score-source needs a call to a bot"):
         transport_call_options(TransportOptions("sim", score_source="rig"))
-    with pytest.raises(OptionConflict, match="--result-wait-s needs a real --transport"):
+    with pytest.raises(OptionConflict, match="--result-wait-s needs a call to a bot"):
         transport_call_options(TransportOptions("sim", result_wait_s=10))
     with pytest.raises(ConfigError, match="--result-wait-s"):
         transport_call_options(TransportOptions("webrtc", result_wait_s=0))
     with pytest.raises(ConfigError, match="unknown score source"):
         transport_call_options(TransportOptions("webrtc", score_source="bot"))
+
+
+@pytest.mark.parametrize("extra, text", [
+    (["--transport", "sim", "--score-source", "rig"], "--score-source needs a call to a bot"),
+    (["--transport", "webrtc", "--score-source", "extractor:no_such_mod_xyz:f"],
+     "no_such_mod_xyz"),
+    (["--transport", "twilio", "--result-wait-s", "-5"], "--result-wait-s"),
+])
+def test_cli_refuses_bad_score_options_before_any_call(tmp_path, extra, text):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    res = CliRunner().invoke(app, [
+        "campaign", "run", "--answers", str(ROOT / "tests" / "data" / "calls_bank"),
+        "--profiles", str(ROOT / "profiles" / "demo"), "--pipeline",
+        str(ROOT / "pipelines" / "reference.yaml"), "--out", str(tmp_path / "c"),
+        "--no-progress", *extra])
+    assert res.exit_code == 2 and text in res.stderr, res.stderr
+    assert not (tmp_path / "c" / "calls.jsonl").exists()

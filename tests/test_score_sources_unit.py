@@ -48,6 +48,8 @@ def test_spec_parses_single_sources_and_chains():
                                                        SourceSpec("rig"))
     (ex,) = parse_score_sources("extractor:my.pkg.scores:read_score")
     assert (ex.kind, ex.module, ex.function) == ("extractor", "my.pkg.scores", "read_score")
+    (own,) = parse_score_sources("rig:asr")
+    assert own.kind == "rig" and own.own_asr and str(own) == "rig:asr"
     (ex,) = parse_score_sources("extractor:/tmp/x/bot_scores.py:f")
     assert ex.module == "/tmp/x/bot_scores.py" and str(ex) == "extractor:/tmp/x/bot_scores.py:f"
 
@@ -56,7 +58,8 @@ def test_spec_parses_single_sources_and_chains():
     ("", "comma-separated chain"), ("llm", "unknown score source"),
     ("extractor:onlymodule", "extractor:MODULE:FUNCTION"),
     ("extractor:mod:not-a-name", "extractor:MODULE:FUNCTION"),
-    ("rig,rig", "named twice"), ("interviewer,,rig", "comma-separated chain")])
+    ("rig,rig", "named twice"), ("rig,rig:asr", "named twice"),
+    ("interviewer,,rig", "comma-separated chain")])
 def test_bad_specs_are_a_config_error_naming_the_option(text, problem):
     with pytest.raises(ConfigError, match=problem) as err:
         parse_score_sources(text)
@@ -177,7 +180,7 @@ def fake_caller(out: Path, record: BotRecord | None, sources: str, **kw) -> Tran
     caller._thread = SimpleNamespace(url="http://127.0.0.1:9", stop=lambda: None)
     caller.store = ResultStore()
 
-    async def _place(base, params, answer):
+    async def _place(base, params, answer, replies=None):
         res = call_of(time.time() - 25, params["question_ids"])
         if record is not None:
             caller._bot_records[params["attempt_id"]] = record
@@ -276,3 +279,90 @@ def test_simulated_rows_say_interviewer_when_scored():
     assert CallRow.from_dict({"call_id": "a", "transport": "webrtc",
                               "score": 50.0}).score_source is None
     assert "not the bot's decision" in RIG_GRADE_LABEL
+
+
+def test_reports_label_a_rig_grade_plainly(tmp_path):
+    import html
+
+    run(tmp_path, bot_record(heard=False), "rig")
+    page = html.unescape((tmp_path / "c" / "report.html").read_text())
+    assert ("Scores: 1 of 1 calls graded by the rig from its own ASR of the audio the bot "
+            "received: " + RIG_GRADE_LABEL) in page
+    assert "Score source rig_grade_rig_asr" in page.replace("<code>", "").replace("</code>",
+                                                                               "")
+    assert "The bot asked:" in page and "The bot said:" in page
+
+
+def test_a_report_of_the_bots_own_scores_needs_no_label():
+    from rig.calls.score_sources import score_source_note
+
+    assert score_source_note(["interviewer", "interviewer", None]) is None
+    assert score_source_note([]) is None
+    assert score_source_note(["extractor"]) == ("Scores: 1 of 1 calls read from the bot's own "
+                                                "output by an extractor.")
+
+
+def test_rig_asr_takes_the_rigs_own_asr_even_with_a_bot_transcript(tmp_path):
+    row, asr = run(tmp_path, bot_record(), "rig:asr")
+    assert row["score_source"] == "rig_grade_rig_asr" and row["transcript"] == ASR_TEXT
+    assert len(asr) == 1 and row["interviewer_heard"] == BOT_HEARD
+
+
+def bot_view_caller(out: Path, sources: str, **q_extra) -> TransportCaller:
+    """A caller whose (loopback or in-process) bot also returns its own view of the turn, as
+    the reference interviewer's result or an in-process bot's frames do."""
+    caller = fake_caller(out, bot_record(heard=False), sources)
+    place = caller._place
+
+    async def _place(base, params, answer, replies=None):
+        res, stats = await place(base, params, answer, replies)
+        t0 = res.t0_epoch_s
+        q = {"question_id": params["question_ids"], "question_end_epoch_s": t0 + 4.8,
+             "prompt_end_epoch_s": t0 + 4.8, "turn_speech_start_epoch_s": t0 + 5.6,
+             "turn_close_epoch_s": t0 + 12.0, "turn_closed_by": "silence_timeout",
+             "transcript": "I was a shift lead, bot's words", "asr_avg_logprob": None,
+             "asr_no_speech_prob": None, "repeat_requests": 0, "attempts": [],
+             "score": 70.0, "parse_status": "ok", "scorer_raw": "{}",
+             "scorer_reason": None, "scorer_error": None, "seed": 0, "t_asr_s": None,
+             "t_scorer_s": None, **q_extra}
+        caller.store.put({"call_id": params["call_id"], "attempt_id": params["attempt_id"],
+                          "status": "ok", "error": None, "questions": [q]})
+        return res, stats
+
+    caller._place = _place
+    return caller
+
+
+def run_bot_view(tmp_path: Path, sources: str, **q_extra) -> tuple[dict, list]:
+    asr: list = []
+    out = tmp_path / "c"
+    with bot_view_caller(out, sources, **q_extra) as caller:
+        run_campaign(spec(out), stages=stages(asr), progress=False, call_fn=caller)
+    (row,) = [json.loads(x) for x in (out / "calls.jsonl").read_text().splitlines()]
+    return row, asr
+
+
+def test_the_bots_own_view_of_the_turn_is_graded_when_it_shows_it(tmp_path):
+    row, asr = run_bot_view(tmp_path, "rig")
+    assert row["score_source"] == "rig_grade_bot_transcript" and not asr
+    assert row["transcript"] == "I was a shift lead, bot's words"
+    # the bot's own close (12 s) minus the answer's origin (5 s), by its own endpointing
+    assert row["turn_close_s"] == pytest.approx(7.0)
+    assert row["turn_closed_by"] == "silence_timeout"
+
+
+def test_rig_asr_hears_the_answer_up_to_the_bots_own_turn_close(tmp_path):
+    row, asr = run_bot_view(tmp_path, "rig:asr")
+    (audio,) = asr
+    assert row["score_source"] == "rig_grade_rig_asr"
+    assert audio.duration_s == pytest.approx(7.0)  # origin 5 s to the bot's close at 12 s
+
+
+def test_a_bot_result_without_a_score_falls_through_the_chain(tmp_path):
+    row, _ = run_bot_view(tmp_path, "interviewer,rig", score=None, parse_status="not_scored")
+    assert row["score_source"] == "rig_grade_bot_transcript" and row["score"] is not None
+    alone, _ = run_bot_view(tmp_path / "alone", "interviewer", score=None,
+                            parse_status="not_scored")
+    assert alone["score_source"] is None and alone["parse_status"] == "not_scored"
+    scored, _ = run_bot_view(tmp_path / "scored", "interviewer,rig")
+    assert scored["score_source"] == "interviewer" and scored["score"] == 70.0

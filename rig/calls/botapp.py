@@ -92,6 +92,13 @@ def factory_kind(fn: Callable) -> FactoryKind | None:
     return None
 
 
+def _shown(fn: Callable, name: str) -> str:
+    try:
+        return f"{name}{inspect.signature(fn)}"
+    except (TypeError, ValueError):
+        return name
+
+
 def load_bot(spec: str, option: str = "--interviewer") -> BotApp:
     """Import the bot file and check its factory.
 
@@ -120,5 +127,5 @@ def load_bot(spec: str, option: str = "--interviewer") -> BotApp:
         raise ConfigError(path, name, "wrong signature: a factory is `async def "
                           f"{name}(transport, runner_args)` (pipecat's run_bot) or `def "
                           f"{name}(transport) -> PipelineTask`",
-                          f"{name}{inspect.signature(fn)}" if callable(fn) else None)
+                          _shown(fn, name))
     return BotApp(spec, path, name, kind, fn)

@@ -75,7 +75,7 @@ from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
 from rig.vad import TurnResult
 
-Transport = Literal["sim", "webrtc", "twilio", "sip"]
+Transport = Literal["sim", "webrtc", "twilio", "sip", "pipecat"]
 #: How long a call that failed on the caller's side waits for the interviewer's result (s).
 FAILED_CALL_RESULT_S = 10.0
 
@@ -117,6 +117,12 @@ class TransportCaller:
     answers_path: Path
     out_dir: Path
     interviewer_url: str | None = None
+    #: with transport ``pipecat``: the bot, ``pipecat:PATH.py:FACTORY`` (run in-process on an
+    #: in-memory transport, :mod:`rig.calls.transports.pipecat_inproc`; ``--interviewer``)
+    bot: str | None = None
+    #: with transport ``pipecat``: ``real`` (default) or ``fast``, an event loop that skips
+    #: idle waits (:class:`rig.calls.fastclock.IdleSkipLoop`; ``--bot-clock``)
+    bot_clock: Literal["real", "fast"] = "real"
     agent: AgentSettings = field(default_factory=AgentSettings)
     interviewer_settings: InterviewerSettings | None = None
     result_timeout_s: float = 300.0
@@ -153,9 +159,14 @@ class TransportCaller:
     _extractors: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        if self.transport not in ("webrtc", "twilio", "sip"):
-            raise ValueError(f"TransportCaller: transport must be webrtc, twilio or sip, got "
-                             f"{self.transport!r}")
+        if self.transport not in ("webrtc", "twilio", "sip", "pipecat"):
+            raise ValueError(f"TransportCaller: transport must be webrtc, twilio, sip or "
+                             f"pipecat, got {self.transport!r}")
+        self._bot_app = self._inproc = None
+        if self.transport == "pipecat":  # a bad bot file fails before any call (ConfigError)
+            from rig.calls.botapp import load_bot
+
+            self._bot_app, self._inproc = load_bot(self.bot or ""), {}
         if not self.score_sources:
             raise ValueError("TransportCaller: score_sources is empty")
         for src in self.score_sources:  # a bad module or function fails before any call
@@ -168,6 +179,8 @@ class TransportCaller:
         (the first of K concurrent calls starts it, the others wait on the lock)."""
         if self.interviewer_url:
             return self.interviewer_url.rstrip("/")
+        if self.transport == "pipecat":  # the bot runs in-process: no interviewer service
+            return ""
         with self._lock:
             if self._thread is None:
                 self._start_interviewer(pipeline, scorer)
@@ -208,6 +221,14 @@ class TransportCaller:
 
     # --- one call ----------------------------------------------------------------------------
     def _link(self, base: str, params: dict[str, str]):
+        if self.transport == "pipecat":
+            from rig.calls.transports.pipecat_inproc import PipecatInprocLink
+
+            ids = params["question_ids"].split(",")
+            texts = {q.question_id: " ".join(q.question.split())
+                     for q in load_bank(self.answers_path).questions}
+            return PipecatInprocLink(self._bot_app, {**params, "question_ids": ids,
+                                                     "questions": [texts[i] for i in ids]})
         if self.transport == "twilio":
             from rig.calls.transports.twilio import TwilioLoopbackLink
 
@@ -229,6 +250,8 @@ class TransportCaller:
             res = await run_agent(link, [answer], self.agent,
                                   replies=self._replies.get(params["attempt_id"]))
             stats = await link.stats()
+            if self.transport == "pipecat":
+                self._inproc_done(link, res, params)
         finally:
             await link.hangup()
         self._keep_bot_record(params["attempt_id"], link)
@@ -271,12 +294,39 @@ class TransportCaller:
         self._keep_bot_record(params["attempt_id"], link)
         return res, stats
 
+    def _run_loop(self, coro):
+        """Run ``coro`` on this call's own event loop (an idle-skipping one for an in-process
+        bot with ``bot_clock`` ``fast``)."""
+        if self.transport == "pipecat" and self.bot_clock == "fast":
+            from rig.calls.fastclock import IdleSkipLoop
+
+            with asyncio.Runner(loop_factory=IdleSkipLoop) as runner:
+                return runner.run(coro)
+        return asyncio.run(coro)
+
+    def _inproc_done(self, link, res: AgentResult, params: dict[str, str]) -> None:
+        """An in-process call: the bot's failure fails the call; its own view of the turn is
+        the call's result (no score: :func:`rig.calls.transports.pipecat_inproc.inproc_result`)."""
+        from rig.calls.transports.pipecat_inproc import inproc_result, write_bot_record
+
+        if link.bot_error is not None:
+            raise RuntimeError(f"the bot failed: {type(link.bot_error).__name__}: "
+                               f"{link.bot_error}") from link.bot_error
+        record = link.bot_record()
+        start = res.plays[-1].start_epoch_s if res.plays else res.t0_epoch_s + res.duration_s
+        self._inproc[params["attempt_id"]] = (record, inproc_result(
+            record, link.t0_epoch_s, start, params["question_ids"], params["call_id"]))
+        write_bot_record(self.out_dir / "recordings" / f"{params['call_id']}.bot.json",
+                         record)
+
     def _wait_result(self, base: str, cid: str, attempt_id: str,
                      timeout_s: float | None = None) -> dict | None:
         """The interviewer's result of this attempt (a retried call's earlier result, stored
         under the same call id, is skipped), or None after ``timeout_s`` (default
         ``result_timeout_s``)."""
         timeout_s = self.result_timeout_s if timeout_s is None else timeout_s
+        if self.transport == "pipecat":  # read from the bot's frames: nothing to wait for
+            return (self._inproc.get(attempt_id) or (None, None))[1]
         if not self.interviewer_url:
             return self.store.wait(cid, timeout_s, attempt_id, progress=self._say)
         if self.no_results_route:
@@ -330,7 +380,7 @@ class TransportCaller:
             rec = BotRecord(said=agent_turns(res))
         if not rec.said:
             rec = replace(rec, said=agent_turns(res))
-        if result and not self.interviewer_url:  # the reference interviewer, in-process
+        if result and self._service is not None:  # the reference interviewer, loopback
             t0 = res.t0_epoch_s
             heard = tuple((q["turn_speech_start_epoch_s"] - t0 if q.get(
                 "turn_speech_start_epoch_s") is not None else q["turn_close_epoch_s"] - t0,
@@ -369,15 +419,22 @@ class TransportCaller:
                 if result.get("status") != "ok" or not result.get("questions"):
                     raise RuntimeError(f"interviewer: {result.get('status')}: "
                                        f"{result.get('error')}")
-                got.update(source="interviewer", result=result, q=result["questions"][-1])
+                q = result["questions"][-1]
+                if q.get("parse_status") == "not_scored" and not last:
+                    continue  # the bot's own result holds no score (an in-process bot)
+                got.update(source="interviewer", result=result, q=q)
                 return
+            bq = got.get("bot_q")  # the bot's own view of the turn, when it gives one
+            text = ((bq.get("transcript") if bq is not None else None)
+                    or (span.heard_text if span is not None else None) or None)
             if src.kind == "extractor":
-                got.update(source="extractor", extracted=run_extractor(
+                got.update(source="extractor", text=text, extracted=run_extractor(
                     self._extractors[str(src)], bot, str(src)))
                 return
-            text = span.heard_text if span is not None else None
+            if src.own_asr:
+                text = None
             got.update(source="rig_grade_bot_transcript" if text else "rig_grade_rig_asr",
-                       text=text or None)
+                       text=text)
             return
 
     @staticmethod
@@ -387,7 +444,10 @@ class TransportCaller:
         span, bot, res = got["span"], got["bot"], got["agent"]
         audio = bot.received_audio if bot.received_audio is not None else res.sent
         sr = audio.sample_rate_hz
-        a, b = max(0, round(span.origin_s * sr)), max(0, round(span.end_s * sr))
+        end_s = span.end_s
+        if got.get("bot_q") is not None:  # up to the bot's own turn close
+            end_s = got["bot_q"]["turn_close_epoch_s"] - res.t0_epoch_s
+        a, b = max(0, round(span.origin_s * sr)), max(0, round(end_s * sr))
         return Audio(audio.samples[a:b].copy(), sr)
 
     def _write_interview(self, cid: str, got: dict) -> str | None:
@@ -404,13 +464,14 @@ class TransportCaller:
         return str(path)
 
     def _place_or_replay(self, base: str, cid: str, params: dict, answer: AgentAnswer):
+        """``(agent result, link stats, {"result", "bot"} of a replayed call or {})``."""
         if self.replay is not None:
             cap = self.replay[cid]
             return cap["agent"], cap["stats"], {"result": cap.get("result"), "bot": cap["bot"]}
         if self.transport == "twilio" and self.twilio_to:
             res, stats = self._stream_server().run(self._place_twilio_account(params, answer))
         else:  # this call's own event loop, in this thread
-            res, stats = asyncio.run(self._place(base, params, answer))
+            res, stats = self._run_loop(self._place(base, params, answer))
         return res, stats, {}
 
     def __call__(self, *, question: Question, answer: Answer, profile: Profile, repeat: int,
@@ -474,6 +535,11 @@ class TransportCaller:
                                    f"{[t for _, t in res.heard]})"
                                    + self._interviewer_said(base, cid, attempt_id, result))
             bot = replayed.get("bot") or self._bot_record(attempt_id, res, result)
+            # the bot's own view of the graded turn (its VAD's close, its transcript): the
+            # loopback reference interviewer's result, an in-process bot's frames
+            qs = (result or {}).get("questions") or []
+            got["bot_q"] = (qs[-1] if (result or {}).get("status") == "ok" and qs
+                            and not self.interviewer_url else None)
             imap = map_interview(res, bot, [(question.question_id, question.question)])
             span = imap.graded(question.question_id) or imap.answers[-1]
             got.update(bot=bot, imap=imap, span=span, origin=res.plays[-1].origin_epoch_s)
@@ -488,12 +554,12 @@ class TransportCaller:
             return res.sent
 
         def detect_turn(_line: Audio, _params) -> TurnResult:
-            if got["source"] != "interviewer":  # the rig's view: the answer's span
-                sp = got["span"]
+            if got["source"] != "interviewer" and got.get("bot_q") is None:
+                sp = got["span"]  # the rig's view: the answer's span
                 return TurnResult(sp.start_s - sp.origin_s, sp.end_s - sp.origin_s,
                                   "interviewer_spoke" if sp.end_by == "interviewer_spoke"
                                   else "end_of_audio", ())
-            q, origin = got["q"], got["origin"]
+            q, origin = got.get("q") or got["bot_q"], got["origin"]
             start = q["turn_speech_start_epoch_s"]
             closed_by = {"silence_timeout": "silence_timeout", "no_speech": "no_speech"}.get(
                 q["turn_closed_by"], "end_of_audio")
@@ -507,8 +573,6 @@ class TransportCaller:
                                   q["asr_no_speech_prob"], audio.duration_s)
             if got.get("text"):  # the bot's own transcript of the answer
                 return Transcript(got["text"], None, None, audio.duration_s)
-            if got["source"] == "extractor" and got["span"].heard_text is not None:
-                return Transcript(got["span"].heard_text, None, None, audio.duration_s)
             return stages.transcribe(self._answer_audio(got), options)  # the rig's ASR
 
         def scorer_result() -> ScoreResult:
@@ -557,9 +621,12 @@ class TransportCaller:
         recording = (write_recording(self.out_dir / "recordings" / f"{cid}.wav", cid, res)
                      if res is not None else None)
         self._write_interview(cid, got)
-        row.update(transport_columns(self.transport, res, got.get("stats") or {},
+        row.update(transport_columns("pipecat_inproc" if self.transport == "pipecat"
+                                     else self.transport, res, got.get("stats") or {},
                                      got.get("result") or {}, got.get("q"), recording))
         src = got.get("source")
+        if src == "interviewer" and row.get("parse_status") == "not_scored":
+            src = None  # the bot's own result held no score: no source gave one
         if src == "interviewer":
             # the detect_turn, transcribe and scorer stages above only read the interviewer's
             # result: their stage times would be near zero. The interviewer's own, when given.

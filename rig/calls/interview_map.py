@@ -7,15 +7,16 @@ interviewer's utterances as it heard them) and what the bot said and heard
 connect (``AgentResult.t0_epoch_s``); a ``BotRecord``'s times are taken on the same clock
 (the in-process transport and the WebRTC link stamp them from the connect).
 
-Per answer played (:class:`AnswerSpan`): the bot's turn it answered (``asked_text``: the
-play's own ``asked_text`` when the agent matched it, :mod:`rig.calls.question_match`, else the
-last bot turn that started before the answer), the similarity of that text to the bank's
-question, the answer's span on the call clock (from its first frame to the bot's next turn,
-the next answer or the call's end, whichever is first: ``end_by`` says which) and the bot's
-own transcript of it (``heard_text``: its ``heard`` entries inside the span). A repeat request
-answered again gives a second span for the same question, ``repeat`` True; the graded span of a
-question is its last (:meth:`InterviewMap.graded`), and its ``asked_text`` stays the
-question's, not the repeat request's.
+Per answer played (:class:`AnswerSpan`): the bot's turn it answered (``asked_text``: the play's
+own ``asked_text`` when the agent heard it, else the last bot turn that started before the
+answer), the similarity of that text to the bank's question (the play's own, else
+:func:`default_matcher`'s: :mod:`rig.calls.question_match`), the answer's span on the call
+clock (from its first frame to the bot's next turn, the next answer or the call's end,
+whichever is first: ``end_by`` says which) and the bot's own transcript of it (``heard_text``:
+its ``heard`` entries inside the span). A repeat request answered again gives a second span for
+the same question, ``repeat`` True; the graded span of a question is its last
+(:meth:`InterviewMap.graded`), and its ``asked_text`` stays the question's, not the repeat
+request's.
 
 Bot turns that no answer followed and that read as a question (a question mark, or a request
 such as "tell me about ...") are ``unanswered`` (with the bank question they match, if any):
@@ -64,23 +65,23 @@ def text_similarity(a: str, b: str) -> float:
 
 def default_matcher() -> Callable[[str, Sequence[tuple[str, str]]], tuple[str | None, float]]:
     """``(text, [(question_id, question_text), ...]) -> (question_id or None, similarity)``:
-    :func:`rig.calls.question_match.match_question` when present, else :func:`text_similarity`
-    with :data:`MATCH_THRESHOLD`."""
+    the caller agent's matcher, :func:`rig.calls.question_match.match_question` (TF-IDF
+    cosine, its threshold) when present, else :func:`text_similarity` with
+    :data:`MATCH_THRESHOLD`."""
     try:
-        from rig.calls.question_match import match_question  # the agent's matcher
+        from rig.calls.question_match import match_question
     except ImportError:
         match_question = None
     if match_question is not None:
-        def agent_match(text, questions):
-            try:
-                return match_question(text, questions)
-            except TypeError:  # a matcher taking Question objects
-                return None, 0.0
+        def agent_match(text: str, questions: Sequence[tuple[str, str]]
+                        ) -> tuple[str | None, float]:
+            qid, sim = match_question(text, dict(questions))
+            return qid, round(float(sim), 4)
         return agent_match
 
     def match(text: str, questions: Sequence[tuple[str, str]]) -> tuple[str | None, float]:
-        best = max(((text_similarity(text, q), qid) for qid, q in questions), default=(0.0,
-                                                                                       None))
+        best = max(((text_similarity(text, q), qid) for qid, q in questions),
+                   default=(0.0, None))
         return (best[1] if best[0] >= MATCH_THRESHOLD else None), round(best[0], 4)
     return match
 
@@ -189,15 +190,15 @@ def map_interview(agent, record: BotRecord | None,
             end, end_by = nxt_play, "next_answer"
         if nxt_bot and min(nxt_bot) < end:
             end, end_by = min(nxt_bot), "interviewer_spoke"
-        asked = getattr(p, "asked_text", None)
-        sim = getattr(p, "match_similarity", None)
+        asked = getattr(p, "asked_text", None) or None  # "": its words never arrived
+        sim = getattr(p, "match_similarity", None) if asked else None
         if p.repeat and p.question_id in first_asked:
             asked, sim = first_asked[p.question_id]
         if asked is None:
             before = [t for t in said if t.start_s is not None and t.start_s <= start]
             asked = before[-1].text if before else None
         if sim is None and asked and p.question_id in qtext:
-            sim = round(text_similarity(asked, qtext[p.question_id]), 4)
+            sim = match(asked, [(p.question_id, qtext[p.question_id])])[1]
         first_asked.setdefault(p.question_id, (asked, sim))
         inside = [txt for t, txt in heard if start - 0.5 <= t < end + 0.5]
         spans.append(AnswerSpan(p.question_id, i, bool(p.repeat), start,

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from rig.errors import ConfigError, RigError
 
 #: ``sim`` (the simulated line) and the real transports
-TRANSPORTS: tuple[str, ...] = ("sim", "webrtc", "twilio", "sip")
+TRANSPORTS: tuple[str, ...] = ("sim", "webrtc", "twilio", "sip", "pipecat")
 REAL_TRANSPORTS: tuple[str, ...] = ("webrtc", "twilio", "sip")
+#: every transport that places a call to a bot (the real ones and the in-process one)
+CALL_TRANSPORTS: tuple[str, ...] = (*REAL_TRANSPORTS, "pipecat")
 #: the media-stream server's port when ``agent_port`` is not given (with ``twilio_to``)
 DEFAULT_AGENT_PORT = 8770
 
@@ -31,8 +33,10 @@ TRANSPORT_OPTIONS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     ("--twilio-from", ("twilio",), "--twilio-to"),
     ("--stream-url", ("twilio",), "--twilio-to"),
     ("--agent-port", ("twilio",), "--twilio-to"),
-    ("--score-source", REAL_TRANSPORTS, None),
-    ("--result-wait-s", REAL_TRANSPORTS, None),
+    ("--interviewer", ("pipecat",), None),
+    ("--bot-clock", ("pipecat",), "--interviewer"),
+    ("--score-source", CALL_TRANSPORTS, None),
+    ("--result-wait-s", CALL_TRANSPORTS, None),
 )
 
 
@@ -55,6 +59,10 @@ class TransportOptions:
     twilio_from: str | None = None
     stream_url: str | None = None
     agent_port: int | None = None
+    #: ``pipecat:PATH.py:FACTORY``: a pipecat bot run in-process (transport ``pipecat``)
+    interviewer: str | None = None
+    #: ``real`` or ``fast`` (with ``interviewer``)
+    bot_clock: str | None = None
     score_source: str | None = None
     result_wait_s: float | None = None
 
@@ -74,7 +82,8 @@ def check_transport_options(opts: TransportOptions) -> None:
             continue
         if opts.transport not in used_by:
             want = ("a real --transport (webrtc, twilio or sip)" if used_by == REAL_TRANSPORTS
-                    else f"--transport {' or '.join(used_by)}")
+                    else "a call to a bot (--transport webrtc, twilio, sip or pipecat)"
+                    if used_by == CALL_TRANSPORTS else f"--transport {' or '.join(used_by)}")
             raise OptionConflict(option, f"needs {want}; --transport {opts.transport} does "
                                          "not use it")
         if needs and given[needs] is None:
@@ -140,11 +149,24 @@ def transport_call_options(opts: TransportOptions,
                                                    "URI", url)
     if opts.twilio_to:
         _check_twilio_account(opts, env)
+    if opts.transport == "pipecat":
+        if not opts.interviewer:
+            raise OptionConflict("--transport pipecat", "needs --interviewer "
+                                                        "pipecat:PATH.py:FACTORY")
+        from rig.calls.botapp import load_bot
+
+        load_bot(opts.interviewer)  # the file, the factory and its signature, before any call
     token_env = opts.results_token_env
     if token_env and not env.get(token_env):
         raise ConfigError("--results-token-env", "", f"the environment variable {token_env} "
                           "is not set (or empty): it must hold the interviewer's results token")
     out: dict[str, object] = {"interviewer_url": url}
+    if opts.interviewer:
+        out["bot"] = opts.interviewer
+    if opts.bot_clock:
+        if opts.bot_clock not in ("real", "fast"):
+            raise ConfigError("--bot-clock", "", "real or fast", opts.bot_clock)
+        out["bot_clock"] = opts.bot_clock
     if opts.score_source is not None:
         from rig.calls.score_sources import parse_score_sources
 

@@ -25,7 +25,8 @@
     (``rig_grade_bot_transcript``), else as the rig's ASR (the pipeline's) hears the
     interviewer-side audio of the answer (``rig_grade_rig_asr``). Either is the rig's grade
     of what the bot received, not the bot's decision, and reports say so
-    (:data:`RIG_GRADE_LABEL`).
+    (:data:`RIG_GRADE_LABEL`). ``rig:asr`` always takes the rig's own ASR (to set the bot's
+    ASR apart from the rest of its chain).
 
 Each row's ``score_source`` (:data:`rig.calls.bot.ScoreSource`) says which gave its score.
 """
@@ -64,15 +65,17 @@ class SourceSpec:
     kind: SourceKind
     module: str | None = None
     function: str | None = None
+    #: ``rig:asr``: always the rig's own ASR, even when the bot exposes its transcript
+    own_asr: bool = False
 
     def __str__(self) -> str:
         return (f"extractor:{self.module}:{self.function}" if self.kind == "extractor"
-                else self.kind)
+                else "rig:asr" if self.own_asr else self.kind)
 
 
 def parse_score_sources(text: str) -> tuple[SourceSpec, ...]:
-    """``interviewer``, ``rig``, ``extractor:MODULE:FUNCTION`` or a comma-separated chain of
-    them (each kind at most once), in the order they are tried.
+    """``interviewer``, ``rig``, ``rig:asr``, ``extractor:MODULE:FUNCTION`` or a
+    comma-separated chain of them (each kind at most once), in the order they are tried.
 
     Raises:
         ConfigError: an empty spec, an unknown source, an extractor without both a module
@@ -80,12 +83,14 @@ def parse_score_sources(text: str) -> tuple[SourceSpec, ...]:
     """
     parts = [p.strip() for p in (text or "").split(",")]
     if not text or not all(parts):
-        raise ConfigError(OPTION, "", "interviewer, rig, extractor:MODULE:FUNCTION, or a "
-                          "comma-separated chain of them (e.g. interviewer,rig)", text)
+        raise ConfigError(OPTION, "", "interviewer, rig, rig:asr, extractor:MODULE:FUNCTION, "
+                          "or a comma-separated chain of them (e.g. interviewer,rig)", text)
     out: list[SourceSpec] = []
     for p in parts:
         if p in ("interviewer", "rig"):
             spec = SourceSpec(p)  # type: ignore[arg-type]
+        elif p == "rig:asr":
+            spec = SourceSpec("rig", own_asr=True)
         elif p.startswith("extractor:"):
             mod, sep, fn = p[len("extractor:"):].rpartition(":")
             if not sep or not mod or not fn.isidentifier():
@@ -93,8 +98,8 @@ def parse_score_sources(text: str) -> tuple[SourceSpec, ...]:
                                   "(MODULE a dotted module or a .py file)", p)
             spec = SourceSpec("extractor", mod, fn)
         else:
-            raise ConfigError(OPTION, "", "unknown score source (interviewer, rig or "
-                              "extractor:MODULE:FUNCTION)", p)
+            raise ConfigError(OPTION, "", "unknown score source (interviewer, rig, rig:asr "
+                              "or extractor:MODULE:FUNCTION)", p)
         if any(s.kind == spec.kind for s in out):
             raise ConfigError(OPTION, "", f"{spec.kind} is named twice", text)
         out.append(spec)
@@ -188,3 +193,31 @@ def run_extractor(fn: Callable[[BotRecord], object], record: BotRecord,
     if reason is not None and not isinstance(reason, str):
         raise ExtractorError(f"extractor {name} returned reason {reason!r}: a string or None")
     return Extracted(_score_value(got["score"], name, got), decision, reason, repr(got))
+
+
+#: How each ``score_source`` reads in a report (:func:`score_source_note`)
+SOURCE_WORDS = {
+    "interviewer": "the interviewer's own result",
+    "extractor": "read from the bot's own output by an extractor",
+    "rig_grade_bot_transcript": "graded by the rig from the bot's transcript: " + RIG_GRADE_LABEL,
+    "rig_grade_rig_asr": "graded by the rig from its own ASR of the audio the bot received: "
+                         + RIG_GRADE_LABEL,
+}
+
+
+def score_source_note(sources: object) -> str | None:
+    """One sentence for a report: where the scores of a campaign's real calls came from
+    (``sources``: each row's ``score_source``; a simulated campaign's all ``interviewer`` or
+    null gives None), e.g. "Scores: 3 of 4 calls graded by the rig from its own ASR of the
+    audio the bot received: the rig's grade of what the bot received, not the bot's decision;
+    1 the interviewer's own result."."""
+    from collections import Counter
+
+    n = Counter(s for s in sources if isinstance(s, str))  # type: ignore[union-attr]
+    if not n or set(n) == {"interviewer"}:
+        return None
+    total = sum(n.values())
+    parts = [f"{k} of {total} calls {SOURCE_WORDS.get(src, src)}" if i == 0
+             else f"{k} {SOURCE_WORDS.get(src, src)}"
+             for i, (src, k) in enumerate(n.most_common())]
+    return "Scores: " + "; ".join(parts) + "."

@@ -250,9 +250,15 @@ def campaign_run(
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
     transport: Annotated[str, typer.Option(
         help="sim (simulated line), or a real call per answer: webrtc, twilio (Media Streams "
-             "websocket), sip")] = "sim",
+             "websocket), sip, pipecat (in-process, with --interviewer)")] = "sim",
     interviewer_url: Annotated[str | None, typer.Option(
         help="a running `rig interviewer serve` (default: start one on 127.0.0.1)")] = None,
+    interviewer: Annotated[str | None, typer.Option(
+        help="pipecat:PATH.py:FACTORY: your pipecat bot, run in-process on an in-memory "
+             "transport (implies --transport pipecat; docs/bots.md)")] = None,
+    bot_clock: Annotated[str | None, typer.Option(
+        help="with --interviewer: real (default) or fast (idle waits skipped; docs/bots.md, "
+             "'Fast mode')")] = None,
     twilio_to: Annotated[str | None, typer.Option(
         help="twilio with an account: call this number (credentials from TWILIO_* env)")
                          ] = None,
@@ -267,12 +273,14 @@ def campaign_run(
         help="NAME of the environment variable holding the bearer token of the interviewer's "
              "GET /results (with --interviewer-url)")] = None,
     score_source: Annotated[str | None, typer.Option(
-        help="real transports: where each call's score comes from: interviewer (the bot's "
-             "GET /results/{call_id}; default), rig (the rig grades what the bot received), "
-             "extractor:MODULE:FUNCTION (your function reads it from the bot's messages or "
-             "log), or a chain tried in order, e.g. interviewer,rig (docs/bots.md)")] = None,
+        help="calls to a bot: where each call's score comes from: interviewer (the bot's "
+             "GET /results/{call_id}; default), rig (the rig grades what the bot received: "
+             "the bot's transcript, else the rig's ASR), rig:asr (always the rig's ASR), "
+             "extractor:MODULE:FUNCTION (your function reads it from the bot's messages, "
+             "frames or log), or a chain tried in order, e.g. interviewer,rig "
+             "(docs/bots.md)")] = None,
     result_wait_s: Annotated[float | None, typer.Option(
-        help="real transports: how long to wait for the interviewer's result after each call, "
+        help="calls to a bot: how long to wait for the interviewer's result after each call, "
              "s (default 300; progress every 10 s on stderr)")] = None,
     executor: Annotated[str, typer.Option(
         help="where simulated calls run: local (worker processes on this machine; "
@@ -303,6 +311,8 @@ def campaign_run(
     from rig.calls.options import TransportOptions, transport_call_options
     from rig.campaign.runner import CampaignSpec
 
+    if interviewer and transport == "sim":
+        transport = "pipecat"
     spec = CampaignSpec(answers_path=answers, profiles_path=profiles, pipeline_path=pipeline,
                         out_dir=out, repeats=repeats, campaign_id=campaign_id,
                         profile_ids=tuple(profile or ()), answer_ids=tuple(answer_id or ()),
@@ -314,7 +324,8 @@ def campaign_run(
         calls = transport_call_options(TransportOptions(
             transport, interviewer_url=interviewer_url, results_token_env=results_token_env,
             twilio_to=twilio_to, twilio_from=twilio_from, stream_url=stream_url,
-            agent_port=agent_port, score_source=score_source, result_wait_s=result_wait_s))
+            agent_port=agent_port, interviewer=interviewer, bot_clock=bot_clock,
+            score_source=score_source, result_wait_s=result_wait_s))
     except RigError as exc:
         fail(exc)
     try:

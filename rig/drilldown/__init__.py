@@ -137,6 +137,7 @@ def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int
                  f"{fmt(call.get('turn_close_s'))} s by {fmt(call.get('turn_closed_by'))} · "
                  f"{fmt(call.get('words_lost'))} of {fmt(call.get('words_total'))} words "
                  "lost</p>")
+    parts.append(bot_words_html(call))
     recording = call.get("recording_path")
     if recording:  # as written (absolute or from the cwd), in the folder, or where rig puts it
         found = [p for p in (Path(str(recording)), campaign_dir / str(recording),
@@ -169,6 +170,33 @@ def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int
     parts.append(criteria_html(call.get("scorer_criteria_json"), call.get("scorer_reason")))
     parts.append("</div>")
     return "".join(parts)
+
+
+def bot_words_html(call: dict) -> str:
+    """A real call's score source (a rig grade labelled as such) and what the bot asked,
+    heard and said; "" on a simulated call."""
+    from rig.calls.score_sources import RIG_GRADES, SOURCE_WORDS
+
+    src = call.get("score_source")
+    if call.get("transport") in (None, "sim") or (
+            not isinstance(src, str) and not isinstance(call.get("interviewer_said"), str)):
+        return ""
+    out = []
+    if isinstance(src, str):
+        cls = "flag" if src in RIG_GRADES else "note"
+        out.append(f"<p class='{cls}'>Score source <code>{esc(src)}</code>: "
+                   f"{esc(SOURCE_WORDS.get(src, src))}</p>")
+    for col, what in (("question_asked", "The bot asked"),
+                      ("interviewer_heard", "The bot heard"),
+                      ("interviewer_said", "The bot said")):
+        v = call.get(col)
+        if isinstance(v, str) and v:
+            sim = call.get("question_match_similarity")
+            more = (f" <span class='note'>(similarity to the bank's question "
+                    f"{fmt(sim)})</span>" if col == "question_asked" and sim is not None
+                    else "")
+            out.append(f"<p class='dd-text'><b>{what}:</b> {esc(v)}{more}</p>")
+    return "".join(out)
 
 
 def _summary_line(e: dict, baseline: str) -> str:

@@ -82,6 +82,10 @@ def campaign_report_html(campaign_dir: str | Path, summary: dict, rows: pd.DataF
     verdict = "".join(_verdict_item(s, profiles) for s in verdict_sentences(summary))
     note = summary.get("content_similarity_note")
     similarity = f"<p class='note'>{html.escape(note)}</p>" if note else ""
+    from rig.calls.score_sources import score_source_note
+
+    src = score_source_note(rows.get("score_source", ()))
+    sources = f"<p class='flag'>{html.escape(src)}</p>" if src else ""
     plots = plots_html(summary, rows)
     plots_section = (f"<section id='plots'><h2>Pictures</h2>{plots}</section>" if plots
                      else "")
@@ -96,6 +100,7 @@ profiles are audio conditions, not demographic categories.</p></header>
 <main>
 <section id="verdict" aria-labelledby="verdict-h"><h2 id="verdict-h">Verdict</h2>
 <ul class="verdict">{verdict}</ul>
+{sources}
 <p class="note">Delta: profile score - baseline score, in rubric points (0-100), repeats
 averaged per answer, then paired by answer. A flip: the advance/reject decision differs from
 the baseline's. The noise floor: the largest mean delta repeat noise alone gives at 95%.</p>

@@ -42,7 +42,7 @@ import numpy as np
 from rig.audio import Audio, pcm16_to_float
 from rig.calls.bot import BotRecord, BotTurn
 from rig.calls.botapp import BotApp
-from rig.calls.media import CALL_RATE_HZ, PlayoutBuffer
+from rig.calls.media import CALL_RATE_HZ, PlayoutBuffer, now_s
 from rig.errors import RigError
 
 
@@ -191,9 +191,12 @@ class PipecatInprocLink:
         self._bot: asyncio.Task | None = None
         self._client = InprocClient(str(body.get("call_id", "rig")))
         self._t0: float | None = None
+        #: the call clock's zero (epoch s): BotRecord times are seconds from it
+        self.t0_epoch_s: float | None = None
         self._received: list[np.ndarray] = []
         self._in_rate: int | None = None
-        self._said: list[list] = []  # [start_s, end_s, [texts]]
+        self._said: list[list] = []  # [start_s, end_s, [spoken texts], [texts given]]
+        self._to_say: list[str] = []
         self._heard: list[tuple[float, str]] = []
         self._frames: list[tuple[float, object]] = []
         self._hung_up = False
@@ -213,9 +216,11 @@ class PipecatInprocLink:
 
     def _observe(self, frame) -> None:
         from pipecat.frames.frames import (
+            AggregatedTextFrame,
             AudioRawFrame,
             BotStartedSpeakingFrame,
             BotStoppedSpeakingFrame,
+            ErrorFrame,
             InterimTranscriptionFrame,
             TranscriptionFrame,
             TTSTextFrame,
@@ -227,14 +232,20 @@ class PipecatInprocLink:
         self._frames.append((t, frame))
         if isinstance(frame, BotStartedSpeakingFrame):  # pushed both ways: once per turn
             if not self._said or self._said[-1][1] is not None:
-                self._said.append([t, None, []])
+                self._said.append([t, None, [], []])
+            self._said[-1][3] = self._to_say
+            self._to_say = []
         elif isinstance(frame, BotStoppedSpeakingFrame):
             if self._said and self._said[-1][1] is None:
                 self._said[-1][1] = t
-        elif isinstance(frame, TTSTextFrame):
+        elif isinstance(frame, TTSTextFrame):  # spoken (pushed as its audio plays)
             if not self._said or self._said[-1][1] is not None:
-                self._said.append([t, None, []])  # text before its audio started
+                self._said.append([t, None, [], []])  # text before its audio started
             self._said[-1][2].append(frame.text)
+        elif isinstance(frame, AggregatedTextFrame):  # given to the TTS, not yet spoken
+            self._to_say.append(frame.text)
+        elif isinstance(frame, ErrorFrame) and frame.fatal and self.bot_error is None:
+            self.bot_error = RuntimeError(f"the bot's pipeline: {frame.error}")
         elif isinstance(frame, TranscriptionFrame) and not isinstance(
                 frame, InterimTranscriptionFrame):
             self._heard.append((t, frame.text.strip()))
@@ -289,6 +300,7 @@ class PipecatInprocLink:
             raise ConnectionError(f"{self.app.spec}: the bot's pipeline did not start within "
                                   f"{self._connect_s:g} s (is transport.input() in it?)")
         self._t0 = asyncio.get_running_loop().time()
+        self.t0_epoch_s = now_s()
         await self._transport._call_event_handler("on_client_connected", self._client)
 
     async def send_frame(self, pcm: bytes) -> None:
@@ -339,10 +351,86 @@ class PipecatInprocLink:
 
     def bot_record(self) -> BotRecord:
         """What the bot said, heard and pushed on this call (module docstring)."""
-        said = tuple(BotTurn(s, e, " ".join(" ".join(t).split())) for s, e, t in self._said
-                     if "".join(t).strip())
+        said = []
+        for s, e, spoken, given in self._said:
+            # a turn cut off before any of its text was spoken (an interruption) still says
+            # what the bot had set out to say
+            text = " ".join(" ".join(spoken or given).split())
+            if text:
+                said.append(BotTurn(s, e, text))
         audio = None
         if self._received and self._in_rate:
             audio = Audio(pcm16_to_float(np.concatenate(self._received)), self._in_rate)
-        return BotRecord(said=said, heard=tuple(self._heard), frames=tuple(self._frames),
+        return BotRecord(said=tuple(said), heard=tuple(self._heard), frames=tuple(self._frames),
                          received_audio=audio)
+
+
+def inproc_result(record: BotRecord, t0_epoch_s: float, answer_start_epoch_s: float,
+                  question_id: str, call_id: str) -> dict:
+    """The bot's own view of the graded turn, in the shape of an interviewer's result
+    (:class:`rig.calls.results.InterviewResult` as a dict, one question), for a bot that
+    posts no result: what the rig saw in its frames, with no score.
+
+    The turn is the bot's first user turn that began after the answer's first frame (less
+    0.5 s: its VAD may start on the first syllable it heard): ``turn_speech_start_epoch_s``
+    its ``UserStartedSpeakingFrame``, ``turn_close_epoch_s`` its ``UserStoppedSpeakingFrame``
+    (the bot's end-of-turn decision: the end of audio when it made none). ``transcript`` is
+    the bot's ``TranscriptionFrame`` texts from the answer's start until the bot next spoke
+    after that turn (what it had heard of the answer when it replied). ``score`` is None and
+    ``parse_status`` ``not_scored``: another score source grades it
+    (:mod:`rig.calls.bot`'s ``ScoreSource``).
+
+    Args:
+        record: the call's :class:`BotRecord` (times: s from ``t0_epoch_s``).
+        t0_epoch_s: the call clock's zero, epoch s.
+        answer_start_epoch_s: the answer's first frame, epoch s.
+    """
+    from pipecat.frames.frames import UserStartedSpeakingFrame, UserStoppedSpeakingFrame
+
+    a = answer_start_epoch_s - t0_epoch_s
+    starts = [t for t, f in record.frames if isinstance(f, UserStartedSpeakingFrame)
+              and t >= a - 0.5]
+    start = starts[0] if starts else None
+    stops = [t for t, f in record.frames if isinstance(f, UserStoppedSpeakingFrame)
+             and start is not None and t >= start]
+    end_s = record.frames[-1][0] if record.frames else a
+    close = stops[0] if stops else end_s
+    replies = [s.start_s for s in record.said if s.start_s is not None and s.start_s >= close]
+    until = replies[0] if replies else float("inf")
+    text = " ".join(x for t, x in record.heard if a - 0.5 <= t <= until)
+    before = [s.end_s for s in record.said if s.end_s is not None and s.end_s <= a + 0.5]
+    prompt_end = (max(before) if before else a) + t0_epoch_s
+    q = {"question_id": question_id, "question_end_epoch_s": prompt_end,
+         "prompt_end_epoch_s": prompt_end,
+         "turn_speech_start_epoch_s": None if start is None else start + t0_epoch_s,
+         "turn_close_epoch_s": close + t0_epoch_s,
+         "turn_closed_by": ("no_speech" if start is None else
+                            "silence_timeout" if stops else "end_of_audio"),
+         "transcript": " ".join(text.split()), "asr_avg_logprob": None,
+         "asr_no_speech_prob": None, "repeat_requests": 0, "attempts": (),
+         "score": None, "parse_status": "not_scored", "scorer_raw": "",
+         "scorer_reason": None, "scorer_error": None, "seed": 0, "t_asr_s": None,
+         "t_scorer_s": None}
+    return {"call_id": call_id, "transport": PipecatInprocLink.transport, "status": "ok",
+            "error": None, "questions": [q]}
+
+
+def write_bot_record(path, record: BotRecord) -> None:
+    """Write ``record`` as JSON beside the call's recording (atomically): ``said`` (start,
+    end, text), ``heard`` ((t, text)), ``frames`` ((t, frame class name) for the frames
+    that mark turns, transcripts, text and errors; not the periodic ``*SpeakingFrame`` s,
+    metrics or transport messages). Times: s on the call clock."""
+    import json
+
+    from rig.paths import write_text_atomic
+
+    noisy = ("UserSpeakingFrame", "BotSpeakingFrame", "MetricsFrame",
+             "VADSpeechActivityFrame", "OutputTransportMessageUrgentFrame",
+             "OutputTransportMessageFrame")
+    frames = [(round(t, 3), type(f).__name__) for t, f in record.frames
+              if type(f).__name__ not in noisy]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps({
+        "said": [{"start_s": s.start_s, "end_s": s.end_s, "text": s.text}
+                 for s in record.said],
+        "heard": list(record.heard), "frames": frames}, indent=1))
