@@ -193,3 +193,24 @@ def test_bot_clock_option_needs_interviewer_and_a_known_value(tmp_path):
     out = transport_call_options(TransportOptions("pipecat", interviewer=f"pipecat:{p}:create",
                                                   bot_clock="fast"), environ={})
     assert out["bot_clock"] == "fast"
+
+
+def test_transport_caller_runs_fast_calls_on_the_idle_skip_loop(tmp_path):
+    """``bot_clock`` picks each in-process call's event loop; a bad bot fails at
+    construction, before any call."""
+    import asyncio
+
+    from rig.calls.campaign import TransportCaller
+
+    bank = Path(__file__).resolve().parent / "data" / "calls_bank"
+    p = _bot(tmp_path, "def create(transport):\n    pass\n")
+
+    async def loop_kind():
+        return type(asyncio.get_running_loop()).__name__
+
+    for clock, kind in (("fast", "IdleSkipLoop"), ("real", "_UnixSelectorEventLoop")):
+        caller = TransportCaller("pipecat", bank, tmp_path, bot=f"pipecat:{p}:create",
+                                 bot_clock=clock)
+        assert caller._run_loop(loop_kind()) == kind
+    with pytest.raises(ConfigError, match="no function nope"):
+        TransportCaller("pipecat", bank, tmp_path, bot=f"pipecat:{p}:nope")
