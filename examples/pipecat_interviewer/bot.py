@@ -221,7 +221,13 @@ async def run_bot(transport: BaseTransport, runner_args: RunnerArguments):
 
     runner = WorkerRunner(handle_sigint=runner_args.handle_sigint)
     await runner.add_workers(task)
-    await runner.run()
+    try:
+        await runner.run()
+    finally:
+        # pipecat keeps the LLM client's HTTP connections pooled for the life of the process
+        # (it never closes the client); a bot built once per call, as rig's in-process runs
+        # build it, closes its own so that calls do not leak a connection each
+        await llm._client.close()
 
 
 async def bot(runner_args: RunnerArguments):
