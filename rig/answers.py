@@ -1,7 +1,14 @@
 """The graded answer bank: questions, rubrics, cutoffs and scripted answers in three tiers.
 
 Layout of a bank folder: one YAML file per question (any name ending in ``.yaml``), plus an
-optional ``bank.yaml`` with the bank's metadata (``name``, ``version``, ``graded_by``).
+optional ``bank.yaml`` with the bank's metadata (``name``, ``version``, ``graded_by``,
+``mode``).
+
+``mode: read_speech`` (``rig voices import`` writes such banks) marks a bank of sentences to
+read aloud, with no rubric: its questions are :class:`ReadSpeechQuestion` (``rubric``,
+``cutoff`` and ``rubric_version`` absent) and its answers :class:`ReadSpeechAnswer` (a
+``script`` and no ``tier`` or ``reference_grades``). A campaign over it skips the scorer
+(:mod:`rig.campaign.read_speech`).
 
 Script marks (inline, removed from the WER reference):
     ``[pause 1.2s]``  silence of 1.2 seconds inside the answer;
@@ -16,7 +23,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -24,6 +31,7 @@ from rig.config import content_hash, load_model, read_yaml, yaml_files
 from rig.errors import ConfigError
 
 Tier = Literal["strong", "borderline", "weak"]
+BankMode = Literal["graded", "read_speech"]
 ReferencePolicy = Literal["clean", "verbatim"]
 
 FILLERS = ("um", "uh", "erm", "hmm")
@@ -251,6 +259,9 @@ class Question(BaseModel):
                     f"cutoff-{CLEAR_MARGIN:g})")
         return self
 
+    #: the scorer grades this question's answers (False: a read-speech prompt, no rubric)
+    graded: ClassVar[bool] = True
+
     @property
     def rubric_hash(self) -> str:
         return content_hash({"v": self.rubric_version, "rubric": [c.hash_dump() for c in
@@ -284,12 +295,64 @@ class Question(BaseModel):
                                         [c.model_dump() for c in rubric]})
 
 
+class ReadSpeechAnswer(Answer):
+    """A sentence to read aloud (a read-speech bank): ``answer_id`` and ``script`` only; no
+    tier, no reference grades (``reference_score`` is None)."""
+    tier: None = None  # type: ignore[assignment]
+    reference_grades: list[ReferenceGrade] = Field(default_factory=list, max_length=0)
+
+    @field_validator("tier", "reference_grades", mode="before")
+    @classmethod
+    def _ungraded(cls, v: object) -> object:
+        if v:
+            raise ValueError("a read-speech prompt (bank.yaml mode: read_speech) is not graded:"
+                             " give no tier or reference grades")
+        return v
+
+    @property
+    def reference_score(self) -> float | None:  # type: ignore[override]
+        return None
+
+
+class ReadSpeechQuestion(Question):
+    """A group of read-speech prompts (``bank.yaml`` ``mode: read_speech``): the ``question``
+    is the instruction the speaker was given; no rubric, cutoff or tiers, and the scorer never
+    grades it (:attr:`graded` is False)."""
+    graded: ClassVar[bool] = False
+    rubric_version: int = 1
+    cutoff: float | None = None  # type: ignore[assignment]
+    rubric: list[RubricCriterion] = Field(default_factory=list, max_length=0)
+    answers: list[ReadSpeechAnswer] = Field(min_length=1)  # type: ignore[assignment]
+
+    @field_validator("rubric", "cutoff", mode="before")
+    @classmethod
+    def _no_rubric(cls, v: object) -> object:
+        if v:
+            raise ValueError("a read-speech bank (bank.yaml mode: read_speech) has no rubric "
+                             "or cutoff: the scorer does not run")
+        return v
+
+    @field_validator("rubric")
+    @classmethod
+    def _rubric(cls, v: list[RubricCriterion]) -> list[RubricCriterion]:
+        return v  # no rubric: nothing to sum
+
+    @model_validator(mode="after")
+    def _check(self) -> ReadSpeechQuestion:
+        return self  # no tiers to check
+
+    def scored_rubric(self, style_criteria: str = "keep") -> ReadSpeechQuestion:
+        return self
+
+
 class BankMeta(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     name: str
     version: int = 1
     graded_by: str = ""
     description: str = ""
+    mode: BankMode = Field("graded", description="graded: questions with rubrics (the "
+                           "default); read_speech: prompts read aloud, no rubric")
 
 
 @dataclass(frozen=True)
@@ -297,6 +360,11 @@ class AnswerBank:
     meta: BankMeta
     questions: tuple[Question, ...]
     path: Path
+
+    @property
+    def read_speech(self) -> bool:
+        """A read-speech bank (``bank.yaml`` ``mode: read_speech``): no rubric, no scorer."""
+        return self.meta.mode == "read_speech"
 
     def answers(self) -> list[tuple[Question, Answer]]:
         return [(q, a) for q in self.questions for a in q.answers]
@@ -327,11 +395,12 @@ def load_bank(path: str | Path) -> AnswerBank:
     meta_path = folder / "bank.yaml"
     meta = (load_model(meta_path, BankMeta) if meta_path.is_file()
             else BankMeta(name=folder.name))
+    model = ReadSpeechQuestion if meta.mode == "read_speech" else Question
     questions: list[Question] = []
     seen_q: dict[str, Path] = {}
     seen_a: dict[str, Path] = {}
     for f in files:
-        q = load_model(f, Question, read_yaml(f))
+        q = load_model(f, model, read_yaml(f))
         if q.question_id in seen_q:
             raise ConfigError(f, "question_id", f"repeats {seen_q[q.question_id]}", q.question_id)
         seen_q[q.question_id] = f

@@ -74,6 +74,10 @@ def _encoder():
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
         import torch
+
+        from rig.torchaudio_cpu import import_torchaudio
+
+        import_torchaudio()  # transformers imports torchaudio when the coqui extra is in
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise EngineUnavailable(f"content_similarity: {EXTRA_MISSING} ({exc})") from exc

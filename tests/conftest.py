@@ -11,6 +11,7 @@ test named after the module.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import secrets
 import socket
@@ -21,6 +22,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+if importlib.util.find_spec("torchaudio") is not None:
+    # the coqui extra is installed: torchaudio (a CUDA wheel) is imported without its extension
+    # before any test module imports transformers (rig/torchaudio_cpu.py)
+    from rig.torchaudio_cpu import import_torchaudio
+
+    import_torchaudio()
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -109,6 +117,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if not ({"unit", "integration"} & {m.name for m in item.iter_markers()}):
             raise pytest.UsageError(f"{item.nodeid}: mark the module unit or integration")
+    # Tests marked `coqui` need the extra `coqui` (torchaudio beside the CPU torch): the main
+    # run leaves them out, and .ci/run's coqui step runs them with `-m coqui` (a skip would be
+    # a RIG_STRICT failure in the main run; here they are not collected into it at all).
+    if "coqui" not in (config.option.markexpr or ""):
+        out = [i for i in items if i.get_closest_marker("coqui") is not None]
+        if out:
+            config.hook.pytest_deselected(items=out)
+            items[:] = [i for i in items if i.get_closest_marker("coqui") is None]
 
 
 @pytest.fixture(autouse=True)

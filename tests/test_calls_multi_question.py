@@ -104,7 +104,10 @@ def test_a_two_question_call_is_answered_in_order_and_ends_with_the_question_set
     assert res.duration_s < settings.time_limit_s - 30
     kinds = [kind for _, kind, _ in res.events]
     last_answer = max(i for i, k in enumerate(kinds) if k == "answer_started")
-    assert kinds[last_answer + 1:] == ["heard_closing"], events
+    # (the goodbye may come as two utterances, "Thank you." then "That's all ... Goodbye.":
+    # the thank-you alone waits, the goodbye closes)
+    heard_after = [k for k in kinds[last_answer + 1:] if k.startswith("heard_")]
+    assert heard_after and heard_after[-1] == "heard_closing", events
     assert "goodbye" in res.heard[-1][1].lower()
 
     # the interviewer heard each answer on its own question, and graded both

@@ -14,7 +14,6 @@ import pandas as pd
 import pytest
 
 from rig.audio import Audio
-from rig.calls.brain import AgentAnswer, AgentBrain, classify_utterance, expected_question_s
 from rig.calls.media import (
     FRAME_BYTES,
     JitterMeter,
@@ -42,90 +41,7 @@ from rig.errors import ConfigError
 
 pytestmark = pytest.mark.unit
 
-SILENCE = Audio(np.zeros(8000, np.float32), 8000)
-
-
-def answer(qid="q1", delay=0.5, barge=0.0, expected=None):
-    return AgentAnswer(qid, SILENCE, delay, barge, expected)
-
-
-# --- the agent's decisions --------------------------------------------------------------------
-@pytest.mark.parametrize("text,kind", [
-    ("Sorry, I didn't catch that. Could you repeat your answer, please?", "repeat_request"),
-    ("Could you repeat that?", "repeat_request"),
-    ("Sorry, I didn't quite hear you.", "repeat_request"),
-    ("Can you say that again?", "repeat_request"),
-    ("Thank you. That's all the questions I have. Goodbye.", "closing"),
-    ("Tell me about a time you disagreed with a coworker. How did you handle it?", "other"),
-    ("Thanks. What was your most recent job?", "other"),
-])
-def test_utterances_are_classified(text, kind):
-    assert classify_utterance(text) == kind
-
-
-def test_question_then_answer_after_the_response_delay():
-    b = AgentBrain([answer(delay=0.8)])
-    act = b.on_utterance_end(4.0)  # scheduled before the words are transcribed
-    assert act.kind == "answer" and act.at_s == pytest.approx(4.8) and b.tentative
-    assert b.on_utterance("What was your last job?", 4.0).at_s == pytest.approx(4.8)
-    assert not b.tentative
-    b.started(act, 4.8)
-    assert b.answered and b.scheduled is None
-
-
-def test_a_pause_inside_the_question_withdraws_the_tentative_answer():
-    b = AgentBrain([answer(delay=0.5)])
-    b.on_utterance_end(2.0)
-    b.on_speech_start(2.3)  # the interviewer goes on
-    assert b.scheduled is None
-    act = b.on_utterance_end(5.0)
-    assert act.at_s == pytest.approx(5.5)
-
-
-def test_repeat_requests_are_answered_again_and_counted():
-    b = AgentBrain([answer(delay=0.5)])
-    act = b.on_utterance_end(3.0)
-    b.started(act, 3.5)
-    b.on_utterance("What was your last job?", 3.0)  # the question's words, late: ignored
-    assert b.scheduled is None and b.repeat_requests == 0
-    act = b.on_utterance("Sorry, I didn't catch that. Could you repeat that?", 12.0)
-    assert act.kind == "answer" and act.at_s == pytest.approx(12.5) and b.repeat_requests == 1
-    b.started(act, 12.5)
-    act = b.on_utterance("Thank you. Goodbye.", 25.0)
-    assert act.kind == "hangup" and act.at_s == pytest.approx(25.3)
-
-
-def test_next_question_gets_the_next_answer():
-    b = AgentBrain([answer("q1"), answer("q2", delay=1.0)])
-    b.started(b.on_utterance_end(2.0), 2.5)
-    act = b.on_utterance("Thanks. Now, how do you handle a deadline?", 10.0)
-    assert act.kind == "answer" and act.index == 1 and act.at_s == pytest.approx(11.0)
-
-
-def test_barge_in_starts_before_the_expected_end_of_the_question():
-    q = "What was your most recent job, and what did you do there?"
-    exp = expected_question_s(q)
-    assert exp == pytest.approx(12 * 60 / 230)  # 12 words at 230 wpm
-    b = AgentBrain([answer(barge=1.0, expected=exp)])
-    act = b.on_speech_start(1.0)
-    assert act.kind == "answer" and act.at_s == pytest.approx(1.0 + exp - 1.0)
-    assert b.on_utterance_end(3.0).kind == "none"  # already scheduled
-
-
-def test_the_question_heard_after_a_barge_in_is_not_taken_for_a_closing():
-    b = AgentBrain([answer(barge=1.5, expected=4.5)])
-    act = b.on_speech_start(1.0)  # answer at 4.0, before the question ends at about 5.5
-    b.started(act, 4.0)
-    # the question's words arrive after the answer started; they began before it
-    assert b.on_utterance("What was your most recent job?", 5.5, start_s=1.0).kind == "none"
-    assert b.scheduled is None
-    assert b.on_utterance("Thank you. Goodbye.", 15.0, start_s=13.0).kind == "hangup"
-
-
-def test_a_goodbye_before_any_question_hangs_up():
-    b = AgentBrain([answer()])
-    b.on_utterance_end(2.0)
-    assert b.on_utterance("Thank you, goodbye.", 2.0).kind == "hangup"
+# the agent's decisions: tests/test_agent_brain.py
 
 
 # --- media ------------------------------------------------------------------------------------

@@ -26,7 +26,9 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture
-def server(tmp_path, caplog, monkeypatch):
+def server(request, tmp_path, caplog, monkeypatch):
+    """A served app; ``@pytest.mark.parametrize("server", [{...}], indirect=True)`` passes
+    MonitorConfig fields."""
     import uvicorn
 
     from rig.monitor.serve import create_app
@@ -39,7 +41,8 @@ def server(tmp_path, caplog, monkeypatch):
         monkeypatch.setattr(logging.getLogger(name), "disabled", False)
     token = secrets.token_hex(24)
     store = MonitorStore(tmp_path / "monitor.duckdb")
-    app = create_app(store, MonitorConfig(), token, tmp_path / "recordings", max_body_mb=1.0)
+    config = MonitorConfig(**getattr(request, "param", {}))
+    app = create_app(store, config, token, tmp_path / "recordings", max_body_mb=1.0)
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None,
                                        log_level="debug"))
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -149,3 +152,16 @@ def test_a_malformed_body_is_a_400_naming_the_field(server):
     twice = b'{"metadata": {}, "metadata": {}, "audio_base64": "", "audio_format": "wav"}'
     code, err = _call(f"{url}/v1/calls", "POST", twice, token)
     assert code == 400 and "duplicate key 'metadata'" in err["detail"]
+
+
+@pytest.mark.parametrize("server", [{"score_range": [0, 100]}], indirect=True)
+def test_a_score_outside_the_configs_score_range_is_a_400_and_nothing_is_stored(server):
+    url, token = server["url"], server["token"]
+    meta = {"call_id": "live-009", "timestamp": "2025-01-07T10:00:00Z", "employer": "acme",
+            "job_family": "support", "score": 150, "decision": "advance"}
+    silence = base64.b64encode(encode(Audio.silence(0.5, 8000), "mulaw").tobytes()).decode()
+    body = {"metadata": meta, "audio_base64": silence, "audio_format": "mulaw"}
+    code, err = _call(f"{url}/v1/calls", "POST", body, token)
+    assert code == 400 and "score" in err["detail"] and "[0, 100]" in err["detail"]
+    assert _call(f"{url}/v1/health") == (200, {"status": "ok", "calls": 0})
+    assert not list((server["tmp"] / "recordings").glob("*"))

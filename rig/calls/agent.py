@@ -1,18 +1,21 @@
 """The caller agent: joins a real call as the candidate and plays pre-rendered answers.
 
 It listens to the interviewer (pipecat's Silero VAD on the received 8 kHz audio, then
-faster-whisper on each interviewer utterance), waits for the end of each question, waits the
-profile's ``response_delay_s``, then plays the answer; it recognises repeat requests ("could
-you repeat that", "sorry, I didn't catch that") and answers again, counting them; with a
-profile's ``interruption.barge_in_offset_s`` it starts that long before the question's expected
-end; it records both sides with timestamps and hangs up after the last answer's closing remark
-or at the time limit. When the far end hangs up first, as the reference interviewer does the
-moment its goodbye ends, the utterance it was cut short in is still transcribed and logged.
+faster-whisper on each interviewer utterance) and answers only when the interviewer has asked
+something: a question or a request, matched to the bank question it answers, or a silence
+after a statement long enough to be a person's cue; small talk gets a short reply in the
+profile's voice (:func:`render_replies`), a question it has no answer to gets a skip line, a
+thank-you before the answers is waited out and a goodbye ends the call once the interviewer's
+turn is over (the rules: :mod:`rig.calls.brain`). It answers repeat requests again, counting
+them; with a profile's ``interruption.barge_in_offset_s`` it starts that long before the
+question's expected end; it records both sides with timestamps, logs every decision as an
+event, and hangs up after the closing or at the time limit (saying why). When the far end
+hangs up first, as the reference interviewer does the moment its goodbye ends, the utterance
+it was cut short in is still transcribed and logged.
 
-The first answer is scheduled when the question's speech ends, before its words are
-transcribed, so its delay is the profile's. After an answer, the agent waits for the words of
-what it hears next (the next question, a repeat request or a goodbye) before it acts, so a
-later answer's delay is at least the ASR's latency.
+The first answer may start when the question's speech ends, before its words are transcribed
+(when the utterance is as long as the question), so its delay is the profile's. Later answers
+wait for the words, so their delay is at least the ASR's latency.
 
 The agent is transport-neutral: it drives a :class:`CallerLink` (one per transport in
 :mod:`rig.calls.transports`) with 20 ms frames of 8 kHz int16 PCM, on an absolute 20 ms clock.
@@ -29,7 +32,7 @@ negative by that much).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -43,6 +46,7 @@ from rig.calls.media import (
     frames_to_audio,
     now_s,
 )
+from rig.calls.utterances import REPLY_TEXTS
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,10 @@ class AgentSettings:
         start_ms, confidence, min_volume: pipecat ``VADParams`` for the interviewer's audio.
         asr_model: the faster-whisper model that transcribes the interviewer.
         time_limit_s: the agent hangs up after this long on the call.
-        hangup_delay_s: wait after the closing remark before hanging up.
+        hangup_delay_s: wait after a goodbye before hanging up (speech in it cancels).
+        cue_silence_s: silence after a greeting or statement (no question) that the agent
+            takes as its cue to speak, and after a thank-you (all answers given) as the end.
+        wait_event_s: with no question heard this long, a ``waiting`` event is logged.
     """
     stop_ms: int = 300
     start_ms: int = 100
@@ -64,6 +71,8 @@ class AgentSettings:
     asr_model: str = "whisper-tiny.en"
     time_limit_s: float = 120.0
     hangup_delay_s: float = 0.3
+    cue_silence_s: float = 3.0
+    wait_event_s: float = 20.0
 
 
 class CallerLink(Protocol):
@@ -88,11 +97,17 @@ class CallerLink(Protocol):
 class AnswerPlay:
     """One playing of an answer: ``start_epoch_s`` is when its first frame was sent (wall
     clock); ``origin_epoch_s`` is that minus the response delay (where the rendered answer's
-    word timings start)."""
+    word timings start). ``asked_text`` is what the interviewer said to ask it (the agent's
+    transcript of its turn, less a greeting or thank-you before the question; None when its
+    words never arrived) and ``match_similarity`` that text's similarity to the bank's question
+    (:func:`rig.calls.question_match.match_question`, 0-1; None when not matched: the answers
+    had no question text)."""
     question_id: str
     start_epoch_s: float
     origin_epoch_s: float
     repeat: bool
+    asked_text: str | None = None
+    match_similarity: float | None = None
 
 
 @dataclass(frozen=True)
@@ -152,17 +167,37 @@ def _transcriber(model: str) -> Callable[[Audio], str]:
     return lambda audio: transcribe_serial(audio, opts).text
 
 
+def render_replies(synthesize: Callable[[str], Audio]) -> dict[str, Audio]:
+    """The agent's short replies (:data:`rig.calls.utterances.REPLY_TEXTS`: greeting, small
+    talk, the skip line), each ``synthesize(text)`` (float32 mono, any rate). A reply that
+    cannot be rendered (a recorded voice has no such recording) is left out: the agent then
+    logs ``reply_unavailable`` and stays silent where it would have said it."""
+    out: dict[str, Audio] = {}
+    for key, text in REPLY_TEXTS.items():
+        try:
+            out[key] = synthesize(text)
+        except Exception:
+            continue
+    return out
+
+
 async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                     settings: AgentSettings = AgentSettings(),
-                    transcribe: Callable[[Audio], str] | None = None) -> AgentResult:
+                    transcribe: Callable[[Audio], str] | None = None,
+                    replies: Mapping[str, Audio] | None = None,
+                    questions: Mapping[str, str] | None = None) -> AgentResult:
     """Run the agent on a connected ``link`` until it or the far end hangs up.
 
     Args:
         link: a connected transport (media flowing).
-        answers: the answers in question order.
-        settings: listening and time-limit settings.
+        answers: the answers, in the planned order.
+        settings: listening, cue and time-limit settings.
         transcribe: audio -> text for interviewer utterances (default: faster-whisper
             ``settings.asr_model``); runs in a worker thread.
+        replies: reply kind -> audio (:func:`render_replies`); None: no replies (each one
+            the agent would say is logged ``reply_unavailable``).
+        questions: bank question id -> text to match what is asked against (default: the
+            answers' ``question_text``).
     """
     from pipecat.audio.vad.vad_analyzer import VADState
 
@@ -172,14 +207,16 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
     vad = silero_analyzer(8000, TurnParams(silence_timeout_ms=settings.stop_ms,
                                      start_ms=settings.start_ms, confidence=settings.confidence,
                                      min_volume=settings.min_volume))
-    brain = AgentBrain(answers, settings.hangup_delay_s)
+    brain = AgentBrain(answers, settings.hangup_delay_s, settings.cue_silence_s,
+                       settings.wait_event_s, questions)
     frames = {i: audio_to_frames(a.audio) for i, a in enumerate(answers)}
+    reply_frames = {k: audio_to_frames(a) for k, a in (replies or {}).items()}
     dt = FRAME_MS / 1000
     loop = asyncio.get_running_loop()
     t0_mono, t0_epoch = loop.time(), now_s()
     sent: list[bytes] = []
     received: list[bytes] = []
-    plays: list[AnswerPlay] = []
+    starts: list[tuple[float, float]] = []  # per answer play: start and origin (epoch s)
     heard: list[tuple[float, str]] = []
     pending: list[tuple[asyncio.Future, float, float]] = []
     utterances: list[tuple[float, float]] = []
@@ -195,27 +232,36 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
             delay = t0_mono + t - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
-            act = brain.scheduled
-            if (act is not None and act.kind == "answer" and t >= act.at_s and not playing
-                    and not far_end_gone):
-                a = answers[act.index]
-                playing = list(frames[act.index])
-                start = t0_epoch + t
-                lead = 0.0 if a.barge_in_offset_s > 0 else a.response_delay_s
-                plays.append(AnswerPlay(a.question_id, start, start - lead,
-                                        repeat=any(p.question_id == a.question_id
-                                                   for p in plays)))
+            act = brain.tick(t) if not playing else brain.scheduled
+            if (act is not None and act.kind in ("answer", "reply") and t >= act.at_s
+                    and not playing and not far_end_gone):
+                if act.kind == "answer":
+                    a = answers[act.index]
+                    playing = list(frames[act.index])
+                    start = t0_epoch + t
+                    lead = 0.0 if a.barge_in_offset_s > 0 else a.response_delay_s
+                    starts.append((start, start - lead))
+                else:
+                    playing = list(reply_frames.get(act.reply, ()))
+                    if not playing:
+                        brain.log.append((t, "reply_unavailable", act.reply))
                 brain.started(act, t)
+                if not playing:
+                    brain.finished(t)
             if act is not None and act.kind == "hangup" and t >= act.at_s:
                 hung_up_by = "caller"
                 break
+            was_playing = bool(playing)
             out = playing.pop(0) if playing else SILENT_FRAME
+            if was_playing and not playing:
+                brain.finished(t + dt)
             await link.send_frame(out)
             sent.append(out)
             inp = link.playout.read_frame()
             received.append(inp)
             if not far_end_gone and link.closed.is_set() and link.playout.buffered_s == 0:
                 far_end_gone = True
+                brain.log.append((t, "far_end_hung_up", ""))
                 if prev in (VADState.SPEAKING, VADState.STOPPING):
                     # the far end hung up as its last utterance ended (the reference
                     # interviewer closes the call right after its goodbye), before the
@@ -234,7 +280,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                 end_s = t - settings.stop_ms / 1000
                 utt = frames_to_audio(received[seg_start_k:k + 1])
                 utterances.append((seg_start_k * dt, end_s))
-                brain.on_utterance_end(end_s)
+                brain.on_utterance_end(end_s, seg_start_k * dt)
                 pending.append((loop.run_in_executor(None, transcribe, utt), end_s,
                                 seg_start_k * dt))
             prev = state
@@ -243,19 +289,25 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                 fut, end_s, start_s = item
                 text = fut.result()
                 heard.append((end_s, text))
-                brain.on_utterance(text, end_s, start_s)
+                brain.on_utterance(text, end_s, start_s, now_s=t)
             if far_end_gone and not pending:
                 hung_up_by = "interviewer"
                 break
             if t >= settings.time_limit_s:
+                left = len(answers) - len(set(brain.played))
+                brain.log.append((t, "time_limit", f"hanging up at the call's limit of "
+                                  f"{settings.time_limit_s:g} s: {left} answer(s) not given, "
+                                  "no closing heard"))
                 break
             k += 1
     finally:
         await vad.cleanup()
         if hung_up_by != "interviewer":
             await link.hangup()
-    events = tuple(brain.log)
-    return AgentResult(t0_epoch, k * dt, tuple(plays), brain.repeat_requests, tuple(heard),
-                       events, hung_up_by, frames_to_audio(sent), frames_to_audio(received),
-                       link.playout.talkspurt_underruns, tuple(utterances),
-                       link.playout.underruns)
+    plays = tuple(AnswerPlay(info["question_id"], start, origin, info["repeat"],
+                             info["asked_text"] or None, info["match_similarity"])
+                  for (start, origin), info in zip(starts, brain.plays, strict=True))
+    return AgentResult(t0_epoch, k * dt, plays, brain.repeat_requests, tuple(heard),
+                       tuple(brain.log), hung_up_by, frames_to_audio(sent),
+                       frames_to_audio(received), link.playout.talkspurt_underruns,
+                       tuple(utterances), link.playout.underruns)

@@ -43,6 +43,7 @@ for its call id and attempt id.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 import uuid
@@ -54,14 +55,22 @@ from typing import Literal
 from rig.answers import Answer, Question, load_bank
 from rig.asr import Transcript
 from rig.audio import Audio
-from rig.calls.agent import AgentResult, AgentSettings, run_agent
+from rig.calls.agent import AgentResult, AgentSettings, render_replies, run_agent
+from rig.calls.bot import BotRecord
 from rig.calls.brain import AgentAnswer, expected_question_s
+from rig.calls.interview_map import InterviewMap, agent_turns, map_interview
 from rig.calls.interviewer import InterviewerSettings
-from rig.calls.results import ResultStore, poll_result
+from rig.calls.results import NoResultsRoute, ResultStore, poll_result
 from rig.calls.row import transport_columns, write_recording
+from rig.calls.score_sources import (
+    SourceSpec,
+    load_extractor,
+    run_extractor,
+)
 from rig.calls.transports.twilio import scrub_credentials
 from rig.campaign.call import Stages, call_id, run_call
 from rig.campaign.row import CallRow
+from rig.paths import write_text_atomic
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
 from rig.vad import TurnResult
@@ -69,23 +78,6 @@ from rig.vad import TurnResult
 Transport = Literal["sim", "webrtc", "twilio", "sip"]
 #: How long a call that failed on the caller's side waits for the interviewer's result (s).
 FAILED_CALL_RESULT_S = 10.0
-
-
-class _Reported(Scorer):
-    """The scorer stage of a real call: returns the grade the interviewer reported for it
-    (``result()`` is read when the stage runs, after the call)."""
-
-    name = "interviewer"
-
-    def __init__(self, result: Callable[[], ScoreResult], temperature: float) -> None:
-        self._result = result
-        self.temperature = temperature
-
-    def score(self, question, transcript, seed) -> ScoreResult:
-        return self._result()
-
-    def _complete(self, system, user, grammar, seed, **_) -> str:  # pragma: no cover - unused
-        raise NotImplementedError
 
 
 @dataclass
@@ -102,7 +94,16 @@ class TransportCaller:
             starts the reference interviewer on 127.0.0.1.
         agent: the caller agent's listening settings.
         interviewer_settings: for the loopback interviewer.
-        result_timeout_s: how long to wait for the interviewer's result after hang-up.
+        result_timeout_s: how long to wait for the interviewer's result after hang-up
+            (``--result-wait-s``); a progress line goes to ``progress`` every 10 s.
+        score_sources: where each call's score comes from, tried in order
+            (:mod:`rig.calls.score_sources`; ``--score-source``).
+        progress: where the result wait's progress lines and the "no results route" notice
+            go (default: stderr).
+        replay: call id -> a call :attr:`captured` earlier: the call is not placed again, its
+            captured audio, bot record and result are scored (re-grading a call under another
+            score source; tests).
+        keep_calls: keep every call's capture in :attr:`captured`.
         twilio_to, twilio_from: with a Twilio account: place each call with the REST API from
             ``twilio_from`` to the interviewer's number ``twilio_to`` (credentials from the
             environment, :class:`rig.calls.transports.twilio.TwilioCredentials`); Twilio then
@@ -127,7 +128,16 @@ class TransportCaller:
     agent_host: str = "127.0.0.1"
     agent_port: int = 0
     http_client: object | None = None
+    score_sources: tuple[SourceSpec, ...] = (SourceSpec("interviewer"),)
+    progress: Callable[[str], None] | None = None
+    replay: dict | None = None
+    keep_calls: bool = False
+    #: call id -> ``{"agent", "stats", "bot", "result", "attempt_id"}`` (with ``keep_calls``)
+    captured: dict = field(default_factory=dict, repr=False)
+    #: the URL that answered "no results route" (learned on the first call), else None
+    no_results_route: str | None = None
     store: ResultStore = field(default_factory=ResultStore)
+    _route_known: bool = False  # the results route answered once: a 404 is "not yet"
     #: one record per call placed, in the order they ended: ``call_id``, ``attempt_id``,
     #: ``transport``, ``local_ports`` (the caller's sockets: ``{"sip": .., "rtp": ..}``,
     #: ``{"ice": [...]}`` or ``{"ws": ..}``), ``thread``, ``started_epoch_s``,
@@ -137,12 +147,20 @@ class TransportCaller:
     _thread: object | None = None
     _streams: object | None = None
     _placing: dict = field(default_factory=dict, repr=False)  # attempt id -> its record
+    _replies: dict = field(default_factory=dict, repr=False)  # attempt id -> reply audio
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _bot_records: dict = field(default_factory=dict, repr=False)  # attempt id -> BotRecord
+    _extractors: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.transport not in ("webrtc", "twilio", "sip"):
             raise ValueError(f"TransportCaller: transport must be webrtc, twilio or sip, got "
                              f"{self.transport!r}")
+        if not self.score_sources:
+            raise ValueError("TransportCaller: score_sources is empty")
+        for src in self.score_sources:  # a bad module or function fails before any call
+            if src.kind == "extractor":
+                self._extractors[str(src)] = load_extractor(src)
 
     # --- the interviewer ---------------------------------------------------------------------
     def _ensure_interviewer(self, pipeline, scorer: Scorer) -> str:
@@ -208,11 +226,19 @@ class TransportCaller:
         await link.connect()
         self._placing[params["attempt_id"]]["local_ports"] = link.local_ports()
         try:
-            res = await run_agent(link, [answer], self.agent)
+            res = await run_agent(link, [answer], self.agent,
+                                  replies=self._replies.get(params["attempt_id"]))
             stats = await link.stats()
         finally:
             await link.hangup()
+        self._keep_bot_record(params["attempt_id"], link)
         return res, stats
+
+    def _keep_bot_record(self, attempt_id: str, link) -> None:
+        """The link's :class:`BotRecord` (in-process and WebRTC links give one), if any."""
+        get = getattr(link, "bot_record", None)
+        if callable(get):
+            self._bot_records[attempt_id] = get()
 
     def _stream_server(self):
         """The agent's media-stream server on ``agent_host:agent_port``, started once and
@@ -237,10 +263,12 @@ class TransportCaller:
         link = await server.accept(params["call_id"], timeout_s=90)
         self._placing[params["attempt_id"]]["local_ports"] = link.local_ports()
         try:
-            res = await run_agent(link, [answer], self.agent)
+            res = await run_agent(link, [answer], self.agent,
+                                  replies=self._replies.get(params["attempt_id"]))
             stats = await link.stats()
         finally:
             await link.hangup()
+        self._keep_bot_record(params["attempt_id"], link)
         return res, stats
 
     def _wait_result(self, base: str, cid: str, attempt_id: str,
@@ -250,8 +278,16 @@ class TransportCaller:
         ``result_timeout_s``)."""
         timeout_s = self.result_timeout_s if timeout_s is None else timeout_s
         if not self.interviewer_url:
-            return self.store.wait(cid, timeout_s, attempt_id)
-        return poll_result(base, cid, attempt_id, timeout_s, self.results_token_env)
+            return self.store.wait(cid, timeout_s, attempt_id, progress=self._say)
+        if self.no_results_route:
+            return None
+        row = poll_result(base, cid, attempt_id, timeout_s, self.results_token_env,
+                          route_known=self._route_known, progress=self._say)
+        self._route_known = True
+        return row
+
+    def _say(self, line: str) -> None:
+        (self.progress or (lambda m: print(m, file=sys.stderr, flush=True)))(line)
 
     def _interviewer_said(self, base: str, cid: str, attempt_id: str,
                           result: dict | None = None) -> str:
@@ -262,26 +298,147 @@ class TransportCaller:
             try:
                 result = self._wait_result(base, cid, attempt_id,
                                            min(self.result_timeout_s, FAILED_CALL_RESULT_S))
+            except NoResultsRoute as exc:  # learned here: the next call knows
+                self._learn_no_route(exc)
+                return ""
             except Exception:  # the interviewer cannot be reached either
                 return ""
         if not result or (result.get("status") == "ok" and not result.get("error")):
             return ""
         return f"; interviewer: {result.get('status')}: {result.get('error')}"
 
+    # --- the score ---------------------------------------------------------------------------
+    def _learn_no_route(self, exc: NoResultsRoute) -> None:
+        """Learn once per campaign that the interviewer serves no results; say what follows."""
+        with self._lock:
+            if self.no_results_route:
+                return
+            self.no_results_route = exc.url
+        rest = [str(s) for s in self.score_sources if s.kind != "interviewer"]
+        self._say(f"the interviewer has no results route (GET {exc.url}: 404): "
+                  + (f"scores come from {' then '.join(rest)} for every call"
+                     if rest else "stopping (see --score-source)"))
+
+    def _bot_record(self, attempt_id: str, res: AgentResult, result: dict | None
+                    ) -> BotRecord:
+        """What the bot did: the link's record when it gives one; the loopback reference
+        interviewer's from its result (its turns as the agent heard them, its transcript of
+        each answer as ``heard``, its result as its final JSON message); else the agent's
+        view (the bot's turns as the agent's ASR heard them)."""
+        rec = self._bot_records.pop(attempt_id, None)
+        if rec is None:
+            rec = BotRecord(said=agent_turns(res))
+        if not rec.said:
+            rec = replace(rec, said=agent_turns(res))
+        if result and not self.interviewer_url:  # the reference interviewer, in-process
+            t0 = res.t0_epoch_s
+            heard = tuple((q["turn_speech_start_epoch_s"] - t0 if q.get(
+                "turn_speech_start_epoch_s") is not None else q["turn_close_epoch_s"] - t0,
+                q.get("transcript") or "") for q in result.get("questions") or ())
+            rec = replace(rec, heard=rec.heard or heard,
+                          messages=(*rec.messages, dict(result)))
+        return rec
+
+    def _choose_score(self, base: str, cid: str, attempt_id: str, got: dict) -> None:
+        """Try :attr:`score_sources` in order; fill ``got`` with ``source`` and what it
+        needs (``q`` and ``result``; ``extracted``; ``text`` or None for the rig's ASR).
+
+        Raises:
+            NoResultsRoute: the interviewer has no results route and no source follows.
+            RuntimeError: no result within the wait, or a failed result.
+        """
+        span, bot = got["span"], got["bot"]
+        for k, src in enumerate(self.score_sources):
+            last = k == len(self.score_sources) - 1
+            if src.kind == "interviewer":
+                if self.no_results_route:
+                    if last:
+                        raise NoResultsRoute(self.no_results_route)
+                    continue
+                try:
+                    result = got.get("result") if not self.interviewer_url else (
+                        self._wait_result(base, cid, attempt_id))
+                except NoResultsRoute as exc:
+                    self._learn_no_route(exc)
+                    if last:
+                        raise
+                    continue
+                if result is None:
+                    raise RuntimeError(f"no interviewer result for call {cid} within "
+                                       f"{self.result_timeout_s:g} s")
+                if result.get("status") != "ok" or not result.get("questions"):
+                    raise RuntimeError(f"interviewer: {result.get('status')}: "
+                                       f"{result.get('error')}")
+                got.update(source="interviewer", result=result, q=result["questions"][-1])
+                return
+            if src.kind == "extractor":
+                got.update(source="extractor", extracted=run_extractor(
+                    self._extractors[str(src)], bot, str(src)))
+                return
+            text = span.heard_text if span is not None else None
+            got.update(source="rig_grade_bot_transcript" if text else "rig_grade_rig_asr",
+                       text=text or None)
+            return
+
+    @staticmethod
+    def _answer_audio(got: dict) -> Audio:
+        """The interviewer-side audio of the graded answer, from its origin to its end: the
+        bot's input when the transport exposes it, else what the agent sent."""
+        span, bot, res = got["span"], got["bot"], got["agent"]
+        audio = bot.received_audio if bot.received_audio is not None else res.sent
+        sr = audio.sample_rate_hz
+        a, b = max(0, round(span.origin_s * sr)), max(0, round(span.end_s * sr))
+        return Audio(audio.samples[a:b].copy(), sr)
+
+    def _write_interview(self, cid: str, got: dict) -> str | None:
+        imap: InterviewMap | None = got.get("imap")
+        if imap is None:
+            return None
+        path = self.out_dir / "recordings" / f"{cid}.interview.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        import json
+
+        write_text_atomic(path, json.dumps({
+            "call_id": cid, "score_source": got.get("source"),
+            "no_results_route": self.no_results_route, **imap.to_dict()}, indent=1))
+        return str(path)
+
+    def _place_or_replay(self, base: str, cid: str, params: dict, answer: AgentAnswer):
+        if self.replay is not None:
+            cap = self.replay[cid]
+            return cap["agent"], cap["stats"], {"result": cap.get("result"), "bot": cap["bot"]}
+        if self.transport == "twilio" and self.twilio_to:
+            res, stats = self._stream_server().run(self._place_twilio_account(params, answer))
+        else:  # this call's own event loop, in this thread
+            res, stats = asyncio.run(self._place(base, params, answer))
+        return res, stats, {}
+
     def __call__(self, *, question: Question, answer: Answer, profile: Profile, repeat: int,
                  seed: int, pipeline, pipeline_version: str, campaign_id: str, stages: Stages,
                  oracle: ScoreResult, resolve_path=None) -> dict:
         cid = call_id(question, answer, profile, repeat, seed, pipeline_version)
         got: dict = {}
+        if self.no_results_route and all(s.kind == "interviewer" for s in self.score_sources):
+            raise NoResultsRoute(self.no_results_route)  # learned: stop, no call placed
+
+        def reply_in_profile_voice(text: str) -> Audio:
+            """The agent's short replies, rendered like the answer (the profile's voice and
+            caller channel, the response delay cut: the agent waits it itself)."""
+            r = stages.render(text, profile, seed, answer_id="agent_reply",
+                              resolve_path=resolve_path, cache_dir=stages.audio_cache_dir)
+            a = stages.caller_channel(r.audio, profile.channel, seed)
+            n = round(profile.response_delay_s * a.sample_rate_hz)
+            return Audio(a.samples[n:].copy(), a.sample_rate_hz)
 
         def telephony(caller_audio: Audio, _rate_hz: int, _codec: str) -> Audio:
-            base = self._ensure_interviewer(pipeline, stages.scorer)
+            base = ("" if self.replay is not None
+                    else self._ensure_interviewer(pipeline, stages.scorer))
             n = round(profile.response_delay_s * caller_audio.sample_rate_hz)
             agent_answer = AgentAnswer(
                 question.question_id, Audio(caller_audio.samples[n:].copy(),
                                             caller_audio.sample_rate_hz),
                 profile.response_delay_s, profile.interruption.barge_in_offset_s,
-                expected_question_s(question.question))
+                expected_question_s(question.question), question.question)
             attempt_id = uuid.uuid4().hex[:12]
             params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed),
                       "attempt_id": attempt_id}
@@ -289,12 +446,10 @@ class TransportCaller:
                      "local_ports": None, "thread": threading.current_thread().name,
                      "started_epoch_s": time.time(), "error": None}
             self._placing[attempt_id] = facts
+            # the agent's small talk and skip line, in the answer's voice
+            self._replies[attempt_id] = render_replies(reply_in_profile_voice)
             try:
-                if self.transport == "twilio" and self.twilio_to:
-                    res, stats = self._stream_server().run(
-                        self._place_twilio_account(params, agent_answer))
-                else:  # this call's own event loop, in this thread
-                    res, stats = asyncio.run(self._place(base, params, agent_answer))
+                res, stats, replayed = self._place_or_replay(base, cid, params, agent_answer)
             except Exception as exc:
                 facts["error"] = f"{type(exc).__name__}: {exc}"
                 said = self._interviewer_said(base, cid, attempt_id)
@@ -304,24 +459,40 @@ class TransportCaller:
             finally:
                 facts["ended_epoch_s"] = time.time()
                 self.placed.append(self._placing.pop(attempt_id))  # atomic append
-            # an agent that never answered rarely gets a result worth the full wait
-            result = self._wait_result(base, cid, attempt_id, None if res.plays else min(
-                self.result_timeout_s, FAILED_CALL_RESULT_S))
-            got.update(agent=res, stats=stats, result=result)
+                self._replies.pop(attempt_id, None)
+            got.update(agent=res, stats=stats)
+            # the loopback interviewer's result (its record of the call) is always read; an
+            # external one's only when it is the score's source. An agent that never
+            # answered rarely gets a result worth the full wait.
+            result = replayed.get("result") if self.replay is not None else (
+                None if self.interviewer_url else self._wait_result(
+                    base, cid, attempt_id, None if res.plays else min(
+                        self.result_timeout_s, FAILED_CALL_RESULT_S)))
+            got["result"] = result
             if not res.plays:
                 raise RuntimeError("the caller agent never answered (heard: "
                                    f"{[t for _, t in res.heard]})"
                                    + self._interviewer_said(base, cid, attempt_id, result))
-            if result is None:
-                raise RuntimeError(f"no interviewer result for call {cid} within "
-                                   f"{self.result_timeout_s:g} s")
-            if result.get("status") != "ok" or not result.get("questions"):
-                raise RuntimeError(f"interviewer: {result.get('status')}: {result.get('error')}")
-            got["q"] = result["questions"][-1]
-            got["origin"] = res.plays[-1].origin_epoch_s
+            bot = replayed.get("bot") or self._bot_record(attempt_id, res, result)
+            imap = map_interview(res, bot, [(question.question_id, question.question)])
+            span = imap.graded(question.question_id) or imap.answers[-1]
+            got.update(bot=bot, imap=imap, span=span, origin=res.plays[-1].origin_epoch_s)
+            if self.keep_calls:
+                self.captured[cid] = {"agent": res, "stats": stats, "bot": bot,
+                                      "result": result, "attempt_id": attempt_id}
+            try:
+                self._choose_score(base, cid, attempt_id, got)
+            except NoResultsRoute as exc:
+                got["fatal"] = exc
+                raise
             return res.sent
 
         def detect_turn(_line: Audio, _params) -> TurnResult:
+            if got["source"] != "interviewer":  # the rig's view: the answer's span
+                sp = got["span"]
+                return TurnResult(sp.start_s - sp.origin_s, sp.end_s - sp.origin_s,
+                                  "interviewer_spoke" if sp.end_by == "interviewer_spoke"
+                                  else "end_of_audio", ())
             q, origin = got["q"], got["origin"]
             start = q["turn_speech_start_epoch_s"]
             closed_by = {"silence_timeout": "silence_timeout", "no_speech": "no_speech"}.get(
@@ -329,22 +500,49 @@ class TransportCaller:
             return TurnResult(None if start is None else start - origin,
                               q["turn_close_epoch_s"] - origin, closed_by, ())
 
-        def transcribe(audio: Audio, _options) -> Transcript:
-            q = got["q"]
-            return Transcript(q["transcript"], q["asr_avg_logprob"], q["asr_no_speech_prob"],
-                              audio.duration_s)
+        def transcribe(audio: Audio, options) -> Transcript:
+            if got["source"] == "interviewer":
+                q = got["q"]
+                return Transcript(q["transcript"], q["asr_avg_logprob"],
+                                  q["asr_no_speech_prob"], audio.duration_s)
+            if got.get("text"):  # the bot's own transcript of the answer
+                return Transcript(got["text"], None, None, audio.duration_s)
+            if got["source"] == "extractor" and got["span"].heard_text is not None:
+                return Transcript(got["span"].heard_text, None, None, audio.duration_s)
+            return stages.transcribe(self._answer_audio(got), options)  # the rig's ASR
 
         def scorer_result() -> ScoreResult:
+            if got["source"] == "extractor":
+                ex = got["extracted"]
+                return ScoreResult(ex.score, "ok" if ex.score is not None else "missing_field",
+                                   ex.raw, ex.reason, None, 0.0, stages.scorer.temperature,
+                                   seed, None if ex.score is not None else
+                                   "the extractor found no score", stages.scorer.mode)
             q = got["q"]
             return ScoreResult(q["score"], q["parse_status"], q["scorer_raw"],
                                q["scorer_reason"], None, q["t_scorer_s"],
                                stages.scorer.temperature, seed, q["scorer_error"],
                                stages.scorer.mode)
 
+        class _Chosen(Scorer):
+            """The interviewer's or the extractor's score; the campaign's scorer for a rig
+            grade (``got['source']`` is known when the scorer stage runs)."""
+            name = "score_source"
+            temperature = stages.scorer.temperature
+            mode = stages.scorer.mode
+
+            def score(self, q, transcript, seed_):
+                if got.get("source") in ("interviewer", "extractor"):
+                    return scorer_result()
+                return stages.scorer.score(q, transcript, seed_)
+
+            def _complete(self, *a, **k):  # pragma: no cover - unused
+                raise NotImplementedError
+
         # the interviewer's ASR ran where its own process put it (unknown here); its scorer
         # is the campaign's when the interviewer is the in-process loopback one
         # score_turn_text is graded by the campaign's own scorer (the oracle's; always here)
-        real = replace(stages, scorer=_Reported(scorer_result, stages.scorer.temperature),
+        real = replace(stages, scorer=_Chosen(),
                        turn_text_scorer=stages.turn_text_scorer or stages.scorer,
                        telephony=telephony, detect_turn=detect_turn, transcribe=transcribe,
                        asr_device=None,
@@ -353,16 +551,34 @@ class TransportCaller:
                        seed=seed, pipeline=pipeline, pipeline_version=pipeline_version,
                        campaign_id=campaign_id, stages=real, oracle=oracle,
                        resolve_path=resolve_path)
+        if got.get("fatal") is not None:  # no score source left: the campaign stops
+            raise got["fatal"]
         res: AgentResult | None = got.get("agent")
         recording = (write_recording(self.out_dir / "recordings" / f"{cid}.wav", cid, res)
                      if res is not None else None)
+        self._write_interview(cid, got)
         row.update(transport_columns(self.transport, res, got.get("stats") or {},
                                      got.get("result") or {}, got.get("q"), recording))
-        # the detect_turn, transcribe and scorer stages above only read the interviewer's
-        # result: their stage times would be near zero. The interviewer's own, when given.
-        q = got.get("q") or {}
-        row.update({"t_vad_s": None, "t_asr_s": q.get("t_asr_s"),
-                    "t_scorer_s": q.get("t_scorer_s")})
+        src = got.get("source")
+        if src == "interviewer":
+            # the detect_turn, transcribe and scorer stages above only read the interviewer's
+            # result: their stage times would be near zero. The interviewer's own, when given.
+            q = got.get("q") or {}
+            row.update({"t_vad_s": None, "t_asr_s": q.get("t_asr_s"),
+                        "t_scorer_s": q.get("t_scorer_s")})
+        else:  # the rig's ASR and scorer ran here (or none did: the bot's text, an extractor)
+            row.update({"t_vad_s": None, "asr_device": stages.asr_device if (
+                src == "rig_grade_rig_asr" or (src == "extractor" and not got.get("text")))
+                else None, "scorer_device": stages.scorer_device
+                if src in ("rig_grade_bot_transcript", "rig_grade_rig_asr") else None})
+            if src == "extractor":  # no scorer of the rig's ran: no mode, no time
+                row.update(t_scorer_s=None, scorer_mode=None)
+        span, imap = got.get("span"), got.get("imap")
+        row.update({"score_source": src,
+                    "interviewer_said": imap.said_text() if imap else None,
+                    "interviewer_heard": span.heard_text if span else None,
+                    "question_asked": span.asked_text if span else None,
+                    "question_match_similarity": span.match_similarity if span else None})
         for k in ("error", "traceback"):  # a Twilio REST error names the account in its URL
             if row.get(k):
                 row[k] = scrub_credentials(row[k])

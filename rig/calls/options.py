@@ -31,6 +31,8 @@ TRANSPORT_OPTIONS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     ("--twilio-from", ("twilio",), "--twilio-to"),
     ("--stream-url", ("twilio",), "--twilio-to"),
     ("--agent-port", ("twilio",), "--twilio-to"),
+    ("--score-source", REAL_TRANSPORTS, None),
+    ("--result-wait-s", REAL_TRANSPORTS, None),
 )
 
 
@@ -53,6 +55,8 @@ class TransportOptions:
     twilio_from: str | None = None
     stream_url: str | None = None
     agent_port: int | None = None
+    score_source: str | None = None
+    result_wait_s: float | None = None
 
     def given(self) -> dict[str, object]:
         """Option name (``--twilio-to``) -> value, for the options of
@@ -109,7 +113,9 @@ def transport_call_options(opts: TransportOptions,
     """Check the transport options of a campaign together; return the keyword arguments of
     :class:`rig.calls.campaign.TransportCaller` besides the transport and the paths
     (``interviewer_url``, and ``results_token_env``, ``twilio_to``, ``twilio_from``,
-    ``stream_url``, ``agent_port``, ``agent_host`` when given).
+    ``stream_url``, ``agent_port``, ``agent_host``, ``score_sources``
+    (:func:`rig.calls.score_sources.parse_score_sources`) and ``result_timeout_s``
+    (``--result-wait-s``) when given).
 
     Args:
         opts: the options as given.
@@ -120,7 +126,8 @@ def transport_call_options(opts: TransportOptions,
         ConfigError: an unknown transport; an option the transport does not use; a SIP
             interviewer URL that is not a ``sip:`` URI; with ``twilio_to``, missing Twilio
             credentials, no ``twilio_from`` or ``stream_url``, or a stream URL Twilio cannot
-            reach; ``results_token_env`` naming an unset variable. The message names the
+            reach; ``results_token_env`` naming an unset variable; a bad ``--score-source``
+            or a ``--result-wait-s`` not above 0. The message names the
             option and the value (a password in the stream URL is not shown).
     """
     env = os.environ if environ is None else environ
@@ -138,6 +145,15 @@ def transport_call_options(opts: TransportOptions,
         raise ConfigError("--results-token-env", "", f"the environment variable {token_env} "
                           "is not set (or empty): it must hold the interviewer's results token")
     out: dict[str, object] = {"interviewer_url": url}
+    if opts.score_source is not None:
+        from rig.calls.score_sources import parse_score_sources
+
+        out["score_sources"] = parse_score_sources(opts.score_source)
+    if opts.result_wait_s is not None:
+        if not opts.result_wait_s > 0:
+            raise ConfigError("--result-wait-s", "", "must be > 0 (seconds)",
+                              opts.result_wait_s)
+        out["result_timeout_s"] = float(opts.result_wait_s)
     if token_env:
         out["results_token_env"] = token_env
     if opts.twilio_to:

@@ -34,13 +34,13 @@ import json
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rig.errors import ConfigError
+from rig.errors import ConfigError, RigError
 
 
 class ExternalScore(BaseModel):
@@ -178,16 +178,29 @@ class ResultStore:
         with self._cv:
             return self._rows.get(call_id)
 
-    def wait(self, call_id: str, timeout_s: float, attempt_id: str | None = None
-             ) -> dict | None:
+    def wait(self, call_id: str, timeout_s: float, attempt_id: str | None = None,
+             progress: Callable[[str], None] | None = None,
+             progress_every_s: float = 10.0) -> dict | None:
         """The result for ``call_id`` (of attempt ``attempt_id`` when given: an earlier
-        attempt's result is not this call's), or None after ``timeout_s``."""
+        attempt's result is not this call's), or None after ``timeout_s``; ``progress`` is
+        called with :func:`wait_message` every ``progress_every_s`` of waiting."""
         def ready() -> bool:
             row = self._rows.get(call_id)
             return row is not None and result_is_attempt(row, attempt_id)
 
+        t_start = time.monotonic()
+        t_end = t_start + timeout_s
         with self._cv:
-            return self._rows[call_id] if self._cv.wait_for(ready, timeout=timeout_s) else None
+            while True:
+                left = t_end - time.monotonic()
+                step = left if progress is None else min(left, progress_every_s)
+                if self._cv.wait_for(ready, timeout=max(0.0, step)):
+                    return self._rows[call_id]
+                waited = time.monotonic() - t_start
+                if waited >= timeout_s:
+                    return None
+                if progress is not None:
+                    progress(wait_message(call_id, waited, timeout_s))
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -325,17 +338,89 @@ def match_scores(call_ids: Sequence[str], scores: Sequence[ExternalScore],
     return {c: by_id[c] for c in wanted if c in by_id}, missing, unknown
 
 
+class NoResultsRoute(RigError):
+    """The interviewer answered ``GET {base}/results/{call_id}`` with a 404 that is no
+    results route's "not yet" (:func:`pending_404`): it has no such route, and waiting will not
+    help. ``url`` is the URL asked."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        super().__init__(
+            f"GET {url}: HTTP 404 from a server with no results route (not the results "
+            "route's 'no result yet'): this interviewer does not serve its scores; use "
+            "--score-source rig (the rig grades what the bot received) or --score-source "
+            "extractor:MODULE:FUNCTION (read the score from the bot's messages or log), or "
+            "a chain such as --score-source interviewer,rig (docs/bots.md, \"Where the score "
+            "comes from\")")
+
+
+#: Starlette's and FastAPI's body of a 404 for a path no route serves
+_NO_ROUTE_DETAILS = frozenset({"not found", "404 not found", "404: not found"})
+
+
+def pending_404(body: bytes, headers: object = None) -> bool:
+    """Whether a 404 from ``GET /results/{call_id}`` means "the route exists, no result for
+    this call yet" (keep waiting) rather than "no such route" (stop waiting).
+
+    The results route says so (rig's own: :meth:`rig.calls.service.InterviewerService.app`):
+    a header ``X-Rig-Result: pending``, or a JSON object body whose ``detail`` (or ``error``
+    or ``message``) is a string other than the web framework's bare "Not Found" (FastAPI's
+    route answers ``{"detail": "no interviewer result for call X"}``; a path with no route
+    ``{"detail": "Not Found"}``). Anything else (an HTML or empty body, a bare "Not Found")
+    is no route.
+
+    Args:
+        body: the response body (bytes).
+        headers: the response headers (a mapping with ``get``), or None.
+    """
+    if headers is not None and str(headers.get("X-Rig-Result") or "").lower() == "pending":
+        return True
+    try:
+        data = json.loads(body or b"null")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    for key in ("detail", "error", "message"):
+        v = data.get(key)
+        if isinstance(v, str) and v.strip():
+            return v.strip().lower() not in _NO_ROUTE_DETAILS
+    return False
+
+
+#: Seconds between two "waiting for the interviewer's result" progress lines
+PROGRESS_EVERY_S = 10.0
+
+
+def wait_message(call_id: str, waited_s: float, timeout_s: float) -> str:
+    """The progress line of a result wait: ``waiting for the interviewer's result for call X:
+    40 s of 300``."""
+    return (f"waiting for the interviewer's result for call {call_id}: {waited_s:.0f} s of "
+            f"{timeout_s:g}")
+
+
 def poll_result(base: str, call_id: str, attempt_id: str | None, timeout_s: float,
-                token_env: str | None = None) -> dict | None:
+                token_env: str | None = None, *, route_known: bool = False,
+                progress: Callable[[str], None] | None = None,
+                progress_every_s: float = PROGRESS_EVERY_S, poll_s: float = 1.0
+                ) -> dict | None:
     """The result of attempt ``attempt_id`` of ``call_id`` from an interviewer serving
     ``GET {base}/results/{call_id}`` (a ``sip:`` base: HTTP on the same host and port
-    number), polled once a second; None after ``timeout_s``. A retried call's earlier result,
-    stored under the same call id, is skipped. Safe from several threads at once.
+    number), polled every ``poll_s`` (1 s); None after ``timeout_s``. A retried call's earlier
+    result, stored under the same call id, is skipped. Safe from several threads at once.
+
+    A 404 is the results route's "no result yet" only when it says so (:func:`pending_404`);
+    any other 404 means the interviewer has no results route, and is an answer at once
+    (:class:`NoResultsRoute`), unless ``route_known`` (the route answered before in this
+    campaign: every 404 is then "not yet").
 
     Args:
         token_env: NAME of the environment variable holding the bearer token (read on use).
+        route_known: the route is known to exist (a 404 is never "no route").
+        progress: called with :func:`wait_message` every ``progress_every_s`` of waiting.
 
     Raises:
+        NoResultsRoute: a 404 from a server with no results route (``route_known`` False).
         RuntimeError: the interviewer refused the token (HTTP 401 or 403).
     """
     import re
@@ -349,15 +434,22 @@ def poll_result(base: str, call_id: str, attempt_id: str | None, timeout_s: floa
     headers = {}
     if token_env:
         headers["Authorization"] = "Bearer " + os.environ.get(token_env, "")
-    t_end = time.monotonic() + timeout_s
+    t_start = time.monotonic()
+    t_end = t_start + timeout_s
+    next_progress = t_start + progress_every_s
+    url = f"{base}/results/{call_id}"
     while True:
         try:
-            req = urllib.request.Request(f"{base}/results/{call_id}", headers=headers)
+            req = urllib.request.Request(url, headers=headers)
             with opener.open(req, timeout=10) as r:
                 row = json.loads(r.read())
             if result_is_attempt(row, attempt_id):
                 return row
         except urllib.error.HTTPError as exc:
+            try:
+                body = exc.read()
+            except OSError:  # a body cut short: judged as none
+                body = b""
             exc.close()
             if exc.code in (401, 403):  # waiting will not help: say so now
                 raise RuntimeError(
@@ -365,8 +457,14 @@ def poll_result(base: str, call_id: str, attempt_id: str | None, timeout_s: floa
                     "results token (" + (f"--results-token-env {token_env}" if token_env
                                          else "none given: use --results-token-env") + ")"
                 ) from None
-        except Exception:  # not there yet (404) or the service is busy
+            if exc.code == 404 and not route_known and not pending_404(body, exc.headers):
+                raise NoResultsRoute(url) from None
+        except Exception:  # the service is busy or not reachable yet
             pass
-        if time.monotonic() + 1.0 > t_end:
+        now = time.monotonic()
+        if progress is not None and now >= next_progress:
+            progress(wait_message(call_id, now - t_start, timeout_s))
+            next_progress += progress_every_s
+        if now + poll_s > t_end:
             return None
-        time.sleep(1.0)
+        time.sleep(poll_s)

@@ -17,7 +17,10 @@ Endpoints of :meth:`InterviewerService.app`:
 ``GET /results/{call_id}``
     The interviewer's own result of one call (a campaign with ``--interviewer-url`` polls
     it; bearer token when ``results_token_env`` is set), with ``external``: the record an
-    external interviewer posted for the call id, or null. 404 until the interviewer has one.
+    external interviewer posted for the call id, or null. 404 until the interviewer has one,
+    with ``{"detail": "no interviewer result for call X"}`` and ``X-Rig-Result: pending``,
+    so a campaign tells it from a server with no results route
+    (:func:`rig.calls.results.pending_404`).
 ``GET /results/{call_id}/external``
     The record an external interviewer posted for the call id (404 when none).
 ``POST /results``
@@ -112,6 +115,8 @@ class InterviewerService:
             returns the interviewer's own result with the external one under ``external``.
         max_body_mb: the largest request body any HTTP endpoint takes (413 above it:
             :class:`rig.webguard.BodyLimit`, and the results webhook's own limit).
+        results_route: serve ``GET /results/{call_id}`` (and ``/external``); False stands in
+            for a bot that serves no scores (its 404 is then "no route").
     """
     pipeline: PipelineConfig
     bank: AnswerBank
@@ -123,6 +128,9 @@ class InterviewerService:
     transcribe: Callable | None = None
     external: ResultStore | None = None
     max_body_mb: float = 16.0
+    #: serve ``GET /results/...`` (False: a bot that serves no scores; its results are still
+    #: kept in ``store``)
+    results_route: bool = True
 
     def __post_init__(self) -> None:
         self.version = pipeline_version(self.pipeline)
@@ -209,6 +217,9 @@ class InterviewerService:
             if token and not hmac.compare_digest(given.encode(), token.encode()):
                 raise HTTPException(401, "bad or missing bearer token")
 
+        if not self.results_route:  # a bot that serves no scores (tests, docs/bots.md)
+            return self._call_routes(app, media)
+
         @app.get("/results/{call_id}")
         async def result(call_id: str, request: Request):
             check_token(request)
@@ -216,7 +227,8 @@ class InterviewerService:
             if row is None:
                 more = (f"; an external interviewer's result was posted: GET /results/"
                         f"{call_id}/external" if ext is not None else "")
-                raise HTTPException(404, f"no interviewer result for call {call_id}{more}")
+                raise HTTPException(404, f"no interviewer result for call {call_id}{more}",
+                                    headers={"X-Rig-Result": "pending"})  # not "no route"
             return {**row, "external": ext}
 
         @app.get("/results/{call_id}/external")
@@ -227,13 +239,16 @@ class InterviewerService:
                 raise HTTPException(404, f"no external result posted for call {call_id}")
             return ext
 
+        if self.results_token_env:
+            app.include_router(results_router(self.external, self.results_token_env,
+                                              self.max_body_mb))
+        return self._call_routes(app, media)
+
+    def _call_routes(self, app: FastAPI, media: tuple[str, ...]) -> FastAPI:
         if "twilio" in media:
             add_twilio_routes(app, self)
         if "webrtc" in media:
             add_webrtc_routes(app, self)
-        if self.results_token_env:
-            app.include_router(results_router(self.external, self.results_token_env,
-                                              self.max_body_mb))
         return app
 
 

@@ -30,10 +30,11 @@ def attribution_columns(front: FrontResult, row: dict, scorer: Scorer) -> dict:
     no word was lost that text is the clean script the oracle graded, so the oracle's grade and
     parse status are reused and nothing more is graded. A grading that fails to parse or times
     out leaves ``score_turn_text`` and both losses null, with its status; an exception is
-    status ``error``. A call that failed before scoring is ``not_scored``. Never raises."""
+    status ``error``. A call that failed before scoring, or a read-speech call (its question
+    not ``graded``), is ``not_scored``. Never raises."""
     out: dict = {"score_turn_text": None, "turn_text_parse_status": "not_scored",
                  "loss_turn_detection": None, "loss_asr": None}
-    if front.failed or front.transcript is None:
+    if front.failed or front.transcript is None or not front.question.graded:
         return out
     if front.turn_text is None:
         stt, status = front.oracle_score, row.get("oracle_parse_status")

@@ -314,7 +314,8 @@ def finish_call(front: FrontResult, stages: Stages) -> dict:
     row = dict(front.row)
     row["scorer_device"] = stages.scorer_device
     t = dict(front.timings_s)
-    if not front.failed and front.transcript is not None:
+    # a read-speech prompt (rig.answers.ReadSpeechQuestion) is never scored: not_scored
+    if front.question.graded and not front.failed and front.transcript is not None:
         try:
             t0 = time.perf_counter()
             graded = front.scorer_text if front.scorer_text is not None else front.transcript

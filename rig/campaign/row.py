@@ -52,6 +52,22 @@ TRANSPORT_COLUMNS: tuple[str, ...] = (
     "repeat_requests", "repeat_requests_heard", "time_to_first_answer_s",
     "response_delay_measured_s", "interviewer_gap_s", "interviewer_status", "recording_path")
 
+#: Where the score came from and what the bot said, asked and heard (:mod:`rig.calls.
+#: score_sources`, :mod:`rig.calls.interview_map`). ``score_source``
+#: (:data:`rig.calls.bot.ScoreSource`): ``interviewer`` (the bot's own result; on a simulated
+#: row the reference pipeline's scorer, which is the simulated interviewer's, whenever the
+#: row has a score; null when it has none), ``extractor``, ``rig_grade_bot_transcript`` or
+#: ``rig_grade_rig_asr`` (the last two: the rig's grade of what the bot received, not the
+#: bot's decision); null on a call that failed before a source was chosen.
+#: ``interviewer_said``: the bot's turns' text, in order, joined with `` | `` (its TTS text
+#: in-process, else what the caller agent's ASR heard); ``interviewer_heard``: the bot's own
+#: transcript of the graded answer, when it exposes one; ``question_asked``: the bot's words
+#: for the question this row answers; ``question_match_similarity``: their similarity to the
+#: bank's question (0-1). All but ``score_source`` are null on a simulated call.
+SCORE_SOURCE_COLUMNS: tuple[str, ...] = (
+    "score_source", "interviewer_said", "interviewer_heard", "question_asked",
+    "question_match_similarity")
+
 
 @dataclass(frozen=True)
 class CallRow:
@@ -114,6 +130,9 @@ class CallRow:
     ``scorer_top_prob_min`` (0-1), ``scorer_entropy_mean_bits``, ``scorer_criteria_json``.
 
     Transport: :data:`TRANSPORT_COLUMNS` (``transport`` ``sim`` on a simulated call).
+
+    Score source and the bot's words: :data:`SCORE_SOURCE_COLUMNS` (``score_source``
+    ``interviewer`` on a simulated row with a score: read back from an older log too).
 
     Stage times (s, wall clock): ``t_synth_s``, ``t_channel_s``, ``t_vad_s``, ``t_asr_s``,
     ``t_scorer_s`` (null for a stage that did not run).
@@ -253,6 +272,12 @@ class CallRow:
     interviewer_gap_s: float | None = None
     interviewer_status: str | None = None
     recording_path: str | None = None
+    # score source (SCORE_SOURCE_COLUMNS, in its order)
+    score_source: str | None = None
+    interviewer_said: str | None = None
+    interviewer_heard: str | None = None
+    question_asked: str | None = None
+    question_match_similarity: float | None = None
     # stage times
     t_synth_s: float | None = None
     t_channel_s: float | None = None
@@ -283,7 +308,8 @@ class CallRow:
     def from_dict(cls, d: dict[str, Any]) -> CallRow:
         """A row from a dict (``run_call``'s, or a line of ``calls.jsonl`` of any rig version
         that had these columns): missing columns are None, a missing or null ``transport`` is
-        ``sim``.
+        ``sim``, and a simulated row with a score and no ``score_source`` has
+        ``interviewer`` (the simulated interviewer's scorer graded it).
 
         Raises:
             RigError: a key that is no column (a row from a newer rig, or a misspelt key), or
@@ -296,6 +322,8 @@ class CallRow:
         row = cls(**d)
         if row.transport is None:
             object.__setattr__(row, "transport", "sim")
+        if row.transport == "sim" and row.score_source is None and row.score is not None:
+            object.__setattr__(row, "score_source", "interviewer")
         return row
 
 

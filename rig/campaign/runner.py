@@ -265,7 +265,13 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                               f"{was!r} campaign; give --transport {spec.transport} its own "
                               "--out", spec.transport)
     campaign_plan = plan_campaign(spec, bank, profiles, version, pipeline,
-                                  None if stages is None else stages.scorer.temperature)
+                                  0.0 if bank.read_speech  # no scorer runs
+                                  else None if stages is None else stages.scorer.temperature)
+    groups = None
+    if bank.read_speech:  # rig.campaign.read_speech: no oracle, no scorer; per speaker
+        from rig.campaign.read_speech import speaker_groups
+
+        groups = speaker_groups(profiles)
     plan = campaign_plan.calls
     executor = executor.resolved(real_transport=call_fn is not run_call)
     in_driver = executor.in_driver(real_transport=call_fn is not run_call)
@@ -277,7 +283,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         from rig.models import ensure_model
 
         ensure_model(pipeline.asr.model)
-        if pipeline.scorer.backend == "llamacpp":
+        if pipeline.scorer.backend == "llamacpp" and not bank.read_speech:
             ensure_model(pipeline.scorer.model)
     if stages is None and in_driver:
         stages = build_worker_stages(pipeline, runtime)
@@ -296,6 +302,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         "n_planned_calls": len(plan), "transport": spec.transport,
         "repeats_skipped": campaign_plan.repeats_skipped,
         "runtime": executor.record(runtime, 1 if in_driver else n_workers),
+        **({"mode": "read_speech", "speaker_groups": groups} if groups is not None else {}),
     }
     write_text_atomic(out / "campaign.json", json.dumps(campaign_json, indent=2))
     todo = [c for c in plan if c.call_id not in log or log.get(c.call_id)["status"] != "ok"]
@@ -304,7 +311,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                         out / AUDIO_DIRNAME if spec.audio else None)
     keys = {c.call_id: oracle_key(c.question, c.answer, c.seed, version) for c in todo}
     grade = {}
-    for c in todo:
+    for c in todo if not bank.read_speech else ():
         if not oracle_done(oracle_log.get(keys[c.call_id])):
             grade.setdefault(keys[c.call_id], OracleTask(keys[c.call_id], c.question, c.answer,
                                                          c.seed))
@@ -337,7 +344,8 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                 if grade:
                     ex.run(list(grade.values()), logged, given_up)
                 ex.run([CallTask(c.call_id, c.question, c.answer, c.profile, c.repeat, c.seed,
-                                 oracle_result(oracle_log.get(keys[c.call_id])),
+                                 _oracle_of(oracle_log, keys[c.call_id], c.seed,
+                                            bank.read_speech),
                                  ProfilePaths(profiles.sources[c.profile.profile_id].parent))
                         for c in todo], logged, given_up)
                 run_stats = ex.stats
@@ -362,24 +370,35 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                           baseline=profiles.baseline.profile_id, n_boot=spec.n_boot,
                           n_excluded=len(log.rows()) - len(rows),
                           pipeline=pipeline.model_dump(mode="json"),
-                          repeats_skipped=campaign_plan.repeats_skipped)
+                          repeats_skipped=campaign_plan.repeats_skipped, speaker_groups=groups)
     return CampaignResult(out, rows, json.loads(files["summary"].read_text()), len(todo),
                           n_skipped, time.perf_counter() - t_start, files,
                           campaign_plan.repeats_skipped["n"], campaign_plan.repeats_skipped,
                           n_dropped, campaign_json["runtime"])
 
 
+def _oracle_of(oracle_log: CallLog, key: str, seed: int, read_speech: bool):
+    """A call's oracle grade: the logged one, or none (``not_scored``) in read-speech mode."""
+    if read_speech:
+        from rig.campaign.read_speech import not_scored
+
+        return not_scored(seed)
+    return oracle_result(oracle_log.get(key))
+
+
 def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version: str,
                   baseline: str, n_boot: int, n_excluded: int = 0,
-                  pipeline: dict | None = None, repeats_skipped: dict | None = None
-                  ) -> dict[str, Path]:
+                  pipeline: dict | None = None, repeats_skipped: dict | None = None,
+                  speaker_groups: dict | None = None) -> dict[str, Path]:
     """Write calls.parquet, summary.json and report.html from the call rows (rows without the
     transport columns, logged by an older rig, get them: ``transport`` ``sim``, facts null).
     ``repeats_skipped``: the plan's (:class:`CampaignPlan`), as campaign.json records it.
     calls.parquet's columns have the types of :data:`rig.campaign.call.ROW_TYPES`, null or
     not, so any two campaigns' files read together. summary.json is a
     :class:`rig.campaign.schema.CampaignSummary` with ``n_log_rows_not_in_plan`` =
-    ``n_excluded`` and the resolved ``pipeline``."""
+    ``n_excluded`` and the resolved ``pipeline``. ``speaker_groups`` (a read-speech campaign:
+    :func:`rig.campaign.read_speech.speaker_groups`) adds ``mode`` and ``read_speech`` to the
+    summary and writes the read-speech report (:mod:`rig.report.read_speech`)."""
     import pandas as pd
 
     from rig.campaign.summary import campaign_summary
@@ -391,8 +410,11 @@ def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version:
     summary = campaign_summary(pd.DataFrame(list(rows)), campaign_id=campaign_id,
                                pipeline_version=version, baseline=baseline, n_boot=n_boot,
                                repeats_skipped=repeats_skipped,
-                               n_log_rows_not_in_plan=n_excluded, pipeline=pipeline)
+                               n_log_rows_not_in_plan=n_excluded, pipeline=pipeline,
+                               speaker_groups=speaker_groups)
     spath = write_summary(out / "summary.json", summary)
-    report = write_campaign_report(out / "report.html", summary.to_dict(),
-                                   pd.DataFrame(list(rows)))
+    write_report = write_campaign_report
+    if speaker_groups is not None:  # read-speech mode: its own page (no scores to show)
+        from rig.report.read_speech import write_read_speech_report as write_report
+    report = write_report(out / "report.html", summary.to_dict(), pd.DataFrame(list(rows)))
     return {"calls": calls, "summary": spath, "report": report}

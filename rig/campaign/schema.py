@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 #: The version this rig writes.
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 #: The version a summary without ``schema_version`` (written before rig versioned it) reads as.
 UNVERSIONED = "0.0"
 
@@ -250,6 +250,62 @@ class ProfileSummary(_Part):
     attribution: ProfileAttribution | None = _f(
         "the paired delta split by stage; absent for the baseline and when the rows predate "
         "the attribution columns", default=None)
+    synthesiser_limited: bool | None = _f(
+        "the profile's voice is synthesiser-limited: its clean-line WER is far above the "
+        "baseline voice's in the shipped voice validation (rig/data/voices.json; "
+        "docs/profiles.md, 'Voice validation'), so much of this gap is the synthesiser; "
+        "null when the voice was not validated (absent before 1.5)", default=None)
+    voice_clean_wer: float | None = _f(
+        "mean per-answer WER of the profile's voice on the clean line in that validation; "
+        "null when not validated (absent before 1.5)", default=None)
+    baseline_voice_clean_wer: float | None = _f(
+        "the same for the validation's baseline voice (absent before 1.5)", default=None)
+
+
+class ReadSpeechFigures(_Part):
+    """A read-speech campaign's measures over a set of completed calls (a speaker's or a
+    speaker group's; rig.campaign.read_speech). Intervals treat the calls as independent: for
+    a group they ignore that calls of one speaker are alike, so they are too narrow when a
+    group has few speakers."""
+
+    n_calls: int = _f("calls", ge=0)
+    n_failed_calls: int = _f("calls that failed (left out of every figure)", ge=0)
+    wer_mean: float | None = _f("mean WER of the transcript against the prompt")
+    wer_ci95: Interval | None = _f("percentile bootstrap 95% CI of wer_mean over calls")
+    truncation_rate: float | None = _f("share of completed calls with prompt words spoken "
+                                       "after the turn closed")
+    n_truncated: int = _f("completed calls truncated", ge=0)
+    truncation_ci95: Interval | None = _f("Wilson 95% CI of truncation_rate")
+    content_similarity_mean: float | None = _f("mean content_similarity of transcript and "
+                                               "prompt; null when not computed")
+    content_similarity_ci95: Interval | None = _f("percentile bootstrap 95% CI of "
+                                                  "content_similarity_mean over calls")
+    not_computable: NotComputable = _f("field -> reason, for every null figure")
+
+
+class ReadSpeechSpeaker(ReadSpeechFigures):
+    """One speaker (one profile with a recorded voice) of a read-speech campaign."""
+
+    profile_id: str = _f("the speaker's profile")
+    group: str = _f("the speaker's group: accent_description of its speaker.json, the "
+                    "corpus's or the speaker's own label, quoted; 'unlabelled' when empty")
+    corpus: str | None = _f("vctk, l2-arctic or cmu-arctic; null for a recorded speaker")
+    corpus_speaker_id: str | None = _f("the speaker's id in the corpus")
+
+
+class ReadSpeechGroup(ReadSpeechFigures):
+    """The calls of every speaker of one group, pooled."""
+
+    speakers: list[str] = _f("speaker ids (speaker.json speaker_id) in the group")
+
+
+class ReadSpeechSummary(_Part):
+    """A read-speech campaign (an answer bank with mode: read_speech): no scorer ran; per
+    speaker and per speaker group, WER, truncation and content similarity."""
+
+    by_speaker: dict[str, ReadSpeechSpeaker] = _f("speaker id -> its figures (profile order)")
+    by_group: dict[str, ReadSpeechGroup] = _f("group label -> its figures, sorted by label")
+    note: str = _f("how the groups are formed and what the intervals assume")
 
 
 class SweepNote(_Part):
@@ -302,6 +358,12 @@ class CampaignSummary(_Part):
         "gate compares; absent when not recorded", default=None)
     sweep: SweepNote | None = _f(
         "the timer sweep `rig demo` ran after the campaign; absent otherwise", default=None)
+    mode: Literal["graded", "read_speech"] | None = _f(
+        "read_speech: the bank was a read-speech bank and no scorer ran (score fields null); "
+        "absent for a graded campaign", default=None)
+    read_speech: ReadSpeechSummary | None = _f(
+        "per speaker and speaker group figures of a read-speech campaign; absent otherwise",
+        default=None)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``summary.json``: fields left unset (the "absent when" ones) out."""

@@ -42,6 +42,7 @@ from rig.campaign.schema import (
 from rig.stats.noise import noise_floor
 from rig.stats.paired import ProfilePaired, paired_by_profile
 from rig.stats.validity import judge_validity
+from rig.voices.shipped import voice_fields
 
 
 def _mean(s: pd.Series) -> float | None:
@@ -74,13 +75,16 @@ def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: 
                      baseline: str = "baseline", n_boot: int = 2000, seed: int = 0,
                      repeats_skipped: dict | None = None,
                      n_log_rows_not_in_plan: int | None = None,
-                     pipeline: dict | None = None) -> CampaignSummary:
+                     pipeline: dict | None = None,
+                     speaker_groups: dict | None = None) -> CampaignSummary:
     """Summarise call rows (the columns of ``calls.parquet``) as the typed
     :class:`~rig.campaign.schema.CampaignSummary`. Pure: same rows (and the same
     ``repeats_skipped``, from campaign.json), same summary.
 
     ``n_log_rows_not_in_plan`` and ``pipeline`` (the resolved configuration) are what a
     campaign run adds (:func:`rig.campaign.runner.write_outputs`); left out when None.
+    ``speaker_groups`` (a read-speech campaign, :mod:`rig.campaign.read_speech`) adds
+    ``mode`` and the ``read_speech`` block.
 
     Raises:
         RowsError: a required column is missing or malformed (names the column and value).
@@ -101,6 +105,15 @@ def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: 
         out["n_log_rows_not_in_plan"] = n_log_rows_not_in_plan
     if pipeline is not None:
         out["pipeline"] = pipeline  # the release gate compares configurations
+    if speaker_groups is not None:  # read-speech mode: no scorer ran
+        from rig.campaign.read_speech import read_speech_summary
+
+        out["mode"] = "read_speech"
+        if "judge_validity" in out:
+            out["judge_validity"] = JudgeValidityNotMeasured(
+                verdict="not_measured", reason="read-speech campaign: no scorer ran")
+        out["read_speech"] = read_speech_summary(rows, speaker_groups, n_boot=n_boot,
+                                                 seed=seed) if not rows.empty else None
     return CampaignSummary(**out)
 
 
@@ -179,6 +192,7 @@ def _profile(g: pd.DataFrame, paired: ProfilePaired,
         "asr_suspect_rate": _flag_rate(gok, "asr_suspect"),
         "turn_suspect_rate": _flag_rate(gok, "turn_suspect"),
     })
+    entry.update(voice_fields(g))
     entry = {k: _num(v) for k, v in entry.items()}
     if attribution is not None:
         entry["attribution"] = attribution

@@ -34,6 +34,9 @@ from rig.campaign.schema import (
     ProfileAttribution,
     ProfileRepeatsSkipped,
     ProfileSummary,
+    ReadSpeechGroup,
+    ReadSpeechSpeaker,
+    ReadSpeechSummary,
     RepeatsSkipped,
     SummaryHeader,
     ValidityThresholds,
@@ -58,6 +61,9 @@ DOC_PARTS: tuple[tuple[str, type[BaseModel]], ...] = (
     ("judge_validity (measured)", JudgeValidity),
     ("judge_validity.thresholds", ValidityThresholds),
     ("judge_validity (not measured)", JudgeValidityNotMeasured),
+    ("read_speech", ReadSpeechSummary),
+    ("read_speech.by_speaker.<id>", ReadSpeechSpeaker),
+    ("read_speech.by_group.<label>", ReadSpeechGroup),
 )
 
 

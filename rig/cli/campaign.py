@@ -25,7 +25,25 @@ AUDIO_HELP = ("write each call's caller and line audio (FLAC) and word timings u
               "for the report's drill-down (--no-audio: none, for large campaigns)")
 
 
+def _print_read_speech(summary: dict, out: Path) -> None:
+    """A read-speech campaign's lines: one per speaker group and per speaker."""
+    from rig.report.read_speech import figures_sentence, n_speakers_text
+
+    rs = summary.get("read_speech") or {}
+    for g, d in (rs.get("by_group") or {}).items():
+        stdout_console().print(figures_sentence(f"group {g} ({n_speakers_text(d)})", d),
+                               markup=False, highlight=False)
+    for s, d in (rs.get("by_speaker") or {}).items():
+        stdout_console().print(figures_sentence(f"{s} ({d['group']})", d), markup=False,
+                               highlight=False)
+    stdout_console().print(f"read-speech bank: no scorer ran; wrote {out}/calls.parquet, "
+                           f"{out}/summary.json, {out}/report.html")
+
+
 def _print_summary(summary: dict, out: Path) -> None:
+    if summary.get("mode") == "read_speech":  # rig.campaign.read_speech
+        _print_read_speech(summary, out)
+        return
     t = Table(title=f"{summary['campaign_id']} ({summary['pipeline_version']})")
     for col in ("profile", "pairs", "mean delta", "95% CI (bootstrap)", "95% CI (t)",
                 "flip rate", "WER", "content sim.", "truncation"):
@@ -248,6 +266,14 @@ def campaign_run(
     results_token_env: Annotated[str | None, typer.Option(
         help="NAME of the environment variable holding the bearer token of the interviewer's "
              "GET /results (with --interviewer-url)")] = None,
+    score_source: Annotated[str | None, typer.Option(
+        help="real transports: where each call's score comes from: interviewer (the bot's "
+             "GET /results/{call_id}; default), rig (the rig grades what the bot received), "
+             "extractor:MODULE:FUNCTION (your function reads it from the bot's messages or "
+             "log), or a chain tried in order, e.g. interviewer,rig (docs/bots.md)")] = None,
+    result_wait_s: Annotated[float | None, typer.Option(
+        help="real transports: how long to wait for the interviewer's result after each call, "
+             "s (default 300; progress every 10 s on stderr)")] = None,
     executor: Annotated[str, typer.Option(
         help="where simulated calls run: local (worker processes on this machine; "
              "--workers 1 runs them in this process), ray (actors on a Ray cluster, extra "
@@ -288,7 +314,7 @@ def campaign_run(
         calls = transport_call_options(TransportOptions(
             transport, interviewer_url=interviewer_url, results_token_env=results_token_env,
             twilio_to=twilio_to, twilio_from=twilio_from, stream_url=stream_url,
-            agent_port=agent_port))
+            agent_port=agent_port, score_source=score_source, result_wait_s=result_wait_s))
     except RigError as exc:
         fail(exc)
     try:
@@ -338,7 +364,8 @@ def campaign_summarize(
     rows = [r for r in log.rows() if r.get("pipeline_version") == meta["pipeline_version"]]
     write_outputs(out, rows, campaign_id=meta["campaign_id"], version=meta["pipeline_version"],
                   baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"),
-                  repeats_skipped=meta.get("repeats_skipped"))
+                  repeats_skipped=meta.get("repeats_skipped"),
+                  speaker_groups=meta.get("speaker_groups"))
     _print_summary(json.loads((out / "summary.json").read_text()), out)
 
 

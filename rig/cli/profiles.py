@@ -53,12 +53,18 @@ def profiles_check(
     engines: Annotated[bool, typer.Option(
         help="also try every TTS voice the set uses (a word each) and fail when one is not "
              "installed here")] = False,
+    measure: Annotated[str | None, typer.Option(
+        help="also render this answer id (clean speech, no noise or line) under every "
+             "profile and print what was measured on the output: words per minute, the "
+             "silence at sentence ends (median, max) and the longest silence")] = None,
+    answers_dir: Annotated[Path, typer.Option("--answers", help="the bank of --measure")] =
+        DEFAULTS.answer_bank / "core",
 ) -> None:
     """Validate a profile set and the one-dimension rule; exit 2 with FILE: FIELD: problem
     (got VALUE) when a file is bad."""
     from rig.errors import EngineUnavailable
     from rig.profiles import OFFLINE_RECORD_ONLY, load_profiles
-    from rig.synth import get_engine
+    from rig.synth import engine_for_voice, get_engine
 
     try:
         s = load_profiles(folder)
@@ -68,11 +74,13 @@ def profiles_check(
     missing: list[str] = []
     tried: dict[str, str | None] = {}
 
-    def unavailable(voice: str) -> str | None:
+    def unavailable(voice: str, p) -> str | None:
         if voice not in tried:
             engine, _, voice_id = voice.partition(":")
             try:
-                get_engine(engine, voice_id).synthesize("test", 1.0)
+                eng = (engine_for_voice(p.voice, lambda rel: s.resolve_path(p, rel))
+                       if engine == "coqui" else get_engine(engine, voice_id))
+                eng.synthesize("test", 1.0)
                 tried[voice] = None
             except EngineUnavailable as exc:
                 tried[voice] = str(exc)
@@ -82,11 +90,13 @@ def profiles_check(
         changed = p.dimensions_changed(s.baseline)
         notes = [f"{d} changes nothing offline (recorded with each call; acts in real calls)"
                  for d in changed if d in OFFLINE_RECORD_ONLY]
-        voices = [] if p.voice.engine == "recorded" else [f"{p.voice.engine}:{p.voice.voice_id}"]
+        voices = [] if p.voice.engine == "recorded" else [f"{p.voice.engine}:{p.voice.voice_id}"
+                                                          + (f"@{p.voice.model_path}"
+                                                             if p.voice.model_path else "")]
         if p.noise.kind == "babble":
             voices += list(p.noise.voices)
         for v in dict.fromkeys(voices if engines else []):
-            problem = unavailable(v)
+            problem = unavailable(v, p)
             if problem:
                 notes.append(f"not runnable here: {problem}")
                 missing.append(f"{s.sources[p.profile_id]}: voice: {problem}")
@@ -96,6 +106,44 @@ def profiles_check(
         fail(RigError("; ".join(missing)))
     out.print(f"{folder}: {len(s.profiles)} profiles OK (baseline + "
               f"{len(s.profiles) - 1}, one dimension each unless declared)")
+    if measure:
+        _measure_set(s, measure, answers_dir)
+
+
+def _measure_set(s, answer_id: str, answers_dir: Path) -> None:
+    """Print pace and silences measured on ``answer_id`` rendered under each profile of
+    ``s`` (:func:`rig.synth.pauses.measure_gaps`); a profile that cannot render says why."""
+    from rig.answers import load_bank
+    from rig.errors import EngineUnavailable
+    from rig.synth.pauses import measure_gaps
+    from rig.synth.render import render_speech
+
+    try:
+        a = next((a for _, a in load_bank(answers_dir).answers() if a.answer_id == answer_id),
+                 None)
+    except RigError as exc:
+        fail(exc)
+    if a is None:
+        fail(RigError(f"{answers_dir}: --measure: no answer {answer_id!r}"))
+    t = Table(title=f"{answer_id} measured on the output (clean speech)")
+    for col in ("profile", "wpm", "rate", "sentence_gap_median_s", "sentence_gap_max_s",
+                "longest_gap_s"):
+        t.add_column(col)
+    for p in s.profiles:
+        try:
+            r = render_speech(a.script, p, 0, answer_id=a.answer_id,
+                              resolve_path=lambda rel, p=p: s.resolve_path(p, rel))
+        except (EngineUnavailable, RigError, ValueError, FileNotFoundError) as exc:
+            t.add_row(p.profile_id, f"not rendered: {exc}", "", "", "", "")
+            continue
+        g = measure_gaps(r.audio.samples, r.audio.sample_rate_hz, r.words)
+
+        def f(x: float | None) -> str:
+            return "-" if x is None else f"{x:.2f}"
+        t.add_row(p.profile_id, "-" if r.wpm_measured is None else f"{r.wpm_measured:.0f}",
+                  "-" if r.rate is None else f"{r.rate:g}",
+                  f(g.sentence_gap_median_s), f(g.sentence_gap_max_s), f(g.longest_gap_s))
+    print_table(t)
 
 
 @profiles_app.command("render")

@@ -25,6 +25,7 @@ from rig.drilldown.page import (
     LEGEND,
     SCRIPT,
     STYLE,
+    agent_events_html,
     aligned_html,
     audio_html,
     criteria_html,
@@ -143,6 +144,8 @@ def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int
         parts.append(audio_html(_link(campaign_dir, found[0]) if found else None,
                                 "the real call's recording (left: caller sent, right: "
                                 "interviewer received)"))
+        if found:
+            parts.append(agent_events_html(found[0].with_suffix(".json")))
     parts.append(audio_html(_link(campaign_dir, paths["caller"]),
                             "caller audio (what the candidate's phone sent)"))
     parts.append(audio_html(_link(campaign_dir, paths["line"]),

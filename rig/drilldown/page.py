@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+from pathlib import Path
 
 from rig.drilldown.align import AlignedWord, ScriptWord, alignment_counts
 from rig.pages import PALETTE, fmt
@@ -188,3 +189,22 @@ def filters_html(profiles: list[str], tiers: list[str], n: int) -> str:
             "<label><input type='checkbox' id='dd-truncated'> truncated only</label>"
             f"<span id='dd-count' class='note' aria-live='polite'>{n} of {n} shown</span>"
             "</div>")
+
+
+def agent_events_html(recording_json: Path) -> str:
+    """A real call's caller-agent decisions (the recording JSON's ``events``: seconds from
+    connect, kind, detail; :mod:`rig.calls.brain`) as a collapsed list; "" when the file is
+    missing, unreadable or has none."""
+    try:
+        events = json.loads(recording_json.read_text()).get("events") or []
+    except (OSError, ValueError, AttributeError):
+        return ""
+    if not events:
+        return ""
+    items = "".join(f"<li><code>{float(t):.2f} s</code> {esc(kind)}"
+                    f"{': ' + esc(detail) if detail else ''}</li>"
+                    for t, kind, detail in events)
+    return (f"<details class='dd-events'><summary>Agent events ({len(events)}): what the "
+            f"caller agent heard and decided</summary><ol class='dd-text'>{items}</ol>"
+            "</details>")
+

@@ -101,6 +101,14 @@ def _check_sources(f: Path, prof: Profile) -> None:
             raise ConfigError(f, "accent_label", "a recorded voice's label must say 'recorded'",
                               prof.accent_label)
     else:
+        if prof.voice.engine == "coqui":
+            from rig.synth.coqui import resolve_files
+
+            def rel(v: str | None) -> Path | None:
+                return None if v is None else (Path(v) if Path(v).is_absolute() else folder / v)
+
+            resolve_files(rel(prof.voice.model_path), rel(prof.voice.config_path),
+                          rel(prof.voice.speaker_wav), where=f)
         if prof.voice.engine == "hibari" and prof.pace.rate is not None \
                 and not HIBARI_RATE_RANGE[0] <= prof.pace.rate <= HIBARI_RATE_RANGE[1]:
             raise ConfigError(f, "pace.rate", f"hibari stays intelligible at rates "

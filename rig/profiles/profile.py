@@ -142,4 +142,7 @@ _NEWER_FIELDS: tuple[tuple[str | None, str, Any], ...] = (
     ("noise", "talkers", 6),
     ("noise", "voices", DEFAULT_BABBLE_VOICES),
     (None, "interruption", {"barge_in_offset_s": 0.0}),
+    ("voice", "model_path", None),
+    ("voice", "config_path", None),
+    ("voice", "speaker_wav", None),
 )

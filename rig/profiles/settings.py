@@ -42,15 +42,30 @@ class Voice(_Frozen):
       :data:`KOKORO_VOICE_IDS`; extra ``kokoro``);
     * ``recorded``: a folder of human recordings named ``<answer_id>.wav`` (``voice_id`` is the
       folder, relative to the profile file).
+    * ``coqui``: a Coqui TTS model on local disk (extra ``coqui``; :mod:`rig.synth.coqui`):
+      ``model_path`` (a checkpoint or its folder), ``config_path`` (default: ``config.json``
+      beside it), ``speaker_wav`` (XTTS: the speaker's recording), all relative to the profile
+      file; ``voice_id`` names the voice in reports.
     """
-    engine: Literal["hibari", "piper", "espeak-ng", "mbrola", "kokoro", "recorded"] = "hibari"
+    engine: Literal["hibari", "piper", "espeak-ng", "mbrola", "kokoro", "recorded",
+                    "coqui"] = "hibari"
     voice_id: str = Field("heart", min_length=1, max_length=200)
+    model_path: str | None = Field(None, min_length=1)
+    config_path: str | None = Field(None, min_length=1)
+    speaker_wav: str | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _voice_id(self) -> Voice:
         if self.engine != "recorded" and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
                                                           self.voice_id):
             raise ValueError(f"voice_id {self.voice_id!r} is not a voice name of {self.engine}")
+        coqui_only = [f for f in ("model_path", "config_path", "speaker_wav") if getattr(self, f)]
+        if self.engine == "coqui" and not self.model_path:
+            raise ValueError("voice.model_path is required when voice.engine is 'coqui' (a "
+                             "Coqui checkpoint or its folder, relative to the profile file)")
+        if self.engine != "coqui" and coqui_only:
+            raise ValueError(f"voice.{coqui_only[0]} is a setting of engine coqui, not of "
+                             f"{self.engine}")
         if self.engine == "kokoro" and self.voice_id not in KOKORO_VOICE_IDS:
             raise ValueError(f"kokoro has no voice {self.voice_id!r}; voice ids are "
                              f"<voice>.<phonemes>: {', '.join(KOKORO_VOICE_IDS)}")

@@ -11,7 +11,9 @@ parse a sentence back and find summary.json's figure exactly as formatted:
 * flips: ``n_flips`` of ``n_pairs`` decisions, integers;
 * rates (truncation, suspect calls): percent, no decimals (``f"{rate:.0%}"``);
 * the noise-floor limit: ``noise_floor_mean_delta_limit``, points, 1 decimal;
-* the stage split: :func:`rig.campaign.attribution.split_text` at 1 decimal.
+* the stage split: :func:`rig.campaign.attribution.split_text` at 1 decimal;
+* a synthesiser-limited voice's clean-line WERs (``voice_clean_wer``, its baseline's): 2
+  decimals.
 """
 
 from __future__ import annotations
@@ -118,13 +120,22 @@ def _suspect_clause(d: dict) -> str | None:
     return "; ".join(parts) or None
 
 
+def _voice_clause(d: dict) -> str | None:
+    if not d.get("synthesiser_limited"):
+        return None
+    w, b = d.get("voice_clean_wer"), d.get("baseline_voice_clean_wer")
+    figs = f" (clean-line WER {w:.2f} vs {b:.2f})" if w is not None and b is not None else ""
+    return (f"the voice itself is synthesiser-limited{figs}: much of this gap is the "
+            "synthesiser")
+
+
 def profile_sentence(summary: dict, pid: str) -> str:
     """One profile's sentence: delta with CI, flips, the stage that lost it, the noise floor,
-    suspect rates when summary.json has them."""
+    suspect rates when summary.json has them, and a synthesiser-limited voice."""
     d = summary["profiles"][pid]
     baseline = summary.get("baseline", "baseline")
     clauses = [_delta_clause(pid, baseline, d), _flip_clause(d), _stage_clause(d),
-               _noise_clause(summary, d), _suspect_clause(d)]
+               _noise_clause(summary, d), _suspect_clause(d), _voice_clause(d)]
     return "; ".join(c for c in clauses if c) + "."
 
 

@@ -22,7 +22,7 @@ cache), ``pace``, ``noise``, ``babble``, and one module per engine.
 
 from rig.synth.base import Engine, RenderedAnswer, WordTiming
 from rig.synth.cache import SYNTH_VERSION, default_cache_dir
-from rig.synth.engines import get_engine
+from rig.synth.engines import engine_for_voice, get_engine
 from rig.synth.pace import PaceError, measure_wpm, time_stretch
 from rig.synth.render import render_answer, render_speech
 
@@ -33,6 +33,7 @@ __all__ = [
     "RenderedAnswer",
     "WordTiming",
     "default_cache_dir",
+    "engine_for_voice",
     "get_engine",
     "measure_wpm",
     "render_answer",

@@ -14,6 +14,8 @@ came back from Whisper as "tacit"); then, when the rate alone cannot get within
 ``WPM_SETTLE`` (the edge of that range, or a jump in the engine's response), each chunk is
 time-stretched by WSOLA (:func:`time_stretch`, pitch kept) by the remaining factor, at most
 ``STRETCH_RANGE``. A target still more than ``WPM_TOLERANCE`` off raises :class:`PaceError`.
+
+Pace apart from pauses: :mod:`rig.synth.pauses`.
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ Order of operations (every step deterministic given the seed):
    longer than an 800 ms endpointing timer: pace and pauses must stay separate dimensions).
    Chunks are joined with a short natural gap (``SENTENCE_GAP_S`` after a sentence,
    ``PHRASE_GAP_S`` inside one) unless a pause stands between them, in which case the pause
-   alone is the silence.
+   alone is the silence. At a rate or stretch other than 1.0, the pauses inside each chunk
+   first get back the length they have at the engine's natural pace
+   (:func:`rig.synth.pauses.keep_pauses`): pace changes the speech rate, not the pauses.
    A ``pace.wpm`` target is met on the output (:mod:`rig.synth.pace`): the words per minute
    of the render are measured and the engine's rate adjusted (then, when the rate alone
    cannot get there, the chunks time-stretched) until within 3% of the target; every try is
@@ -53,7 +55,7 @@ from rig.synth.base import (
     trim,
 )
 from rig.synth.cache import SYNTH_VERSION, default_cache_dir, load_render, store_render
-from rig.synth.engines import get_engine
+from rig.synth.engines import engine_for_voice
 from rig.synth.noise import add_noise
 from rig.synth.pace import (
     DEFAULT_RATE_RANGE,
@@ -62,6 +64,7 @@ from rig.synth.pace import (
     measure_wpm,
     time_stretch,
 )
+from rig.synth.pauses import MIN_PAUSE_S, PAUSE_FLOOR_DB, keep_pauses
 from rig.synth.plan import PHRASE_GAP_S, SENTENCE_GAP_S, Chunk, Silence, Step, make_plan
 
 #: Active speech level of every render, dBFS (float scale: 0 dB is an RMS of 1.0).
@@ -95,6 +98,8 @@ def render_key(plan: list[Step], engine: Engine, rate: float, response_delay_s: 
     before time-stretching existed keep their keys).
     """
     extra = {"stretch": float(stretch), "stretch_version": "wsola-1"} if stretch != 1.0 else {}
+    if stretch != 1.0 or rate != 1.0:
+        extra["pauses_kept"] = f"v1 {PAUSE_FLOOR_DB:g} dB {MIN_PAUSE_S:g} s"
     return _sha256({**extra,
         "synth_version": SYNTH_VERSION, "engine": engine.name, "engine_version": engine.version,
         "voice_id": engine.voice_id, "rate": float(rate), "plan": [_step_json(s) for s in plan],
@@ -133,10 +138,12 @@ def _speak(plan: list[Step], engine: Engine, rate: float, response_delay_s: floa
     texts = list(dict.fromkeys(s.text for s in plan if isinstance(s, Chunk)))
     batch = getattr(engine, "synthesize_all", None)
     spoken = batch(texts, rate) if batch else [engine.synthesize(t, rate) for t in texts]
-    audio_of = {t: cap_silences(trim(a.resample(sr)).samples, sr, MAX_CHUNK_SILENCE_S)
-                for t, a in zip(texts, spoken, strict=True)}
+    audio_of = {t: trim(a.resample(sr)).samples for t, a in zip(texts, spoken, strict=True)}
     if stretch != 1.0:
         audio_of = {t: time_stretch(a, sr, stretch) for t, a in audio_of.items()}
+    if stretch != 1.0 or rate != 1.0:  # pace changes the speech, not its pauses
+        audio_of = {t: keep_pauses(a, sr, stretch / rate) for t, a in audio_of.items()}
+    audio_of = {t: cap_silences(a, sr, MAX_CHUNK_SILENCE_S) for t, a in audio_of.items()}
 
     parts = [np.zeros(round(response_delay_s * sr), np.float32)]
     pos = len(parts[0])
@@ -249,7 +256,7 @@ def render_speech(script: str, profile: Profile, seed: int, *, answer_id: str = 
                                              trailing_silence_s, sample_rate_hz)
         name, voice_id, version = "recorded", profile.voice.voice_id, "recording"
     else:
-        eng = engine or get_engine(profile.voice.engine, profile.voice.voice_id)
+        eng = engine or engine_for_voice(profile.voice, resolve_path)
         plan = make_plan(script, profile.pauses, profile.disfluency, seed)
         pauses_s = inner_pauses_s(plan)
         folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()

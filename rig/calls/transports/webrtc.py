@@ -2,7 +2,18 @@
 
 Signalling is one HTTP exchange (pipecat's SmallWebRTC convention): the agent POSTs its SDP
 offer with the rig's call parameters as JSON ``{"sdp", "type", "call_id", "question_ids",
-"seed"}`` to the interviewer's ``/api/offer`` and applies the SDP answer. Media is Opus at
+"seed", ..., "request_data": {the same parameters}}`` to the interviewer's ``/api/offer`` and
+applies the SDP answer. The same body serves rig's own interviewer (which reads the top-level
+fields) and pipecat's development runner (``pipecat.runner.run``: its ``SmallWebRTCRequest``
+takes ``sdp``, ``type``, ``pc_id``, ``restart_pc`` and ``request_data``, ignores other fields,
+and hands ``request_data`` to the bot as ``runner_args.body``), so a bot that was never written
+for rig is called unchanged. Each peer gathers its own ICE candidates (host candidates in the
+SDP; no trickle).
+
+The agent opens a data channel before its offer. On it a pipecat bot's RTVI processor sends
+what the bot said and heard (:mod:`rig.calls.rtvi`); the agent announces itself with RTVI
+``client-ready`` when the channel opens (bots that wait for it start then) and keeps every
+message with its arrival time: :meth:`WebRTCLink.bot_record`. Media is Opus at
 48 kHz over DTLS-SRTP (RFC 7874 requires Opus and G.711 for WebRTC audio; aiortc offers Opus
 first). The agent's 20 ms 8 kHz frames go out through :class:`PcmTrack` (aiortc resamples and
 encodes them); received audio frames are resampled to 8 kHz mono into the playout buffer.
@@ -19,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import fractions
+import json
 import re
 from collections.abc import Mapping
 
@@ -75,7 +87,7 @@ class WebRTCLink:
     transport = "webrtc"
 
     def __init__(self, offer_url: str, params: Mapping[str, str],
-                 connect_timeout_s: float = 15.0) -> None:
+                 connect_timeout_s: float = 60.0) -> None:
         self.offer_url, self.params = offer_url, dict(params)
         self.playout = PlayoutBuffer()
         self.closed = asyncio.Event()
@@ -86,6 +98,8 @@ class WebRTCLink:
         self._out = None
         self._rx: asyncio.Task | None = None
         self._stats: dict | None = None
+        self._t0: float | None = None
+        self.messages: list[tuple[float, object]] = []  # (loop time, JSON message)
 
     async def connect(self) -> None:
         """Offer, answer, and wait until the peer connection is connected.
@@ -101,6 +115,7 @@ class WebRTCLink:
         self._out = _pcm_track_class()()
         pc.addTrack(self._out)
         connected = asyncio.Event()
+        self._open_data_channel(pc)
 
         @pc.on("track")
         def _on_track(track) -> None:
@@ -116,8 +131,7 @@ class WebRTCLink:
                 connected.set()
 
         await pc.setLocalDescription(await pc.createOffer())
-        body = {"sdp": pc.localDescription.sdp, "type": pc.localDescription.type,
-                **self.params}
+        body = self.offer_body(pc.localDescription.sdp, pc.localDescription.type)
         async with aiohttp.ClientSession(trust_env=False) as http, \
                 http.post(self.offer_url, json=body) as r:
             if r.status != 200:
@@ -135,6 +149,42 @@ class WebRTCLink:
                                   "restrict_ice_to('127.0.0.1'))") from None
         if pc.connectionState != "connected":
             raise ConnectionError(f"{self.offer_url}: WebRTC connection {pc.connectionState}")
+        self._t0 = asyncio.get_running_loop().time()  # the bot record's clock: from connected
+
+    def offer_body(self, sdp: str, type_: str) -> dict:
+        """The JSON body of the offer: the SDP, the call's parameters at the top level (rig's
+        interviewer) and again as ``request_data`` (pipecat's runner: the bot's
+        ``runner_args.body``)."""
+        return {"sdp": sdp, "type": type_, **self.params, "request_data": dict(self.params)}
+
+    def _open_data_channel(self, pc) -> None:
+        from rig.calls.rtvi import client_ready_message
+
+        channel = pc.createDataChannel("rig", ordered=True)
+
+        @channel.on("open")
+        def _on_open() -> None:
+            channel.send(json.dumps(client_ready_message()))
+
+        @channel.on("message")
+        def _on_message(message) -> None:
+            t = asyncio.get_running_loop().time()  # loop time; from connected in bot_record
+            try:
+                self.messages.append((t, json.loads(message)))
+            except (TypeError, ValueError):
+                self.messages.append((t, {"raw": str(message)}))
+
+    def bot_record(self):
+        """What the bot said and heard, from its RTVI data-channel messages
+        (:func:`rig.calls.rtvi.bot_record`; times in seconds from the connection, as the
+        caller agent's clock nearly is; messages before it are negative): a
+        :class:`rig.calls.bot.BotRecord` whose ``said`` is empty when the bot sent no text (the
+        caller fills it from its own ASR) and whose ``heard`` is empty when it sent no
+        transcripts."""
+        from rig.calls.rtvi import bot_record
+
+        t0 = self._t0 if self._t0 is not None else 0.0
+        return bot_record([(t - t0, m) for t, m in self.messages])
 
     def local_ports(self) -> dict:
         """This call's own UDP ports: ``{"ice": [...]}``, the ports of the ICE host candidates

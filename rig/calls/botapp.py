@@ -1,0 +1,124 @@
+"""Loading a user's pipecat bot for an in-process call: ``pipecat:PATH.py:FACTORY``.
+
+Two factory shapes are accepted (checked by signature when the bot is loaded, before any
+call is placed):
+
+- ``runner``: ``async def FACTORY(transport, runner_args)``, the pipecat development runner's
+  ``run_bot`` (it builds its pipeline on ``transport`` and runs it to the end itself). rig
+  passes a :class:`pipecat.runner.types.RunnerArguments` with ``handle_sigint`` False and the
+  call's parameters in ``body``.
+- ``create``: ``FACTORY(transport)`` (plain or ``async``) returning the
+  :class:`pipecat.pipeline.worker.PipelineWorker` (``PipelineTask``) to run; rig runs it.
+
+The file is imported by path (``importlib``) under a module name of its own per path, so two
+bots with the same file name do not collide; it is imported once per process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from rig.errors import ConfigError
+
+#: What ``--interviewer`` accepts for an in-process bot.
+SPEC_PREFIX = "pipecat:"
+FactoryKind = Literal["runner", "create"]
+
+
+@dataclass(frozen=True)
+class BotApp:
+    """A loaded bot factory: ``kind`` says how rig calls ``factory`` (module docstring)."""
+    spec: str
+    path: Path
+    name: str
+    kind: FactoryKind
+    factory: Callable
+
+
+def parse_spec(spec: str, option: str = "--interviewer") -> tuple[Path, str]:
+    """``pipecat:PATH.py:FACTORY`` -> (PATH, FACTORY). The path may hold ``:`` (the factory
+    is what follows the last one).
+
+    Raises:
+        ConfigError: not of that form; names ``option`` and the value.
+    """
+    if not spec.startswith(SPEC_PREFIX):
+        raise ConfigError(option, "", "an in-process bot is pipecat:PATH.py:FACTORY", spec)
+    path, sep, name = spec[len(SPEC_PREFIX):].rpartition(":")
+    if not sep or not path or not name.isidentifier():
+        raise ConfigError(option, "", "an in-process bot is pipecat:PATH.py:FACTORY (FACTORY a "
+                          "function name, e.g. pipecat:bot.py:run_bot)", spec)
+    return Path(path), name
+
+
+def _import(path: Path):
+    key = "rig_bot_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    if key in sys.modules:
+        return sys.modules[key]
+    loader_spec = importlib.util.spec_from_file_location(key, path)
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[key] = module
+    try:
+        loader_spec.loader.exec_module(module)
+    except BaseException as exc:
+        del sys.modules[key]
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise ConfigError(path, "", f"importing the bot failed: {type(exc).__name__}: "
+                          f"{exc}") from exc
+    return module
+
+
+def factory_kind(fn: Callable) -> FactoryKind | None:
+    """``runner`` for ``async def f(transport, runner_args)``, ``create`` for ``f(transport)``,
+    None for any other signature (positional parameters without defaults counted)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    required = [p for p in params if p.default is p.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(required) == 2 and inspect.iscoroutinefunction(fn):
+        return "runner"
+    if len(required) == 1:
+        return "create"
+    return None
+
+
+def load_bot(spec: str, option: str = "--interviewer") -> BotApp:
+    """Import the bot file and check its factory.
+
+    Raises:
+        ConfigError: a malformed spec; no such file or not a ``.py`` file; the import failed
+            (the exception is named); no function FACTORY in it; FACTORY not a function of
+            ``(transport, runner_args)`` (async) or ``(transport)``. The message names the
+            file, the factory and the problem.
+    """
+    path, name = parse_spec(spec, option)
+    if path.suffix != ".py":
+        raise ConfigError(option, "", "the bot must be a Python file (PATH.py)", str(path))
+    if not path.is_file():
+        raise ConfigError(path, "", "no such bot file")
+    module = _import(path)
+    fn = getattr(module, name, None)
+    if fn is None:
+        have = sorted(k for k, v in vars(module).items()
+                      if inspect.isfunction(v) and v.__module__ == module.__name__)
+        raise ConfigError(path, name, f"no function {name} in the bot file (its functions: "
+                          f"{', '.join(have) or 'none'})")
+    if not callable(fn):
+        raise ConfigError(path, name, "not a function", type(fn).__name__)
+    kind = factory_kind(fn)
+    if kind is None:
+        raise ConfigError(path, name, "wrong signature: a factory is `async def "
+                          f"{name}(transport, runner_args)` (pipecat's run_bot) or `def "
+                          f"{name}(transport) -> PipelineTask`",
+                          f"{name}{inspect.signature(fn)}" if callable(fn) else None)
+    return BotApp(spec, path, name, kind, fn)

@@ -1,0 +1,190 @@
+"""Where a real call's score comes from: the bot's own result, a user's extractor, or the rig.
+
+``rig campaign run --score-source SPEC`` names one source, or a chain tried in order
+(``interviewer,rig``). :func:`parse_score_sources` reads it:
+
+``interviewer``
+    The bot's own result: ``POST /results`` to a rig results route, read back with
+    ``GET /results/{call_id}`` (:func:`rig.calls.results.poll_result`), or the reference
+    interviewer's. A server with no results route answers the first call's poll with a 404
+    that is not the route's "no result yet" (:func:`rig.calls.results.pending_404`): the
+    campaign learns it once and takes the chain's next source, or stops with a clear error
+    (:class:`rig.calls.results.NoResultsRoute`) when there is none.
+``extractor:MODULE:FUNCTION``
+    ``FUNCTION(record: BotRecord) -> float | dict | None`` from ``MODULE`` (a dotted module
+    name on ``sys.path``, or a ``.py`` file) reads the score from what the bot emitted: its
+    frames (in-process), messages (an LLM function call such as ``record_score``, a final
+    JSON message) or log lines. A number is a 0-100 score; a dict holds ``score`` and
+    optionally ``decision`` (``advance``/``reject``) and ``reason``; None means "no score
+    found": the row gets no score and ``parse_status`` ``missing_field``, never a made-up one.
+    Any other return, or a score outside 0-100, is an :class:`ExtractorError` naming the
+    function and the value.
+``rig``
+    The rig's own scorer (the campaign pipeline's, the one that grades the oracle) grades the
+    candidate's turn as the bot's ASR heard it when the bot exposes its transcript
+    (``rig_grade_bot_transcript``), else as the rig's ASR (the pipeline's) hears the
+    interviewer-side audio of the answer (``rig_grade_rig_asr``). Either is the rig's grade
+    of what the bot received, not the bot's decision, and reports say so
+    (:data:`RIG_GRADE_LABEL`).
+
+Each row's ``score_source`` (:data:`rig.calls.bot.ScoreSource`) says which gave its score.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import numbers
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from rig.calls.bot import BotRecord
+from rig.errors import ConfigError, RigError
+
+SourceKind = Literal["interviewer", "extractor", "rig"]
+#: What reports print beside a score the rig graded (``rig_grade_*``)
+RIG_GRADE_LABEL = "the rig's grade of what the bot received, not the bot's decision"
+#: The ``score_source`` values that are the rig's grade
+RIG_GRADES = frozenset({"rig_grade_bot_transcript", "rig_grade_rig_asr"})
+OPTION = "--score-source"
+
+
+class ExtractorError(RigError):
+    """A user's extractor returned what is no score, or raised; names the function and the
+    value."""
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """One source of a ``--score-source`` chain; ``module``/``function`` for an extractor."""
+    kind: SourceKind
+    module: str | None = None
+    function: str | None = None
+
+    def __str__(self) -> str:
+        return (f"extractor:{self.module}:{self.function}" if self.kind == "extractor"
+                else self.kind)
+
+
+def parse_score_sources(text: str) -> tuple[SourceSpec, ...]:
+    """``interviewer``, ``rig``, ``extractor:MODULE:FUNCTION`` or a comma-separated chain of
+    them (each kind at most once), in the order they are tried.
+
+    Raises:
+        ConfigError: an empty spec, an unknown source, an extractor without both a module
+            and a function, a kind named twice (names ``--score-source`` and the value).
+    """
+    parts = [p.strip() for p in (text or "").split(",")]
+    if not text or not all(parts):
+        raise ConfigError(OPTION, "", "interviewer, rig, extractor:MODULE:FUNCTION, or a "
+                          "comma-separated chain of them (e.g. interviewer,rig)", text)
+    out: list[SourceSpec] = []
+    for p in parts:
+        if p in ("interviewer", "rig"):
+            spec = SourceSpec(p)  # type: ignore[arg-type]
+        elif p.startswith("extractor:"):
+            mod, sep, fn = p[len("extractor:"):].rpartition(":")
+            if not sep or not mod or not fn.isidentifier():
+                raise ConfigError(OPTION, "", "an extractor is extractor:MODULE:FUNCTION "
+                                  "(MODULE a dotted module or a .py file)", p)
+            spec = SourceSpec("extractor", mod, fn)
+        else:
+            raise ConfigError(OPTION, "", "unknown score source (interviewer, rig or "
+                              "extractor:MODULE:FUNCTION)", p)
+        if any(s.kind == spec.kind for s in out):
+            raise ConfigError(OPTION, "", f"{spec.kind} is named twice", text)
+        out.append(spec)
+    return tuple(out)
+
+
+def load_extractor(spec: SourceSpec) -> Callable[[BotRecord], object]:
+    """The extractor function ``spec`` names (a ``.py`` path is imported from its file).
+
+    Raises:
+        ConfigError: the module cannot be found or imported, or has no such callable
+            (names ``--score-source``, the module and the function).
+    """
+    where = f"extractor:{spec.module}:{spec.function}"
+    mod_name = spec.module or ""
+    try:
+        if mod_name.endswith(".py"):
+            path = Path(mod_name)
+            if not path.is_file():
+                raise ConfigError(OPTION, "", "extractor file not found", str(path))
+            name = f"rig_extractor_{abs(hash(str(path.resolve())))}"
+            spec_ = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec_)  # type: ignore[arg-type]
+            sys.modules[name] = module
+            spec_.loader.exec_module(module)  # type: ignore[union-attr]
+        else:
+            module = importlib.import_module(mod_name)
+    except ConfigError:
+        raise
+    except Exception as exc:  # ImportError, SyntaxError, an error in the module's body
+        raise ConfigError(OPTION, "", f"cannot import the extractor's module "
+                          f"({type(exc).__name__}: {exc})", where) from exc
+    fn = getattr(module, spec.function or "", None)
+    if not callable(fn):
+        raise ConfigError(OPTION, "", f"module {mod_name} has no function {spec.function}",
+                          where)
+    return fn
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What an extractor found: ``score`` 0-100 or None (none found), ``decision``,
+    ``reason``; ``raw`` the return value's repr (the row's ``scorer_raw``)."""
+    score: float | None
+    decision: str | None
+    reason: str | None
+    raw: str
+
+
+def _score_value(v: object, name: str, got: object) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
+        raise ExtractorError(f"extractor {name} returned {got!r}: the score must be a number "
+                             "0-100 (or None: no score found)")
+    if not 0 <= float(v) <= 100:
+        raise ExtractorError(f"extractor {name} returned {got!r}: the score {v!r} is outside "
+                             "0-100")
+    return float(v)
+
+
+def run_extractor(fn: Callable[[BotRecord], object], record: BotRecord,
+                  name: str | None = None) -> Extracted:
+    """Call the extractor on ``record`` and check what it returns (see the module docstring).
+
+    Raises:
+        ExtractorError: it raised, or returned no number/dict/None, a dict without ``score``
+            or with unknown keys, a decision other than ``advance``/``reject``, a score
+            outside 0-100 (names the function and the value).
+    """
+    name = name or getattr(fn, "__qualname__", repr(fn))
+    try:
+        got = fn(record)
+    except Exception as exc:
+        raise ExtractorError(f"extractor {name} raised {type(exc).__name__}: {exc}") from exc
+    if got is None or isinstance(got, numbers.Real):
+        return Extracted(_score_value(got, name, got), None, None, repr(got))
+    if not isinstance(got, dict):
+        raise ExtractorError(f"extractor {name} returned {got!r} ({type(got).__name__}): "
+                             "expected a 0-100 score, a dict with 'score' (and optionally "
+                             "'decision', 'reason'), or None")
+    unknown = set(got) - {"score", "decision", "reason"}
+    if "score" not in got or unknown:
+        raise ExtractorError(f"extractor {name} returned {got!r}: a dict holds 'score' and "
+                             "optionally 'decision' and 'reason'"
+                             + (f" (unknown: {sorted(unknown)})" if unknown else ""))
+    decision, reason = got.get("decision"), got.get("reason")
+    if decision not in (None, "advance", "reject"):
+        raise ExtractorError(f"extractor {name} returned decision {decision!r}: advance, "
+                             "reject or None")
+    if reason is not None and not isinstance(reason, str):
+        raise ExtractorError(f"extractor {name} returned reason {reason!r}: a string or None")
+    return Extracted(_score_value(got["score"], name, got), decision, reason, repr(got))

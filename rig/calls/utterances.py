@@ -1,0 +1,101 @@
+"""What an interviewer's turn does, from its words: :func:`classify_utterance`.
+
+The caller agent (:mod:`rig.calls.brain`) answers only when the interviewer has *asked*
+something. A turn (the interviewer's utterances since the agent last spoke, joined) is
+classified by its sentences, in this order:
+
+``repeat_request``  "could you repeat that", "sorry, I didn't catch that" anywhere;
+``small_talk``      the last sentence is a question of :data:`SMALL_TALK` ("How are you?",
+                    "How can I assist you today?", "Can you hear me?", "Are you ready?");
+``question``        the last sentence ends in ``?``;
+``closing``         the last sentence says goodbye ("Goodbye.", "That's all the questions I
+                    have.", "Have a nice day."): the interviewer ends the call;
+``request``         a sentence asks for an answer without a question mark ("Tell me about
+                    ...", "Please describe ...", "Walk me through ...");
+``hold``            "Please hold on", "One moment", "Bear with me": the interviewer will go on;
+``greeting``        "Hello", "Good day", "Welcome" (and no question or request);
+``soft_closing``    "Thank you (for your time)", "Thanks for sharing" (and nothing above):
+                    a thank-you that may close the call or lead to the next question;
+``statement``       anything else.
+
+So "Thank you for your time. Before we proceed, could you tell me your name?" is a
+``question`` (the turn ends in one), not a closing, and "Good day. Thank you for your time." is
+a ``greeting``. What the agent does with each kind is in :class:`rig.calls.brain.AgentBrain`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+UtteranceKind = Literal["repeat_request", "small_talk", "question", "closing", "request",
+                        "hold", "greeting", "soft_closing", "statement"]
+
+#: Small-talk reply kinds and what the agent says (rendered in the profile's voice).
+REPLY_TEXTS: dict[str, str] = {
+    "greeting": "Hello, I'm here for the interview.",
+    "wellbeing": "I'm well, thank you.",
+    "hearing": "Yes, I can hear you.",
+    "ready": "Yes, I'm ready.",
+    "skip": "I'm sorry, I don't have an answer for that one.",
+}
+
+#: Small-talk questions and the reply kind each gets, first match wins.
+SMALL_TALK: tuple[tuple[re.Pattern, str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), k) for p, k in (
+        (r"\bhow (are|r) (you|ya)\b|\bhow('s| is) (it going|your day)\b|\bhow do you do\b",
+         "wellbeing"),
+        (r"\b(can|could|do) you hear me\b|\bam i (coming through|audible)\b", "hearing"),
+        (r"\bare you ready\b|\bshall we (begin|start)\b|\bready to (begin|start)\b", "ready"),
+        (r"\bhow (can|may|could) i (help|assist)\b|\bwhat can i do for you\b|"
+         r"\bwho (am i|is this) speaking (to|with)\b", "greeting"),
+    ))
+
+_REPEAT = re.compile(
+    r"\b(repeat|say (that|it) again|didn'?t (quite )?(catch|hear|get|understand)|come again|"
+    r"pardon|couldn'?t (hear|understand)|one more time)\b", re.IGNORECASE)
+_FAREWELL = re.compile(
+    r"\b(good ?bye|bye|that'?s all|that is all|that concludes|end of (the|our) interview|"
+    r"have a (nice|good|great) (day|evening|one)|take care)\b", re.IGNORECASE)
+_REQUEST = re.compile(
+    r"\b(tell me|tell us|describe|walk (me|us) through|explain|talk (me |us )?about|share|"
+    r"give (me|us) an example|i'?d like to hear|i would like to hear|let'?s (talk|hear))\b",
+    re.IGNORECASE)
+_GREETING = re.compile(r"\b(hello|hi|hey|good (morning|afternoon|evening|day)|welcome|"
+                       r"nice to (meet|speak))\b", re.IGNORECASE)
+_HOLD = re.compile(r"\b(hold on|hold the line|one moment|just a (moment|second|sec)|bear with me|"
+                   r"give me a (moment|second|sec))\b", re.IGNORECASE)
+_THANKS = re.compile(r"\b(thank you|thanks)\b", re.IGNORECASE)
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` split after ``.``, ``?`` and ``!`` (empty pieces dropped)."""
+    return [s.strip() for s in re.split(r"(?<=[.?!])\s+", text.strip()) if s.strip()]
+
+
+def classify_utterance(text: str) -> UtteranceKind:
+    """The kind of an interviewer turn (see the module docs for the rules and their order)."""
+    parts = sentences(text)
+    if not parts:
+        return "statement"
+    last = parts[-1]
+    if _REPEAT.search(text):
+        return "repeat_request"
+    if last.endswith("?"):
+        return "small_talk" if small_talk_reply(last) else "question"
+    if _FAREWELL.search(last):
+        return "closing"
+    if any(_REQUEST.search(s) for s in parts):
+        return "request"
+    if _HOLD.search(last):
+        return "hold"
+    if _GREETING.search(text):
+        return "greeting"
+    if _THANKS.search(text):
+        return "soft_closing"
+    return "statement"
+
+
+def small_talk_reply(text: str) -> str | None:
+    """The reply kind (a key of :data:`REPLY_TEXTS`) of a small-talk question, or None."""
+    return next((k for p, k in SMALL_TALK if p.search(text)), None)
