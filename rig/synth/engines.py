@@ -2,7 +2,8 @@
 
 Each engine lives in its own module and is imported only when asked for, so an engine that is
 not installed costs nothing until a profile names it: ``hibari`` (:mod:`rig.synth.hibari`),
-``piper`` (:mod:`rig.synth.piper`), ``espeak-ng`` and ``mbrola`` (:mod:`rig.synth.espeak`).
+``piper`` (:mod:`rig.synth.piper`), ``espeak-ng`` and ``mbrola`` (:mod:`rig.synth.espeak`),
+``kokoro`` (:mod:`rig.synth.kokoro`).
 ``recorded`` is not a synthesizer (:mod:`rig.synth.recorded` reads recordings). ``coqui``
 (:mod:`rig.synth.coqui`) loads a model from files the profile names: :func:`engine_for_voice`.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 from rig.synth.base import Engine
 
 #: The engine names :func:`get_engine` knows.
-ENGINES: tuple[str, ...] = ("hibari", "piper", "espeak-ng", "mbrola")
+ENGINES: tuple[str, ...] = ("hibari", "piper", "espeak-ng", "mbrola", "kokoro")
 
 
 @lru_cache(maxsize=8)
@@ -39,10 +40,13 @@ def get_engine(engine: str, voice_id: str) -> Engine:
     if engine == "mbrola":
         from rig.synth.espeak import MbrolaEngine
         return MbrolaEngine(voice_id)
+    if engine == "kokoro":
+        from rig.synth.kokoro import KokoroEngine
+        return KokoroEngine(voice_id)
     if engine == "coqui":
         raise ValueError("the coqui engine loads the files a profile's voice names: "
                          "use engine_for_voice(profile.voice, resolve_path)")
-    raise ValueError(f"no synthesis engine {engine!r}; use hibari, piper, espeak-ng or mbrola")
+    raise ValueError(f"no synthesis engine {engine!r}; use {', '.join(ENGINES)}")
 
 
 def engine_for_voice(voice, resolve_path: Callable[[str], Path] | None = None) -> Engine:
