@@ -36,7 +36,7 @@ def test_validate_two_voices_two_answers(tmp_path: Path) -> None:
     assert gb["wer_delta_vs_baseline"] == pytest.approx(gb["wer_mean"] - heart["wer_mean"])
     assert doc["content_similarity_note"].startswith("not measured")
     md = (out / "voices.md").read_text(encoding="utf-8")
-    assert "| `espeak-ng:en-gb` |" in md and "demo/voice_espeak_gb" in md
+    assert "| `espeak-ng:en-gb` |" in md and "| `hibari:heart` |" in md
     assert "not measured" in md
 
 
