@@ -1,5 +1,5 @@
 """Pace apart from pauses: a slower or faster voice changes the speech rate, not the silences
-between sentences or inside them (rig.synth.pace.keep_pauses), measured on the output as
+between sentences or inside them (rig.synth.pauses.keep_pauses), measured on the output as
 ``rig profiles check --measure`` does; the core ``slow`` profile no longer closes the
 reference interviewer's turn at a comma (it did on q03_strong and q07_strong before)."""
 
@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rig.synth.base import WordTiming
-from rig.synth.pace import keep_pauses, measure_gaps, quiet_runs, speech_gaps
+from rig.synth.pauses import keep_pauses, measure_gaps, quiet_runs, speech_gaps
 
 ROOT = Path(__file__).resolve().parents[1]
 SR = 16000

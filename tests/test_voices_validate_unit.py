@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from rig.report.verdict import profile_sentence
+from rig.voices import shipped
 from rig.voices import validate as vv
 
 pytestmark = pytest.mark.unit
@@ -70,15 +71,15 @@ def test_markdown_table_rows() -> None:
 def test_voice_fields_and_verdict_sentence(monkeypatch) -> None:
     found = {"espeak-ng:en-gb-scotland": {"synthesiser_limited": True, "wer_mean": 0.69,
                                           "baseline_wer_mean": 0.02}}
-    monkeypatch.setattr(vv, "shipped_result",
+    monkeypatch.setattr(shipped, "shipped_result",
                         lambda e, v, o=None: found.get(vv.voice_key(e, v)))
     rows = pd.DataFrame({"voice_engine": ["espeak-ng"], "voice_id": ["en-gb-scotland"]})
-    fields = vv.voice_fields(rows)
+    fields = shipped.voice_fields(rows)
     assert fields == {"synthesiser_limited": True, "voice_clean_wer": 0.69,
                       "baseline_voice_clean_wer": 0.02}
-    assert vv.voice_fields(pd.DataFrame({"voice_engine": ["recorded"],
+    assert shipped.voice_fields(pd.DataFrame({"voice_engine": ["recorded"],
                                          "voice_id": ["spk"]}))["synthesiser_limited"] is None
-    assert vv.voice_fields(pd.DataFrame({"x": [1]}))["voice_clean_wer"] is None
+    assert shipped.voice_fields(pd.DataFrame({"x": [1]}))["voice_clean_wer"] is None
     summary = {"baseline": "baseline", "profiles": {"accent": {
         "mean_delta": -30.0, "n_pairs": 5, **fields}}}
     s = profile_sentence(summary, "accent")
@@ -89,7 +90,7 @@ def test_voice_fields_and_verdict_sentence(monkeypatch) -> None:
 
 
 def test_shipped_validation_is_readable() -> None:
-    v = vv.shipped_result("hibari", "heart")
+    v = shipped.shipped_result("hibari", "heart")
     assert v is not None and v["synthesiser_limited"] is False
     assert "answers" not in v and v["baseline_wer_mean"] == v["wer_mean"]
-    assert vv.shipped_result("hibari", "no-such-voice") is None
+    assert shipped.shipped_result("hibari", "no-such-voice") is None

@@ -42,7 +42,7 @@ from rig.campaign.schema import (
 from rig.stats.noise import noise_floor
 from rig.stats.paired import ProfilePaired, paired_by_profile
 from rig.stats.validity import judge_validity
-from rig.voices.validate import voice_fields
+from rig.voices.shipped import voice_fields
 
 
 def _mean(s: pd.Series) -> float | None:

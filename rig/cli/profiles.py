@@ -108,10 +108,10 @@ def profiles_check(
 
 def _measure_set(s, answer_id: str, answers_dir: Path) -> None:
     """Print pace and silences measured on ``answer_id`` rendered under each profile of
-    ``s`` (:func:`rig.synth.pace.measure_gaps`); a profile that cannot render says why."""
+    ``s`` (:func:`rig.synth.pauses.measure_gaps`); a profile that cannot render says why."""
     from rig.answers import load_bank
     from rig.errors import EngineUnavailable
-    from rig.synth.pace import measure_gaps
+    from rig.synth.pauses import measure_gaps
     from rig.synth.render import render_speech
 
     try:

@@ -12,7 +12,7 @@ Order of operations (every step deterministic given the seed):
    ``PHRASE_GAP_S`` inside one) unless a pause stands between them, in which case the pause
    alone is the silence. At a rate or stretch other than 1.0, the pauses inside each chunk
    first get back the length they have at the engine's natural pace
-   (:func:`rig.synth.pace.keep_pauses`): pace changes the speech rate, not the pauses.
+   (:func:`rig.synth.pauses.keep_pauses`): pace changes the speech rate, not the pauses.
    A ``pace.wpm`` target is met on the output (:mod:`rig.synth.pace`): the words per minute
    of the render are measured and the engine's rate adjusted (then, when the rate alone
    cannot get there, the chunks time-stretched) until within 3% of the target; every try is
@@ -59,14 +59,12 @@ from rig.synth.engines import get_engine
 from rig.synth.noise import add_noise
 from rig.synth.pace import (
     DEFAULT_RATE_RANGE,
-    MIN_PAUSE_S,
-    PAUSE_FLOOR_DB,
     fit_wpm,
     inner_pauses_s,
-    keep_pauses,
     measure_wpm,
     time_stretch,
 )
+from rig.synth.pauses import MIN_PAUSE_S, PAUSE_FLOOR_DB, keep_pauses
 from rig.synth.plan import PHRASE_GAP_S, SENTENCE_GAP_S, Chunk, Silence, Step, make_plan
 
 #: Active speech level of every render, dBFS (float scale: 0 dB is an RMS of 1.0).
