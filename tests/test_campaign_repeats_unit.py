@@ -123,7 +123,7 @@ def test_repeat_r_gives_the_scorer_seed_r(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("folder", "pid", "differs"), [
     ("demo", "baseline", False), ("demo", "long_pauses", False), ("demo", "slow", False),
-    ("demo", "voice_espeak_gb", False), ("demo", "noise_10db", True),
+    ("demo", "voice_kokoro_gb", False), ("demo", "noise_10db", True),
     ("core", "babble_10db", True), ("core", "street_5db", True), ("core", "fillers", True),
     ("core", "repetitions", True), ("core", "mobile_amr_nb_loss3", True),
     ("core", "webrtc_opus_jitter", True), ("core", "webrtc_opus", False),

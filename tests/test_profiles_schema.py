@@ -33,7 +33,7 @@ DEMO = ROOT / "profiles" / "demo"
 # that uses none of the newer fields keeps its hash, so its calls keep their ids
 DEMO_HASHES = {"baseline": "8caca148e7bc", "long_pauses": "c1e7ecd1aac4",
                "noise_10db": "29616c492d01", "short_pauses": "62fffac0b4a5",
-               "slow": "2f153c970574", "voice_espeak_gb": "7217fd036160"}
+               "slow": "2f153c970574", "voice_kokoro_gb": "253b42b9a790"}
 
 
 def write_set(folder: Path, **files: str) -> Path:

@@ -123,7 +123,7 @@ def test_shipped_profiles_and_pipelines_load():
     s = load_profiles(ROOT / "profiles" / "demo")
     changed = {p.profile_id: p.dimensions_changed(s.baseline) for p in s.profiles}
     assert changed["long_pauses"] == ["pauses"] and changed["noise_10db"] == ["noise"]
-    assert {"slow", "voice_espeak_gb"} <= set(changed)
+    assert {"slow", "voice_kokoro_gb"} <= set(changed)
     for f in (ROOT / "pipelines").glob("*.yaml"):
         load_pipeline(f)
 
