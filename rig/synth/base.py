@@ -196,27 +196,12 @@ def cap_silences(samples: np.ndarray, sample_rate_hz: int, max_s: float,
     edges of the neighbouring words are untouched). Leading and trailing silence are left
     alone (trim them first). Returns float32, shape ``(m,)``, ``m <= len(samples)``.
     """
-    hop = max(1, sample_rate_hz // 100)
-    k = len(samples) // hop
-    if k < 3:
-        return samples.astype(np.float32, copy=False)
-    db = 10 * np.log10(np.mean(samples[: k * hop].astype(np.float64).reshape(k, hop) ** 2,
-                               axis=1) + 1e-20)
-    quiet = db < db.max() - floor_db
+    from rig.synth.pauses import quiet_runs
+
     keep_half = round(max_s * sample_rate_hz / 2)
-    cuts: list[tuple[int, int]] = []
-    i = 0
-    while i < k:
-        if not quiet[i]:
-            i += 1
-            continue
-        j = i
-        while j < k and quiet[j]:
-            j += 1
-        a, b = i * hop, j * hop  # a silent run [a, b)
-        if i > 0 and j < k and b - a > 2 * keep_half:
-            cuts.append((a + keep_half, b - keep_half))
-        i = j
+    cuts = [(a + keep_half, b - keep_half)
+            for a, b in quiet_runs(samples, sample_rate_hz, floor_db, min_run_s=0.0)
+            if b - a > 2 * keep_half]
     if not cuts:
         return samples.astype(np.float32, copy=False)
     keep = np.ones(len(samples), bool)
