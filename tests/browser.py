@@ -35,8 +35,9 @@ def need_chromium() -> None:
 
 
 @contextmanager
-def chromium(width: int = 1280, height: int = 900):
-    """A headless Chromium at ``width`` x ``height`` CSS pixels; quits on exit."""
+def chromium(width: int = 1280, height: int = 900, extra_args: tuple[str, ...] = ()):
+    """A headless Chromium at ``width`` x ``height`` CSS pixels, with ``extra_args`` (a fake
+    microphone, for instance); quits on exit."""
     need_chromium()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -45,7 +46,8 @@ def chromium(width: int = 1280, height: int = 900):
     opts.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 f"--window-size={width},{height}", "--mute-audio",
-                "--autoplay-policy=no-user-gesture-required", "--allow-file-access-from-files"):
+                "--autoplay-policy=no-user-gesture-required", "--allow-file-access-from-files",
+                *extra_args):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)

@@ -21,7 +21,6 @@ import socket
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -85,25 +84,13 @@ def _fake_mic(src: Path, out: Path) -> float:
     return len(speech) / 48000
 
 
-@contextmanager
 def _mic_browser(wav: Path):
-    from browser import CHROMEDRIVER, CHROMIUM
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    """Chromium whose microphone plays ``wav`` (and asks no permission)."""
+    from browser import chromium
 
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,900", "--use-fake-ui-for-media-stream",
-                "--use-fake-device-for-media-stream", f"--use-file-for-fake-audio-capture={wav}",
-                "--autoplay-policy=no-user-gesture-required"):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    return chromium(1280, 900, ("--use-fake-ui-for-media-stream",
+                                "--use-fake-device-for-media-stream",
+                                f"--use-file-for-fake-audio-capture={wav}"))
 
 
 def _wait(driver, js: str, timeout_s: float = 60.0):
