@@ -60,7 +60,8 @@ def test_no_suggestion_for_a_key_like_none_of_them_and_secrets_stay_hidden():
     with pytest.raises(ConfigError) as info:
         load_model("p.yaml", Profile, {"profile_id": "x", "voice": {"api_key": "sk-secret"}})
     assert str(info.value) == ("p.yaml: voice.api_key: Extra inputs are not permitted (allowed "
-                               "here: engine, voice_id); value not shown")
+                               "here: config_path, engine, model_path, speaker_wav, "
+                               "voice_id); value not shown")
 
 
 def test_gate_policy_keys_and_the_count_of_other_problems():
