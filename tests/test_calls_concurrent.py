@@ -46,7 +46,9 @@ MEASURED = {c for c in ROW_TYPES if c.startswith("t_")} | set(TRANSPORT_COLUMNS)
     "asr_avg_logprob", "asr_no_speech_prob", "wer", "wer_spoken", "wer_verbatim",
     "content_similarity", "words_lost", "words_lost_share", "truncated", "score",
     "scorer_raw", "scorer_reason", "scorer_error", "scorer_criteria_json", "decision",
-    "score_minus_oracle", "parse_status", "scorer_top_prob_min", "scorer_entropy_mean_bits"}
+    "score_minus_oracle", "parse_status", "scorer_top_prob_min", "scorer_entropy_mean_bits",
+    # what the agent's ASR heard the interviewer say, and what it matched the question to
+    "interviewer_said", "interviewer_heard", "question_asked", "question_match_similarity"}
 
 
 def _spec(out: Path, transport: str) -> CampaignSpec:
