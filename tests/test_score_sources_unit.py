@@ -238,6 +238,9 @@ def test_rig_grades_the_bots_transcript_when_exposed(tmp_path):
     # the answer's turn is over when the bot speaks again (14 s); origin 5.0 s
     assert row["turn_close_s"] == pytest.approx(9.0) and row["turn_closed_by"] == \
         "interviewer_spoke"
+    # no speech segments from a real call's interviewer: the suspect checks are not run
+    assert all(row[c] is None for c in ("asr_suspect", "asr_suspect_reason", "turn_suspect",
+                                        "turn_suspect_reason"))
 
 
 def test_rig_grades_its_own_asr_of_the_answer_audio_without_a_bot_transcript(tmp_path):

@@ -641,6 +641,10 @@ class TransportCaller:
             if src == "extractor":  # no scorer of the rig's ran: no mode, no time
                 row.update(t_scorer_s=None, scorer_mode=None)
         span, imap = got.get("span"), got.get("imap")
+        # the suspect checks read the VAD's speech segments, which a real call's interviewer
+        # does not report (detect_turn above has none): not checked, rather than all flagged
+        row.update({"asr_suspect": None, "asr_suspect_reason": None, "turn_suspect": None,
+                    "turn_suspect_reason": None})
         row.update({"score_source": src,
                     "interviewer_said": imap.said_text() if imap else None,
                     "interviewer_heard": span.heard_text if span else None,
