@@ -189,3 +189,10 @@ def test_cli_check_json_and_exit_code(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["voices", "check", str(tmp_path / "none"), "--answers",
                                  str(BANK)])
     assert r.exit_code == 2 and "speaker folder not found" in r.output
+    r = CliRunner().invoke(app, ["voices", "check", str(folder), "--answers", str(BANK),
+                                 "--asr-model", "whisper-huge"])
+    assert r.exit_code == 2 and "--asr-model: unknown model 'whisper-huge'" in r.output
+    # no flagged file, but no speaker.json: a problem to fix (exit 1), printed
+    r = CliRunner().invoke(app, ["voices", "check", str(folder), "--answers", str(BANK),
+                                 "--max-wer", "2"])
+    assert r.exit_code == 1 and "speaker.json" in r.stdout

@@ -76,16 +76,21 @@ def voices_check(
     as_json: JsonOpt = False,
 ) -> None:
     """Coverage of the bank and, per recording, level, peak, clipping, SNR, Whisper's WER
-    against the script and speaking rate. Exit 1 when a file is flagged (re-take)."""
+    against the script and speaking rate. Exit 1 when a file is flagged (re-take) or
+    speaker.json is missing or invalid (the problem is printed), 2 on bad input."""
+    from rig.models import MODELS
     from rig.voices.check import Thresholds, check_voice, render_check
 
+    if asr_model not in MODELS:
+        fail(f"--asr-model: unknown model {asr_model!r} (known: "
+             f"{', '.join(sorted(k for k in MODELS if k.startswith('whisper')))})")
     result = or_fail(lambda: check_voice(folder, answers, asr_model,
                                          Thresholds(max_wer=max_wer)))
     if as_json:
         print_json(result.to_json())
     else:
         render_check(result, stdout_console())
-    if any(f.flags for f in result.files):
+    if any(f.flags for f in result.files) or result.speaker_problem:
         raise typer.Exit(1)
 
 
