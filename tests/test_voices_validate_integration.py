@@ -46,3 +46,10 @@ def test_validate_refuses_a_bad_voice_spec(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["voices", "validate", "--voices", "heart",
                                    "--out", str(tmp_path)])
     assert res.exit_code == 2 and "engine:voice_id" in res.output
+    # a voice named explicitly is checked before anything renders: an unknown engine or
+    # voice is exit 2 naming the option, not a raw validation error or a "not installed" row
+    for spec, says in (("espeak:en-gb", "Input should be"), ("kokoro:af_heart", "no voice"),
+                       ("hibari:nope", "no voice 'nope'")):
+        res = CliRunner().invoke(app, ["voices", "validate", "--voices", spec,
+                                       "--out", str(tmp_path)])
+        assert res.exit_code == 2 and f"--voices {spec}" in res.output and says in res.output

@@ -31,6 +31,8 @@ def test_flag_on_a_constant_shift_and_bad_input() -> None:
     assert vv.flag_limited([0.0, 0.0], [0.0, 0.0])[0] is False
     with pytest.raises(ValueError, match="2 voice WERs against 1"):
         vv.flag_limited([0.1, 0.2], [0.1])
+    # one answer: no interval, so the flag is not decided (not a zero-width CI)
+    assert vv.flag_limited([0.34], [0.02]) == (None, pytest.approx(0.32), None)
 
 
 def test_voice_key_sorts_options() -> None:

@@ -137,6 +137,25 @@ def voices_import(
 
 # --- validate (rig.voices.validate) -----------------------------------------------------
 
+def _check_named_voice(spec: str, engine: str, voice_id: str) -> None:
+    """A voice named with ``--voices`` must be a valid profile voice and be installed here:
+    RigError naming the option otherwise (before anything is rendered)."""
+    from pydantic import ValidationError
+
+    from rig.errors import EngineUnavailable
+    from rig.profiles.settings import Voice
+    from rig.synth.engines import get_engine
+
+    try:
+        Voice(engine=engine, voice_id=voice_id)
+    except ValidationError as exc:
+        raise RigError(f"--voices {spec}: {exc.errors()[0]['msg']}") from None
+    try:
+        get_engine(engine, voice_id)
+    except (EngineUnavailable, ValueError) as exc:
+        raise RigError(f"--voices {spec}: {exc}") from None
+
+
 
 @voices_app.command("validate")
 def voices_validate(
@@ -186,6 +205,7 @@ def voices_validate(
                 engine, sep, voice_id = spec.partition(":")
                 if not sep or not voice_id:
                     raise RigError(f"--voices: {spec!r} is not engine:voice_id")
+                _check_named_voice(spec, engine, voice_id)
                 k = voice_key(engine, voice_id)
                 chosen.append(by_key.get(k) or VoiceResult(k, engine, voice_id,
                                                            default_label(engine, voice_id)))

@@ -142,18 +142,22 @@ def _ci(values: np.ndarray) -> list[float] | None:
     from rig.stats.common import NotComputable
     from rig.stats.intervals import t_interval
 
+    if len(values) < 2:  # one answer: no interval, whatever its value
+        return None
     try:
         iv = t_interval(values)
-    except NotComputable:  # fewer than 2 values, or no spread
+    except NotComputable:  # no spread
         return [float(values[0])] * 2 if len(values) and np.ptp(values) == 0 else None
     return [float(iv[0]), float(iv[1])]
 
 
 def flag_limited(voice_wers: Sequence[float], baseline_wers: Sequence[float],
-                 margin: float = LIMITED_WER_MARGIN) -> tuple[bool, float, list[float] | None]:
+                 margin: float = LIMITED_WER_MARGIN
+                 ) -> tuple[bool | None, float, list[float] | None]:
     """The ``synthesiser_limited`` rule on per-answer WERs of the same answers in the same
     order: (flag, mean difference, its 95% paired t CI or None). A difference without spread
-    (every answer shifted alike) has the CI [d, d].
+    (every answer shifted alike) has the CI [d, d]. With one answer there is no interval and
+    the flag is None (not decided).
 
     Raises:
         ValueError: the two sequences differ in length or are empty.
@@ -164,7 +168,9 @@ def flag_limited(voice_wers: Sequence[float], baseline_wers: Sequence[float],
     d = a - b
     ci = _ci(d)
     mean = float(d.mean())
-    return bool(mean > margin and ci is not None and ci[0] > 0), mean, ci
+    if ci is None:
+        return None, mean, None
+    return bool(mean > margin and ci[0] > 0), mean, ci
 
 
 def measure_voice(v: VoiceResult, answers, baseline_profile, asr_options,
@@ -263,6 +269,10 @@ def _f(x: float | None, nd: int = 3) -> str:
     return "-" if x is None else f"{x:.{nd}f}"
 
 
+def _flag(limited: bool | None) -> str:
+    return {True: "yes", False: "no"}.get(limited, "not decided (one answer: no interval)")
+
+
 def markdown_table(doc: dict) -> str:
     """The validation as a markdown table, with its date, machine, ASR and rule above it."""
     head = (f"Measured {doc['generated']} on {doc['machine']}; {doc['line']}; ASR "
@@ -283,7 +293,7 @@ def markdown_table(doc: dict) -> str:
                else "not measured")
         lines.append(f"| `{v['key']}` | {v['label']} | {_profiles(v['profiles'])} | "
                      f"{_f(v['wer_pooled'])} | {_f(v['wer_mean'])}{ci_s} | {sim} | "
-                     f"{_f(v['wpm_mean'], 0)} | {'yes' if v['synthesiser_limited'] else 'no'} |")
+                     f"{_f(v['wpm_mean'], 0)} | {_flag(v['synthesiser_limited'])} |")
     return head + "\n".join(lines) + "\n"
 
 
