@@ -68,7 +68,8 @@ def test_bad_specs_are_a_config_error_naming_the_option(text, problem):
 
 def test_extractor_loads_from_a_file_and_bad_names_are_clear(tmp_path):
     f = tmp_path / "bot_scores.py"
-    f.write_text("def read(record):\n    return record.messages[-1]['score']\nNOT_FN = 3\n")
+    f.write_text("def read(record):\n    return record.messages[-1]['score']\nNOT_FN = 3\n"
+                 "def three(a, b, c):\n    return 1\n")
     fn = load_extractor(SourceSpec("extractor", str(f), "read"))
     assert fn(BotRecord(messages=({"score": 71},))) == 71
     with pytest.raises(ConfigError, match="has no function missing"):
@@ -79,6 +80,8 @@ def test_extractor_loads_from_a_file_and_bad_names_are_clear(tmp_path):
         load_extractor(SourceSpec("extractor", str(tmp_path / "nope.py"), "read"))
     with pytest.raises(ConfigError, match=r"cannot import.*no_such_module_xyz"):
         load_extractor(SourceSpec("extractor", "no_such_module_xyz", "read"))
+    with pytest.raises(ConfigError, match=r"must take one argument.*three\(a, b, c\)"):
+        load_extractor(SourceSpec("extractor", str(f), "three"))  # before any call
 
 
 def test_extractor_returns_are_checked():

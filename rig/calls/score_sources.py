@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import math
 import numbers
 import sys
@@ -136,6 +137,13 @@ def load_extractor(spec: SourceSpec) -> Callable[[BotRecord], object]:
     if not callable(fn):
         raise ConfigError(OPTION, "", f"module {mod_name} has no function {spec.function}",
                           where)
+    try:  # it is called with the BotRecord alone: say so before the first call, not after it
+        inspect.signature(fn).bind(BotRecord())
+    except TypeError as exc:
+        raise ConfigError(OPTION, "", f"the extractor must take one argument, the BotRecord "
+                          f"({spec.function}{inspect.signature(fn)}: {exc})", where) from exc
+    except ValueError:  # a builtin without a signature: checked when called
+        pass
     return fn
 
 
