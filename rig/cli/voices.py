@@ -105,7 +105,7 @@ def voices_import(
                                            "go")] = Path("voices"),
     speakers: Annotated[str, typer.Option(help="comma-separated corpus speaker ids (p225,p226"
                                                "); default all")] = "",
-    max_prompts: Annotated[int, typer.Option(help="at most this many shared prompts (0: "
+    max_prompts: Annotated[int, typer.Option(min=0, help="at most this many shared prompts (0: "
                                                   "all)")] = 30,
     sample_rate_hz: Annotated[int, typer.Option(help="downsample recordings above this "
                                                      "rate")] = 16000,
