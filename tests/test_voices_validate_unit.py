@@ -88,6 +88,9 @@ def test_voice_fields_and_verdict_sentence(monkeypatch) -> None:
     assert ("the voice itself is synthesiser-limited (clean-line WER 0.69 vs 0.02): much of "
             "this gap is the synthesiser") in s
     summary["profiles"]["accent"]["synthesiser_limited"] = False
+    assert ("its voice is not synthesiser-limited but starts at a clean-line WER of 0.69 "
+            "against the baseline voice's 0.02") in profile_sentence(summary, "accent")
+    summary["profiles"]["accent"]["voice_clean_wer"] = 0.02  # the baseline's own voice
     assert "synthesiser-limited" not in profile_sentence(summary, "accent")
 
 

@@ -12,8 +12,8 @@ parse a sentence back and find summary.json's figure exactly as formatted:
 * rates (truncation, suspect calls): percent, no decimals (``f"{rate:.0%}"``);
 * the noise-floor limit: ``noise_floor_mean_delta_limit``, points, 1 decimal;
 * the stage split: :func:`rig.campaign.attribution.split_text` at 1 decimal;
-* a synthesiser-limited voice's clean-line WERs (``voice_clean_wer``, its baseline's): 2
-  decimals.
+* a validated voice's clean-line WERs (``voice_clean_wer``, its baseline's): 2 decimals,
+  for a synthesiser-limited voice and for another voice that passed.
 """
 
 from __future__ import annotations
@@ -121,9 +121,14 @@ def _suspect_clause(d: dict) -> str | None:
 
 
 def _voice_clause(d: dict) -> str | None:
+    w, b = d.get("voice_clean_wer"), d.get("baseline_voice_clean_wer")
+    if d.get("synthesiser_limited") is False and w is not None and b is not None and w != b:
+        # another voice that passed the validation: say where it starts, so the gap is read
+        # against it (a voice's own intelligibility is part of any voice profile's gap)
+        return (f"its voice is not synthesiser-limited but starts at a clean-line WER of "
+                f"{w:.2f} against the baseline voice's {b:.2f}")
     if not d.get("synthesiser_limited"):
         return None
-    w, b = d.get("voice_clean_wer"), d.get("baseline_voice_clean_wer")
     figs = f" (clean-line WER {w:.2f} vs {b:.2f})" if w is not None and b is not None else ""
     return (f"the voice itself is synthesiser-limited{figs}: much of this gap is the "
             "synthesiser")
