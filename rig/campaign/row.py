@@ -62,7 +62,8 @@ TRANSPORT_COLUMNS: tuple[str, ...] = (
 #: ``interviewer_said``: the bot's turns' text, in order, joined with `` | `` (its TTS text
 #: in-process, else what the caller agent's ASR heard); ``interviewer_heard``: the bot's own
 #: transcript of the graded answer, when it exposes one; ``question_asked``: the bot's words
-#: for the question this row answers; ``question_match_similarity``: their similarity to the
+#: for the question this row answers as the caller agent's ASR heard them (what it matched);
+#: ``question_match_similarity``: their similarity to the
 #: bank's question (0-1). All but ``score_source`` are null on a simulated call.
 SCORE_SOURCE_COLUMNS: tuple[str, ...] = (
     "score_source", "interviewer_said", "interviewer_heard", "question_asked",
