@@ -98,7 +98,7 @@ def test_truncation_events_pace_and_asr_confidence_from_real_vad_and_asr():
 
 
 def test_repeat_requests_from_the_interviewer_channel():
-    from rig.synth.render import get_engine
+    from rig.synth.engines import get_engine
 
     sr = 8000
     voice = get_engine("hibari", "heart")
