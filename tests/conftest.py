@@ -14,10 +14,7 @@ import ast
 import importlib.util
 import os
 import secrets
-import socket
-import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -160,52 +157,31 @@ def small_real_campaign(small_real_campaign_spec) -> Path:
     return small_real_campaign_spec.out_dir
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
     """``python -m llama_cpp.server`` on a free loopback port with an API key, stopped after
     the module. Waits for readiness at most 240 s."""
     pytest.importorskip("llama_cpp.server", reason="needs 'llama-cpp-python[server]'")
+    from procs import free_port, served
+
     from rig.models import ensure_model
 
     key = "sk-" + secrets.token_hex(16)
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("server") / "server.log"
-    log = log_path.open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(ensure_model(SERVER_MODEL)),
-         "--n_threads", "2", "--n_ctx", "4096", "--host", "127.0.0.1", "--port", str(port),
-         "--api_key", key, "--verbose", "False"],
-        stdout=log, stderr=subprocess.STDOUT)
+    port = free_port()
     base = f"http://127.0.0.1:{port}/v1"
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    deadline = time.monotonic() + 240
-    try:
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited: {log_path.read_text()[-2000:]}")
-            try:
-                req = urllib.request.Request(f"{base}/models",
-                                             headers={"Authorization": f"Bearer {key}"})
-                with opener.open(req, timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("llama_cpp.server not ready within 240 s")
-            time.sleep(1.0)
-        yield base, key
-    finally:
-        proc.terminate()
+
+    def ready() -> bool:
+        req = urllib.request.Request(f"{base}/models", headers={"Authorization": f"Bearer {key}"})
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+            with opener.open(req, timeout=5) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model",
+           str(ensure_model(SERVER_MODEL)), "--n_threads", "2", "--n_ctx", "4096", "--host",
+           "127.0.0.1", "--port", str(port), "--api_key", key, "--verbose", "False"]
+    with served(cmd, tmp_path_factory.mktemp("server") / "server.log", ready,
+                "llama_cpp.server", 240):
+        yield base, key

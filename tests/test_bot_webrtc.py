@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -36,48 +34,31 @@ BOT = ROOT / "examples" / "pipecat_interviewer" / "bot.py"
 ANSWER_ID, QUESTION_ID = "q07_weak", "q07_improvement"  # the bank's shortest question/answer
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def bot_url(llama_server, tmp_path_factory):
     """The example bot under pipecat's development runner, its own process, on a free port."""
+    from procs import free_port, served
+
     base, key = llama_server
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("bot") / "bot.log"
     env = {**os.environ, "RIG_BOT_LLM_URL": base, "RIG_BOT_LLM_KEY": key}
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen([sys.executable, str(BOT), "-t", "webrtc", "--host",
-                                 "127.0.0.1", "--port", str(port)],
-                                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    deadline = time.monotonic() + 180
-    try:
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the bot exited: {log_path.read_text()[-2000:]}")
-            try:
-                opener.open(url + "/", timeout=5)
-                break
-            except urllib.error.HTTPError:  # the runner answers (404 without its web UI)
-                break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("the bot's runner did not listen within 180 s")
-            time.sleep(1.0)
-        yield url, log_path
-    finally:
-        proc.terminate()
+
+    def ready() -> bool:
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            with opener.open(url + "/", timeout=5):
+                return True
+        except urllib.error.HTTPError as exc:  # the runner answers (404 without its web UI)
+            exc.close()
+            return True
+        except OSError:
+            return False
+
+    with served([sys.executable, str(BOT), "-t", "webrtc", "--host", "127.0.0.1", "--port",
+                 str(port)], log_path, ready, "the bot's runner", 180, env=env, cwd=ROOT):
+        yield url, log_path
 
 
 def test_an_unmodified_pipecat_bot_is_called_over_webrtc_and_the_row_says_what_it_said_and_heard(
