@@ -220,5 +220,5 @@ def judge_validity_block(rows: pd.DataFrame, n_boot: int = 2000, seed: int = 0
     mode = rows["scorer_mode"].dropna() if "scorer_mode" in rows else pd.Series(dtype=str)
     v["scoring_mode"] = str(mode.iloc[0]) if len(mode) else None
     v["source"] = (f"oracle scores of the {v['n_answers']} answers in this campaign; "
-                   "`rig scorer validate` measures the whole bank")
+                   "rig scorer validate measures the whole bank")
     return JudgeValidity(**{k: _num(x) for k, x in v.items()})

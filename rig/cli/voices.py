@@ -125,7 +125,9 @@ def voices_import(
     except RigError as exc:
         fail(exc)
     con = stdout_console()
-    con.print(f"{len(res.speaker_dirs)} speakers x {len(res.answer_ids)} shared prompts "
+    n_spk, n_prompts = len(res.speaker_dirs), len(res.answer_ids)
+    con.print(f"{n_spk} speaker{'' if n_spk == 1 else 's'} x {n_prompts} shared "
+              f"prompt{'' if n_prompts == 1 else 's'} "
               f"written under {out} (licence: {LICENCE[layout]})")
     for why in res.prompts_left_out:
         con.print(f"  left out: {why}")

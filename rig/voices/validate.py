@@ -277,7 +277,8 @@ def markdown_table(doc: dict) -> str:
     """The validation as a markdown table, with its date, machine, ASR and rule above it."""
     head = (f"Measured {doc['generated']} on {doc['machine']}; {doc['line']}; ASR "
             f"{doc['asr']['model']} (beam {doc['asr']['beam_size']}); "
-            f"{doc['voices'][0]['n_answers']} answers per voice "
+            f"{doc['voices'][0]['n_answers']} answer"
+            f"{'' if doc['voices'][0]['n_answers'] == 1 else 's'} per voice "
             f"({', '.join(doc.get('answer_ids', []))}). {doc['rule']}.\n\n"
             "| voice | label | profiles | WER pooled | WER mean (95% CI) | content similarity "
             "| wpm | synthesiser-limited |\n|---|---|---|---|---|---|---|---|\n")
