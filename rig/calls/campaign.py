@@ -42,7 +42,6 @@ for its call id and attempt id.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import threading
 import time
@@ -55,22 +54,21 @@ from typing import Literal
 from rig.answers import Answer, Question, load_bank
 from rig.asr import Transcript
 from rig.audio import Audio
-from rig.calls.agent import AgentResult, AgentSettings, render_replies, run_agent
-from rig.calls.bot import BotRecord
+from rig.calls.agent import AgentResult, AgentSettings, render_replies
 from rig.calls.brain import AgentAnswer, expected_question_s
-from rig.calls.interview_map import InterviewMap, agent_turns, map_interview
+from rig.calls.campaign_place import CallPlacing
+from rig.calls.campaign_score import ScoreChoice
+from rig.calls.interview_map import map_interview
 from rig.calls.interviewer import InterviewerSettings
 from rig.calls.results import NoResultsRoute, ResultStore, poll_result
 from rig.calls.row import transport_columns, write_recording
 from rig.calls.score_sources import (
     SourceSpec,
     load_extractor,
-    run_extractor,
 )
 from rig.calls.transports.twilio import scrub_credentials
 from rig.campaign.call import Stages, call_id, run_call
 from rig.campaign.row import CallRow
-from rig.paths import write_text_atomic
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
 from rig.vad import TurnResult
@@ -81,7 +79,7 @@ FAILED_CALL_RESULT_S = 10.0
 
 
 @dataclass
-class TransportCaller:
+class TransportCaller(CallPlacing, ScoreChoice):
     """Places campaign calls over ``transport`` (a context manager: it owns the loopback
     interviewer it starts).
 
@@ -219,106 +217,6 @@ class TransportCaller:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # --- one call ----------------------------------------------------------------------------
-    def _link(self, base: str, params: dict[str, str]):
-        if self.transport == "pipecat":
-            from rig.calls.transports.pipecat_inproc import PipecatInprocLink
-
-            ids = params["question_ids"].split(",")
-            texts = {q.question_id: " ".join(q.question.split())
-                     for q in load_bank(self.answers_path).questions}
-            return PipecatInprocLink(self._bot_app, {**params, "question_ids": ids,
-                                                     "questions": [texts[i] for i in ids]})
-        if self.transport == "twilio":
-            from rig.calls.transports.twilio import TwilioLoopbackLink
-
-            return TwilioLoopbackLink(base.replace("http", "ws", 1) + "/twilio/media", params)
-        if self.transport == "webrtc":
-            from rig.calls.transports.webrtc import WebRTCLink
-
-            return WebRTCLink(base + "/api/offer", params)
-        from rig.calls.transports.sip import SipLink
-
-        return SipLink(base, params)
-
-    async def _place(self, base: str, params: dict[str, str], answer: AgentAnswer
-                     ) -> tuple[AgentResult, dict]:
-        link = self._link(base, params)
-        await link.connect()
-        self._placing[params["attempt_id"]]["local_ports"] = link.local_ports()
-        try:
-            res = await run_agent(link, [answer], self.agent,
-                                  replies=self._replies.get(params["attempt_id"]))
-            stats = await link.stats()
-            if self.transport == "pipecat":
-                self._inproc_done(link, res, params)
-        finally:
-            await link.hangup()
-        self._keep_bot_record(params["attempt_id"], link)
-        return res, stats
-
-    def _keep_bot_record(self, attempt_id: str, link) -> None:
-        """The link's :class:`BotRecord` (in-process and WebRTC links give one), if any."""
-        get = getattr(link, "bot_record", None)
-        if callable(get):
-            self._bot_records[attempt_id] = get()
-
-    def _stream_server(self):
-        """The agent's media-stream server on ``agent_host:agent_port``, started once and
-        shared by every call in flight (Twilio reaches it at one ``stream_url``)."""
-        from rig.calls.transports.twilio import SharedStreamServer
-
-        with self._lock:
-            if self._streams is None:
-                self._streams = SharedStreamServer(self.agent_host, self.agent_port)
-            return self._streams
-
-    async def _place_twilio_account(self, params: dict[str, str], answer: AgentAnswer
-                                    ) -> tuple[AgentResult, dict]:
-        """Runs on the shared stream server's loop (:meth:`_stream_server`)."""
-        from rig.calls.transports.twilio import place_call
-
-        server = self._streams.server
-        await asyncio.to_thread(
-            place_call, to=self.twilio_to, from_=self.twilio_from or "",
-            stream_url=self.stream_url or server.url, parameters=params,
-            http_client=self.http_client)
-        link = await server.accept(params["call_id"], timeout_s=90)
-        self._placing[params["attempt_id"]]["local_ports"] = link.local_ports()
-        try:
-            res = await run_agent(link, [answer], self.agent,
-                                  replies=self._replies.get(params["attempt_id"]))
-            stats = await link.stats()
-        finally:
-            await link.hangup()
-        self._keep_bot_record(params["attempt_id"], link)
-        return res, stats
-
-    def _run_loop(self, coro):
-        """Run ``coro`` on this call's own event loop (an idle-skipping one for an in-process
-        bot with ``bot_clock`` ``fast``)."""
-        if self.transport == "pipecat" and self.bot_clock == "fast":
-            from rig.calls.fastclock import IdleSkipLoop
-
-            with asyncio.Runner(loop_factory=IdleSkipLoop) as runner:
-                return runner.run(coro)
-        return asyncio.run(coro)
-
-    def _inproc_done(self, link, res: AgentResult, params: dict[str, str]) -> None:
-        """An in-process call: the bot's failure fails the call; its own view of the turn is
-        the call's result (no score: :func:`rig.calls.transports.pipecat_inproc.inproc_result`)."""
-        from rig.calls.transports.pipecat_inproc import inproc_result, write_bot_record
-
-        if link.bot_error is not None:
-            raise RuntimeError(f"the bot failed: {type(link.bot_error).__name__}: "
-                               f"{link.bot_error}") from link.bot_error
-        record = link.bot_record()
-        start = res.plays[-1].start_epoch_s if res.plays else res.t0_epoch_s + res.duration_s
-        self._inproc[params["attempt_id"]] = (record, inproc_result(
-            record, link.t0_epoch_s, start, params["question_ids"], params["call_id"]))
-        write_bot_record(self.out_dir / "recordings" / f"{params['call_id']}.bot.json",
-                         record)
-
     def _wait_result(self, base: str, cid: str, attempt_id: str,
                      timeout_s: float | None = None) -> dict | None:
         """The interviewer's result of this attempt (a retried call's earlier result, stored
@@ -356,123 +254,6 @@ class TransportCaller:
         if not result or (result.get("status") == "ok" and not result.get("error")):
             return ""
         return f"; interviewer: {result.get('status')}: {result.get('error')}"
-
-    # --- the score ---------------------------------------------------------------------------
-    def _learn_no_route(self, exc: NoResultsRoute) -> None:
-        """Learn once per campaign that the interviewer serves no results; say what follows."""
-        with self._lock:
-            if self.no_results_route:
-                return
-            self.no_results_route = exc.url
-        rest = [str(s) for s in self.score_sources if s.kind != "interviewer"]
-        self._say(f"the interviewer has no results route (GET {exc.url}: 404): "
-                  + (f"scores come from {' then '.join(rest)} for every call"
-                     if rest else "stopping (see --score-source)"))
-
-    def _bot_record(self, attempt_id: str, res: AgentResult, result: dict | None
-                    ) -> BotRecord:
-        """What the bot did: the link's record when it gives one; the loopback reference
-        interviewer's from its result (its turns as the agent heard them, its transcript of
-        each answer as ``heard``, its result as its final JSON message); else the agent's
-        view (the bot's turns as the agent's ASR heard them)."""
-        rec = self._bot_records.pop(attempt_id, None)
-        if rec is None:
-            rec = BotRecord(said=agent_turns(res))
-        if not rec.said:
-            rec = replace(rec, said=agent_turns(res))
-        if result and self._service is not None:  # the reference interviewer, loopback
-            t0 = res.t0_epoch_s
-            heard = tuple((q["turn_speech_start_epoch_s"] - t0 if q.get(
-                "turn_speech_start_epoch_s") is not None else q["turn_close_epoch_s"] - t0,
-                q.get("transcript") or "") for q in result.get("questions") or ())
-            rec = replace(rec, heard=rec.heard or heard,
-                          messages=(*rec.messages, dict(result)))
-        return rec
-
-    def _choose_score(self, base: str, cid: str, attempt_id: str, got: dict) -> None:
-        """Try :attr:`score_sources` in order; fill ``got`` with ``source`` and what it
-        needs (``q`` and ``result``; ``extracted``; ``text`` or None for the rig's ASR).
-
-        Raises:
-            NoResultsRoute: the interviewer has no results route and no source follows.
-            RuntimeError: no result within the wait, or a failed result.
-        """
-        span, bot = got["span"], got["bot"]
-        for k, src in enumerate(self.score_sources):
-            last = k == len(self.score_sources) - 1
-            if src.kind == "interviewer":
-                if self.no_results_route:
-                    if last:
-                        raise NoResultsRoute(self.no_results_route)
-                    continue
-                try:
-                    result = got.get("result") if not self.interviewer_url else (
-                        self._wait_result(base, cid, attempt_id))
-                except NoResultsRoute as exc:
-                    self._learn_no_route(exc)
-                    if last:
-                        raise
-                    continue
-                if result is None:
-                    raise RuntimeError(f"no interviewer result for call {cid} within "
-                                       f"{self.result_timeout_s:g} s")
-                if result.get("status") != "ok" or not result.get("questions"):
-                    raise RuntimeError(f"interviewer: {result.get('status')}: "
-                                       f"{result.get('error')}")
-                q = result["questions"][-1]
-                if q.get("parse_status") == "not_scored" and not last:
-                    continue  # the bot's own result holds no score (an in-process bot)
-                got.update(source="interviewer", result=result, q=q)
-                return
-            bq = got.get("bot_q")  # the bot's own view of the turn, when it gives one
-            text = ((bq.get("transcript") if bq is not None else None)
-                    or (span.heard_text if span is not None else None) or None)
-            if src.kind == "extractor":
-                got.update(source="extractor", text=text, extracted=run_extractor(
-                    self._extractors[str(src)], bot, str(src)))
-                return
-            if src.own_asr:
-                text = None
-            got.update(source="rig_grade_bot_transcript" if text else "rig_grade_rig_asr",
-                       text=text)
-            return
-
-    @staticmethod
-    def _answer_audio(got: dict) -> Audio:
-        """The interviewer-side audio of the graded answer, from its origin to its end: the
-        bot's input when the transport exposes it, else what the agent sent."""
-        span, bot, res = got["span"], got["bot"], got["agent"]
-        audio = bot.received_audio if bot.received_audio is not None else res.sent
-        sr = audio.sample_rate_hz
-        end_s = span.end_s
-        if got.get("bot_q") is not None:  # up to the bot's own turn close
-            end_s = got["bot_q"]["turn_close_epoch_s"] - res.t0_epoch_s
-        a, b = max(0, round(span.origin_s * sr)), max(0, round(end_s * sr))
-        return Audio(audio.samples[a:b].copy(), sr)
-
-    def _write_interview(self, cid: str, got: dict) -> str | None:
-        imap: InterviewMap | None = got.get("imap")
-        if imap is None:
-            return None
-        path = self.out_dir / "recordings" / f"{cid}.interview.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        import json
-
-        write_text_atomic(path, json.dumps({
-            "call_id": cid, "score_source": got.get("source"),
-            "no_results_route": self.no_results_route, **imap.to_dict()}, indent=1))
-        return str(path)
-
-    def _place_or_replay(self, base: str, cid: str, params: dict, answer: AgentAnswer):
-        """``(agent result, link stats, {"result", "bot"} of a replayed call or {})``."""
-        if self.replay is not None:
-            cap = self.replay[cid]
-            return cap["agent"], cap["stats"], {"result": cap.get("result"), "bot": cap["bot"]}
-        if self.transport == "twilio" and self.twilio_to:
-            res, stats = self._stream_server().run(self._place_twilio_account(params, answer))
-        else:  # this call's own event loop, in this thread
-            res, stats = self._run_loop(self._place(base, params, answer))
-        return res, stats, {}
 
     def __call__(self, *, question: Question, answer: Answer, profile: Profile, repeat: int,
                  seed: int, pipeline, pipeline_version: str, campaign_id: str, stages: Stages,
