@@ -1,6 +1,6 @@
 """Logic of the in-process pipecat adapter: loading a bot factory (``pipecat:PATH.py:FACTORY``,
 its errors), the campaign options that select it, and the bot's own view of the graded turn
-from its frames (:func:`rig.calls.transports.pipecat_inproc.inproc_result`)."""
+from its frames (:func:`rig.calls.bot_turn.inproc_result`)."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def test_options_pipecat_needs_interviewer_and_only_pipecat_takes_it(tmp_path):
 
 def test_inproc_result_reads_the_bots_turn_from_its_frames():
     frames = pytest.importorskip("pipecat.frames.frames", reason="needs pipecat-ai")
-    from rig.calls.transports.pipecat_inproc import inproc_result
+    from rig.calls.bot_turn import inproc_result
 
     rec = BotRecord(
         said=(BotTurn(1.0, 6.0, "Hello. Tell me about a time ...?"),
@@ -149,7 +149,7 @@ def test_inproc_result_reads_the_bots_turn_from_its_frames():
 
 def test_inproc_result_without_user_speech_is_no_speech():
     frames = pytest.importorskip("pipecat.frames.frames", reason="needs pipecat-ai")
-    from rig.calls.transports.pipecat_inproc import inproc_result
+    from rig.calls.bot_turn import inproc_result
 
     rec = BotRecord(said=(BotTurn(0.5, 4.0, "Question?"),), frames=((9.0, frames.EndFrame()),))
     (q,) = inproc_result(rec, 0.0, 5.0, "q", "c")["questions"]
