@@ -93,3 +93,29 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write` (a JSON a rerun reads back,
     a report page): a kill leaves the old file or the new one. Returns ``path``."""
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def import_file(path: str | Path, prefix: str):
+    """A user's ``.py`` file (a bot, a score extractor) imported as a module, once per
+    resolved path: kept in ``sys.modules`` as ``<prefix><sha256 of the path, 12 hex>``.
+
+    Raises:
+        whatever importing the file raises (nothing is kept then); callers name the option.
+    """
+    import hashlib
+    import importlib.util
+    import sys
+
+    path = Path(path)
+    key = prefix + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[key] = module
+    try:
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except BaseException:
+        del sys.modules[key]
+        raise
+    return module

@@ -16,10 +16,7 @@ bots with the same file name do not collide; it is imported once per process.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import inspect
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,21 +56,15 @@ def parse_spec(spec: str, option: str = "--interviewer") -> tuple[Path, str]:
 
 
 def _import(path: Path):
-    key = "rig_bot_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-    if key in sys.modules:
-        return sys.modules[key]
-    loader_spec = importlib.util.spec_from_file_location(key, path)
-    module = importlib.util.module_from_spec(loader_spec)
-    sys.modules[key] = module
+    from rig.paths import import_file
+
     try:
-        loader_spec.loader.exec_module(module)
+        return import_file(path, "rig_bot_")
+    except KeyboardInterrupt:
+        raise
     except BaseException as exc:
-        del sys.modules[key]
-        if isinstance(exc, KeyboardInterrupt):
-            raise
         raise ConfigError(path, "", f"importing the bot failed: {type(exc).__name__}: "
                           f"{exc}") from exc
-    return module
 
 
 def factory_kind(fn: Callable) -> FactoryKind | None:

@@ -38,7 +38,6 @@ import importlib.util
 import inspect
 import math
 import numbers
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +45,7 @@ from typing import Literal
 
 from rig.calls.bot import BotRecord
 from rig.errors import ConfigError, RigError
+from rig.paths import import_file
 
 SourceKind = Literal["interviewer", "extractor", "rig"]
 #: What reports print beside a score the rig graded (``rig_grade_*``)
@@ -121,11 +121,7 @@ def load_extractor(spec: SourceSpec) -> Callable[[BotRecord], object]:
             path = Path(mod_name)
             if not path.is_file():
                 raise ConfigError(OPTION, "", "extractor file not found", str(path))
-            name = f"rig_extractor_{abs(hash(str(path.resolve())))}"
-            spec_ = importlib.util.spec_from_file_location(name, path)
-            module = importlib.util.module_from_spec(spec_)  # type: ignore[arg-type]
-            sys.modules[name] = module
-            spec_.loader.exec_module(module)  # type: ignore[union-attr]
+            module = import_file(path, "rig_extractor_")
         else:
             module = importlib.import_module(mod_name)
     except ConfigError:
