@@ -7,6 +7,7 @@ Coordinates are SVG user units; every plot scales to its container through ``vie
 
 from __future__ import annotations
 
+import hashlib
 import html
 import math
 
@@ -116,14 +117,26 @@ def x_axis(scale: Scale, ticks: list[float], y: float, top: float, label: str,
     return "".join(out)
 
 
-def figure(fig_id: str, width: int, height: int, title: str, desc: str, body: str,
-           caption: str) -> str:
+def figure(fig_id: str | None, width: float, height: float, title: str, desc: str,
+           body: str, caption: str, *, caption_is_html: bool = False,
+           font_size: int | None = None) -> str:
     """A ``<figure>`` with the inline SVG (role img, ``<title>`` and ``<desc>`` naming it) and
-    a caption that says the numbers (readable without the picture, and in print)."""
-    return (f'<figure id="{esc(fig_id)}"><div class="fig-wrap">'
-            f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-            f'role="img" aria-labelledby="{esc(fig_id)}-t {esc(fig_id)}-d" '
-            f'font-family="system-ui, sans-serif">'
-            f'<title id="{esc(fig_id)}-t">{esc(title)}</title>'
-            f'<desc id="{esc(fig_id)}-d">{esc(desc)}</desc>{body}</svg></div>'
-            f'<figcaption>{esc(caption)}</figcaption></figure>')
+    a caption that says the numbers (readable without the picture, and in print); the SVG sits
+    in a ``div.fig-wrap`` (rig.pages.CSS: it scrolls sideways on a phone rather than shrinking
+    its labels below reading size).
+
+    ``fig_id``: the element id; None derives one from ``title`` and ``desc`` (unique within a
+    page, the same bytes for the same figure). ``caption`` is plain text, escaped here, unless
+    ``caption_is_html`` (already-escaped HTML). ``font_size``: the SVG's default text size in
+    user units (None: the SVG default)."""
+    if fig_id is None:
+        fig_id = "fig" + hashlib.sha1((title + desc).encode()).hexdigest()[:10]
+    fid = esc(fig_id)
+    size = "" if font_size is None else f' font-size="{font_size}"'
+    return (f'<figure id="{fid}"><div class="fig-wrap">'
+            f'<svg viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
+            f'height="{height:.0f}" role="img" aria-labelledby="{fid}-t {fid}-d" '
+            f'font-family="system-ui, sans-serif"{size}>'
+            f'<title id="{fid}-t">{esc(title)}</title>'
+            f'<desc id="{fid}-d">{esc(desc)}</desc>{body}</svg></div>'
+            f'<figcaption>{caption if caption_is_html else esc(caption)}</figcaption></figure>')

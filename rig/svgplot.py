@@ -9,13 +9,12 @@ figure reads without colour too.
 
 Every figure is a ``<figure>`` holding the ``<svg role="img">`` with a ``<title>`` and a
 ``<desc>`` (the values in words: the text alternative a screen reader speaks), and a visible
-``<figcaption>``. The SVG is in a ``div.fig`` that scrolls sideways on a phone rather than
-shrinking the labels below reading size (:data:`FIG_CSS`).
+``<figcaption>`` (:func:`rig.svg.figure`, as the campaign report's plots; styled by
+:data:`rig.pages.CSS`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,13 +23,6 @@ from rig import svg
 from rig.pages import PALETTE
 from rig.svg import esc, marker
 
-#: Styles the figures need (pages inline them once).
-FIG_CSS = """
-.fig{overflow-x:auto;max-width:100%}
-.fig svg{width:100%;min-width:460px;max-width:760px;height:auto;display:block}
-figure{margin:1rem 0}
-figcaption{font-size:.9rem;color:#444;max-width:760px}
-"""
 MARKERS = ("circle", "square", "diamond", "triangle")
 _W = 720
 _LABEL_W = 210
@@ -55,13 +47,9 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 
 def _figure(svg_body: str, width: float, height: float, title: str, desc: str,
             caption: str) -> str:
-    # ids from the content: unique within a page, the same bytes for the same figure
-    i = hashlib.sha1((title + desc).encode()).hexdigest()[:10]
-    return (f'<figure><div class="fig"><svg role="img" '
-            f'viewBox="0 0 {width:.0f} {height:.0f}" aria-labelledby="fig{i}t fig{i}d" '
-            f'font-family="system-ui,sans-serif" font-size="12">'
-            f'<title id="fig{i}t">{esc(title)}</title><desc id="fig{i}d">{esc(desc)}</desc>'
-            f'{svg_body}</svg></div><figcaption>{caption}</figcaption></figure>')
+    # the campaign report's figure wrapper, with an id from the content; the caption is HTML
+    return svg.figure(None, width, height, title, desc, svg_body, caption,
+                      caption_is_html=True, font_size=12)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from rig.monitor.config import MonitorConfig
 from rig.monitor.segments import dimensions
 from rig.monitor.store import MonitorStore
 from rig.pages import CSS, fmt
-from rig.svgplot import FIG_CSS, lines_svg, num
+from rig.svgplot import lines_svg, num
 
 
 @dataclass(frozen=True)
@@ -283,7 +283,7 @@ def render_html(report: WeeklyReport) -> str:
     al = cfg.alerts
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<title>rig monitor {html.escape(report.week)}</title><style>{CSS}{FIG_CSS}{_PAGE_CSS}</style>
+<title>rig monitor {html.escape(report.week)}</title><style>{CSS}{_PAGE_CSS}</style>
 </head><body><main>
 <h1>Production monitoring, week {html.escape(report.week)}</h1>
 <p class="note">Week starting {a.week_start.isoformat()} (Monday, UTC) ·

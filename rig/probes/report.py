@@ -14,7 +14,7 @@ from rig.pages import CSS, fmt
 from rig.paths import write_text_atomic
 from rig.probes.data import CATEGORIES
 from rig.probes.prompts import DECISION_TEXT, DECISIONS
-from rig.svgplot import FIG_CSS, ForestRow, forest_svg, num
+from rig.svgplot import ForestRow, forest_svg, num
 
 _EXTRA_CSS = """
 blockquote{margin:.3rem 0 .6rem 0;padding-left:.6rem;border-left:3px solid #ddd;color:#333;
@@ -58,7 +58,7 @@ def page(title: str, body: str) -> str:
     width (a viewport meta, tables and figures that scroll sideways in their own box)."""
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
             f'content="width=device-width,initial-scale=1"><title>{esc(title)}</title><style>'
-            f"{CSS}{FIG_CSS}{_EXTRA_CSS}</style></head><body><main>{body}</main></body></html>")
+            f"{CSS}{_EXTRA_CSS}</style></head><body><main>{body}</main></body></html>")
 
 
 def cell(d: dict, key: str) -> str:
