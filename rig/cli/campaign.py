@@ -119,13 +119,14 @@ def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
     except CampaignInterrupted as exc:
         console.print(Text(str(exc), style="yellow"))
         raise typer.Exit(130) from None
-    pc = (getattr(res, "runtime", None) or {}).get("judge_prefix_cache") or {}
+    rt = getattr(res, "runtime", None) or {}
+    pc = rt.get("judge_prefix_cache") or {}
     rate = "" if pc.get("hit_rate") is None else (
         f"; judge prefix cache {pc['hits']}/{pc['hits'] + pc['misses']} hits "
         f"({100 * pc['hit_rate']:.0f}%)")
-    console.print(f"{res.n_run} calls run, {res.n_skipped} already done, "
-                  f"{res.seconds:.0f} s{rate}", markup=False)
-    rt = getattr(res, "runtime", None) or {}
+    n_run = f"{res.n_run} call" + ("" if res.n_run == 1 else "s")
+    console.print(f"{n_run} run, {res.n_skipped} already done, {res.seconds:.0f} s{rate}",
+                  markup=False)
     if rt.get("worker_deaths"):
         causes = "; ".join(dict.fromkeys(rt.get("death_causes") or []))
         console.print(Text(f"warning: {rt['worker_deaths']} worker(s) died and were replaced "
