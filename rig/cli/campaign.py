@@ -135,8 +135,7 @@ def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
                               "killing 3 workers" if rt.get("calls_failed_by_worker_deaths")
                               else ""), style="yellow"))
     if res.n_dropped:
-        console.print(f"{res.n_dropped} results for calls already logged were dropped",
-                      markup=False)
+        console.print(f"late results for calls already logged, dropped: {res.n_dropped}")
     if res.n_repeats_skipped:
         console.print(f"{res.n_repeats_skipped} repeats skipped, "
                       f"{res.repeats_skipped['reason']}", markup=False, highlight=False)
