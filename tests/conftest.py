@@ -137,18 +137,40 @@ def small_real_campaign_spec(tmp_path_factory):
     timer, faster-whisper tiny.en, the llama.cpp judge), run once per session and shared by
     the campaign, report, drill-down and export tests: q01_strong and q03_strong under the
     baseline, long_pauses (truncates) and short_pauses (does not): 6 calls, with their audio.
+    The pipeline is pipelines/reference.yaml with a grading budget a loaded machine cannot
+    miss (a timed-out grading would leave its call unscored and unattributed).
     Returns its :class:`rig.campaign.runner.CampaignSpec` (the folder is ``out_dir``); tests
     must not change the folder."""
+    from kill_drivers import real_pipeline
+
     from rig.campaign.runner import CampaignSpec, run_campaign
 
     out = tmp_path_factory.mktemp("small_real") / "small"
     spec = CampaignSpec(answers_path=ROOT / "answer_bank" / "mini",
                         profiles_path=ROOT / "profiles" / "demo",
-                        pipeline_path=ROOT / "pipelines" / "reference.yaml", out_dir=out,
+                        pipeline_path=real_pipeline(out.parent), out_dir=out,
                         repeats=1, answer_ids=("q01_strong", "q03_strong"),
                         profile_ids=("long_pauses", "short_pauses"), n_boot=500)
     run_campaign(spec, progress=False)
     return spec
+
+
+@pytest.fixture(scope="session")
+def real_serial_reference(tmp_path_factory):
+    """kill_drivers.real_spec's 4 calls on the real stages, run once per session by the serial
+    executor: the uninterrupted reference the real-stage kill test and the local-executor test
+    compare their rows with. Returns ``(pipeline_path, result)``; the folder is
+    ``result.out_dir``, which tests must not change."""
+    from kill_drivers import real_pipeline, real_spec
+
+    from rig.campaign.executors import ExecutorSpec
+    from rig.campaign.runner import run_campaign
+
+    base = tmp_path_factory.mktemp("real_serial")
+    pipeline = real_pipeline(base)
+    res = run_campaign(real_spec(base / "ref", pipeline), progress=False,
+                       executor=ExecutorSpec("serial"))
+    return pipeline, res
 
 
 @pytest.fixture(scope="session")

@@ -4,35 +4,19 @@ truncates, and the loss shows at the turn detector; a call that loses no word re
 oracle's grade; the columns sum per call and the profile's split sums to its delta."""
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
-
-from rig.campaign.runner import CampaignSpec, run_campaign
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def campaign(tmp_path_factory):
-    out = tmp_path_factory.mktemp("attribution") / "c"
-    # the reference pipeline with a grading budget a loaded shared machine cannot miss: a
-    # timed-out oracle grading would leave its calls unattributed (tested on fakes)
-    pipe = yaml.safe_load((ROOT / "pipelines" / "reference.yaml").read_text())
-    pipe["scorer"]["budget_s"] = 3600
-    pipe_path = out.parent / "pipeline.yaml"
-    pipe_path.write_text(yaml.safe_dump(pipe))
-    spec = CampaignSpec(answers_path=ROOT / "answer_bank" / "mini",
-                        profiles_path=ROOT / "profiles" / "demo",
-                        pipeline_path=pipe_path, out_dir=out,
-                        repeats=1, answer_ids=("q01_strong", "q03_strong"),
-                        profile_ids=("long_pauses",), n_boot=500)
-    run_campaign(spec, progress=False)
-    return (pd.read_parquet(out / "calls.parquet"),
-            json.loads((out / "summary.json").read_text()))
+def campaign(small_real_campaign):
+    """conftest's shared small real campaign (q01_strong, q03_strong under the baseline,
+    long_pauses and short_pauses): its rows and summary.json."""
+    return (pd.read_parquet(small_real_campaign / "calls.parquet"),
+            json.loads((small_real_campaign / "summary.json").read_text()))
 
 
 def test_truncation_shows_as_a_turn_detection_loss(campaign):

@@ -4,37 +4,24 @@ of the serial run, timing columns aside; the workers report the judge's prefix-c
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from executor_fakes import comparable
+from kill_drivers import real_spec
 
 from rig.campaign.executors import ExecutorSpec
-from rig.campaign.runner import CampaignSpec, run_campaign
+from rig.campaign.runner import run_campaign
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parents[1]
 
 
-def spec(out: Path, pipeline: Path) -> CampaignSpec:
-    return CampaignSpec(answers_path=ROOT / "answer_bank" / "mini",
-                        profiles_path=ROOT / "profiles" / "demo",
-                        pipeline_path=pipeline, out_dir=out,
-                        repeats=1, answer_ids=("q01_strong", "q03_strong"),
-                        profile_ids=("long_pauses",), n_boot=200, campaign_id="x")
-
-
-def test_two_local_workers_give_the_serial_rows_with_the_real_stages(tmp_path):
-    # the reference pipeline without its grading budget: a grading over budget is recorded
-    # as a timeout, which depends on the machine's load, not on the executor
-    text = (ROOT / "pipelines" / "reference.yaml").read_text()
-    assert "  budget_s: 120\n" in text
-    pipeline = tmp_path / "reference.yaml"
-    pipeline.write_text(text.replace("  budget_s: 120\n", ""))
-    serial = run_campaign(spec(tmp_path / "serial", pipeline), progress=False,
-                          executor=ExecutorSpec("serial"))
+def test_two_local_workers_give_the_serial_rows_with_the_real_stages(tmp_path,
+                                                                    real_serial_reference):
+    # conftest's serial run of kill_drivers.real_spec, on reference.yaml with a grading budget
+    # no load can miss (a grading over budget is a timeout, which depends on the machine's
+    # load, not on the executor)
+    pipeline, serial = real_serial_reference
     # overlapping: each worker's next call runs render .. ASR while the judge grades this one
-    local = run_campaign(spec(tmp_path / "local", pipeline), progress=False,
+    local = run_campaign(real_spec(tmp_path / "local", pipeline), progress=False,
                          executor=ExecutorSpec("local", workers=2, overlap=True))
     assert len(serial.rows) == 4
     assert all(r["status"] == "ok" for r in serial.rows), [r["error"] for r in serial.rows]
