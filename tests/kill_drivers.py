@@ -1,6 +1,6 @@
 """Drivers of the kill tests other than the campaign's (:mod:`kill_util`): ``rig monitor
-ingest`` on fake VAD and ASR, ``rig sweep`` on fake stages, a probe on a fake scorer, and a
-campaign on the real stages. Each ``*_driver`` returns the code a subprocess runs
+ingest`` on fake VAD and ASR, ``rig sweep`` on fake stages, each probe on fake scorers, and
+a campaign on the real stages. Each ``*_driver`` returns the code a subprocess runs
 (:func:`kill_util.start`)."""
 
 from __future__ import annotations
@@ -146,25 +146,98 @@ def sweep_logged(out: Path) -> int:
 
 # --- probes -----------------------------------------------------------------------------------
 
+#: the probes with a resumable run, and the folder's ask logs of each (a kill test checks every
+#: one of them)
+PROBE_KINDS: dict[str, tuple[str, ...]] = {
+    "hedging": ("asks.jsonl",), "accent_markers": ("asks.jsonl",),
+    "name_swap": ("asks.jsonl",), "dual_framing": ("asks.jsonl", "judge_asks.jsonl"),
+    "invariance": ("asks.jsonl",)}
+
+
+def _slow(reply, sleep_s: float):
+    def slow(user: str, seed: int) -> str:
+        if sleep_s:
+            time.sleep(sleep_s)
+        return reply(user, seed)
+    return slow
+
+
+def run_probe_kind(kind: str, out: Path, sleep_s: float = 0.0) -> None:
+    """Run (or resume) a small probe of ``kind`` (:data:`PROBE_KINDS`) into ``out`` with the
+    probe tests' fake scorers, ``sleep_s`` per ask (the judge's included):
+
+    * ``hedging``: 4 sessions x 5 questions (and the decision), 3 conditions, 2 variants
+      (144 asks);
+    * ``accent_markers``: 2 sessions x 4 questions (and the decision), 3 conditions,
+      2 variants (60 asks);
+    * ``name_swap``: the gendered set, 2 resumes, 2 names per group, 3 conditions,
+      3 features (72 asks);
+    * ``dual_framing``: 2 topics (2 statements each), 6 iterations, both frames (48 asks),
+      with an LLM judge of the replies the rules leave unsettled (judge_asks.jsonl);
+    * ``invariance``: name swaps and controls on 3 items, 2 names per group (2 asks a pair).
+    """
+    sys.path.insert(0, str(TESTS))
+    from test_probes_bias_unit import SysFake, biased_reply
+    from test_probes_unit import ProbeFake, style_biased_reply
+
+    from rig.probes import (
+        FramingSpec,
+        InvarianceSpec,
+        NameSwapSpec,
+        ProbeSpec,
+        run_dual_framing,
+        run_invariance,
+        run_name_swap,
+        run_probe,
+    )
+
+    out = Path(out)
+    if kind == "hedging":
+        run_probe(ProbeSpec("hedging", out, n_sessions=4, questions_per_session=5, seed=3),
+                  ProbeFake(_slow(style_biased_reply, sleep_s)))
+    elif kind == "accent_markers":
+        run_probe(ProbeSpec("accent_markers", out, n_sessions=2, questions_per_session=4,
+                            seed=5), ProbeFake(_slow(style_biased_reply, sleep_s)))
+    elif kind == "name_swap":
+        run_name_swap(NameSwapSpec(out, name_sets=("gendered",), kinds=("resume",), n_items=2,
+                                   names_per_group=2, seed=2),
+                      SysFake(_slow(biased_reply, sleep_s)))
+    elif kind == "dual_framing":
+        judge = SysFake(_slow(lambda user, seed: '{"stance": "disagree"}', sleep_s))
+        run_dual_framing(FramingSpec(out, topics=("remote_office", "age_hiring"),
+                                     iterations=6, seed=1),
+                         SysFake(_slow(biased_reply, sleep_s)), judge=judge)
+    elif kind == "invariance":
+        run_invariance(InvarianceSpec(out, n_items=3, names_per_group=2, seed=4),
+                       SysFake(_slow(biased_reply, sleep_s)))
+    else:
+        raise ValueError(f"unknown probe kind {kind!r}; known: {sorted(PROBE_KINDS)}")
+
+
 _PROBE_DRIVER = """
-import sys, time
+import sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
-from test_probes_unit import ProbeFake, style_biased_reply
-from rig.probes import ProbeSpec, run_probe
-def slow(user, seed):
-    time.sleep({sleep_s})
-    return style_biased_reply(user, seed)
-run_probe(ProbeSpec("hedging", Path({out!r}), n_sessions=4, questions_per_session=5, seed=3),
-          ProbeFake(slow))
+from kill_drivers import run_probe_kind
+run_probe_kind({kind!r}, Path({out!r}), {sleep_s!r})
 """
 
 
-def probe_driver(out: Path, sleep_s: float = 0.05) -> str:
-    """Code that runs (or resumes) a hedging probe (4 sessions x 5 questions, 2 conditions,
-    2 variants: 96 asks) into ``out`` with the probe tests' fake scorer, ``sleep_s`` per
-    ask."""
-    return _PROBE_DRIVER.format(tests=str(TESTS), out=str(out), sleep_s=sleep_s)
+def probe_driver(out: Path, sleep_s: float = 0.05, kind: str = "hedging") -> str:
+    """Code that runs (or resumes) the probe ``kind`` (:func:`run_probe_kind`) into ``out``
+    with the probe tests' fake scorers, ``sleep_s`` per ask."""
+    if kind not in PROBE_KINDS:
+        raise ValueError(f"unknown probe kind {kind!r}; known: {sorted(PROBE_KINDS)}")
+    return _PROBE_DRIVER.format(tests=str(TESTS), kind=kind, out=str(out), sleep_s=sleep_s)
+
+
+def probe_progress(out: Path, kind: str) -> int:
+    """Lines in every ask log of the probe ``kind`` in ``out``, plus 1 once its first output
+    (scores.parquet, written after the last ask) exists: a kill test's moments, the outputs'
+    writing included."""
+    out = Path(out)
+    return (sum(n_lines(out / log) for log in PROBE_KINDS[kind])
+            + (out / "scores.parquet").exists())
 
 
 # --- the real stages ------------------------------------------------------------------------

@@ -685,6 +685,23 @@ def test_a_short_run_without_a_single_reply_fails_and_keeps_its_outputs(tmp_path
         log.check_replied()
 
 
+def test_a_resumed_run_removes_what_a_killed_runs_writes_left(tmp_path):
+    """A SIGKILL during an atomic write leaves its temporary file (seen by the probes' kill
+    test: ``.report.html.<random>.partial``); the rerun removes those of its outputs only."""
+    spec = _tiny_name_swap(tmp_path / "ns")
+    out = spec.out_dir
+    run_name_swap(spec, SysFake(biased_reply))
+    left = [out / ".report.html.k1x2.partial", out / ".summary.json.a_b9.partial",
+            out / ".probe.json.zz.partial", out / "scores.parquet.partial"]
+    kept = [out / "notes.partial", out / ".mine.txt.q.partial", out / "report.html.bak"]
+    for p in left + kept:
+        p.write_text("half")
+    again = run_name_swap(spec, SysFake(lambda u, s: pytest.fail("no call")))
+    assert again.n_backend_calls == 0
+    assert [p for p in left if p.exists()] == [] and all(p.exists() for p in kept)
+    json.loads((out / "summary.json").read_text())
+
+
 def test_a_dead_scorer_or_judge_exits_2_from_the_cli(tmp_path, monkeypatch):
     import rig.probes.core as core
     from rig.cli.probe import probe_app

@@ -9,7 +9,8 @@
   reply already there, with the seconds it took (backend errors are retried), so an
   interrupted probe resumes. :meth:`AskLog.check_replied` ends a run whose scorer never
   replied with :class:`ScorerUnavailable` (the CLI exits 2).
-* A run's frame: :func:`start_run` (the output folder and ``probe.json``),
+* A run's frame: :func:`start_run` (the output folder, without a killed run's temporary
+  files, and ``probe.json``),
   :func:`progress_bar`, :func:`write_probe_outputs` and :func:`finish_run` (the asks checked,
   the :class:`ProbeRun` given back).
 """
@@ -227,13 +228,35 @@ class ProbeRun:
     files: dict[str, Path] = field(default_factory=dict)
 
 
+#: the files a probe run writes besides its ask logs (every probe writes some of them)
+OUTPUT_FILES = ("probe.json", "scores.parquet", "decisions.parquet", "summary.json",
+                "report.html")
+
+
+def remove_partial_outputs(out: Path) -> list[Path]:
+    """Remove the temporary files that a killed run's atomic writes of :data:`OUTPUT_FILES`
+    left in ``out`` (``.summary.json.<random>.partial``, ``scores.parquet.partial``): the
+    outputs themselves are whole or absent, but each kill mid-write would otherwise leave one
+    more half-written hidden file for good. Other files are kept. Returns those removed."""
+    gone = []
+    for name in OUTPUT_FILES:
+        for p in (*out.glob(f".{name}.*.partial"), out / f"{name}.partial"):
+            if p.is_file():
+                p.unlink(missing_ok=True)
+                gone.append(p)
+    return gone
+
+
 def start_run(out: Path, meta: dict) -> None:
-    """Create the output folder ``out`` and write what is run to ``out/probe.json``.
+    """Create the output folder ``out`` (a resumed run's: without the temporary files of a
+    killed run's writes, :func:`remove_partial_outputs`) and write what is run to
+    ``out/probe.json``.
 
     Raises:
         ConfigError: ``out`` cannot be used as an output folder (:func:`~rig.paths.make_out_dir`).
     """
     make_out_dir(out)
+    remove_partial_outputs(out)
     write_text_atomic(out / "probe.json", json.dumps(meta, indent=2))
 
 
