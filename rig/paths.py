@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +55,31 @@ def make_out_dir(path: str | Path, option: str = "--out") -> Path:
         raise RigError(f"{option} {str(path)!r}: cannot create the output folder "
                        f"({exc.strerror or exc})") from exc
     return path
+
+
+def remove_partials(folder: str | Path, names: Iterable[str] | None = None) -> list[Path]:
+    """Remove the temporary files that a killed writer left in ``folder`` (not below it):
+    :func:`atomic_write`'s ``.NAME.<random>.partial`` and ``NAME.partial`` (a parquet file's,
+    rig.campaign.store). The outputs themselves are whole or absent after a kill, but each
+    kill mid-write would otherwise leave one more half-written file for good.
+
+    ``names``: only the temporary files of these output file names; None: every file whose
+    name ends in ``.partial`` (a folder only rig writes in). Call it when a run starts or
+    resumes, before it starts writers of its own: a writer running at the same moment would
+    lose its temporary file. A missing folder is no error. Returns the files removed."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    gone = []
+    for p in sorted(folder.iterdir()):
+        if not p.name.endswith(".partial") or not p.is_file():
+            continue
+        if names is not None and not any(
+                p.name.startswith(f".{n}.") or p.name == f"{n}.partial" for n in names):
+            continue
+        p.unlink(missing_ok=True)
+        gone.append(p)
+    return gone
 
 
 def _umask() -> int:

@@ -34,6 +34,54 @@ def test_an_atomic_write_interrupted_before_the_rename_keeps_the_old_file(tmp_pa
     assert json.loads(path.read_text()) == {"v": 1}  # never half of the new one
 
 
+def test_remove_partials_takes_only_a_killed_writers_temporary_files(tmp_path):
+    from rig.paths import remove_partials
+
+    left = [tmp_path / ".summary.json.k1x2.partial", tmp_path / "calls.parquet.partial"]
+    kept = [tmp_path / "summary.json", tmp_path / "notes.txt", tmp_path / "sub" / "x.partial"]
+    (tmp_path / "sub").mkdir()
+    for p in left + kept:
+        p.write_text("half")
+    assert remove_partials(tmp_path, ["report.html"]) == []  # not that output's
+    assert remove_partials(tmp_path) == sorted(left)
+    assert all(p.exists() for p in kept) and not any(p.exists() for p in left)
+    assert remove_partials(tmp_path / "missing") == []
+
+
+def test_a_resumed_campaign_and_sweep_remove_a_killed_runs_temporary_files(tmp_path):
+    """A SIGKILL during an atomic write leaves its temporary file beside the output (the probes'
+    kill test saw ``.report.html.<random>.partial``); the campaign's and the sweep's rerun
+    remove those in their folders (and the campaign's audio folder), keeping everything else."""
+    from executor_fakes import make_stages
+    from kill_util import campaign_spec
+
+    from rig.campaign.runner import run_campaign
+    from rig.sweep import parse_vary, run_sweep
+
+    spec = campaign_spec(tmp_path / "c", profile_ids=("long_pauses",),
+                         question_ids=("q01_conflict",))
+    run_campaign(spec, stages=make_stages(), progress=False)
+    out = spec.out_dir
+    (out / "audio").mkdir(exist_ok=True)
+    left = [out / ".report.html.k1x2.partial", out / "calls.parquet.partial",
+            out / "audio" / ".x.caller.flac.ab.partial"]
+    for p in left:
+        p.write_text("half")
+    again = run_campaign(spec, stages=make_stages(), progress=False)
+    assert again.n_run == 0 and not any(p.exists() for p in left)
+    sweep = tmp_path / "s"
+    run_sweep(out, [parse_vary("endpointing.silence_timeout_ms=2000")], sweep, n_boot=50,
+              stages_for=lambda p: make_stages())
+    left = [sweep / ".sweep.json.q.partial",
+            next(sweep.glob("variants/*")) / ".calls.parquet.z.partial"]
+    for p in left:
+        p.write_text("half")
+    run_sweep(out, [parse_vary("endpointing.silence_timeout_ms=2000")], sweep, n_boot=50,
+              stages_for=lambda p: make_stages())
+    assert not any(p.exists() for p in left)
+    json.loads((sweep / "sweep.json").read_text())
+
+
 def test_the_lock_holder_is_read_from_duckdbs_message():
     msg = ('IO Error: Could not set lock on file "/x/m.duckdb": Conflicting lock is held in '
            '/usr/bin/python3.11 (PID 4242). See also https://duckdb.org/docs/concurrency')

@@ -54,7 +54,7 @@ from rig.campaign.oracle import OracleCache, oracle_done, oracle_key  # noqa: F4
 from rig.campaign.store import CallLog, write_parquet, write_text_atomic
 from rig.drilldown.audio import AUDIO_DIRNAME
 from rig.errors import ConfigError
-from rig.paths import make_out_dir
+from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
 from rig.profiles import Profile, ProfileSet, load_profiles
 from rig.scorer.base import Scorer
@@ -253,6 +253,9 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     campaign_id = spec.campaign_id or spec.out_dir.name
     out = spec.out_dir
     make_out_dir(out)
+    # a killed run's temporary files (its writers and workers are gone; ours not yet started)
+    remove_partials(out)
+    remove_partials(out / "audio")
     if (out / "campaign.json").is_file():  # call ids do not name the transport: never mix
         try:
             was = json.loads((out / "campaign.json").read_text()).get("transport", "sim")

@@ -31,7 +31,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rig.campaign.store import CallLog, write_parquet, write_text_atomic
 from rig.config import load_model, read_yaml
 from rig.errors import ConfigError, RigError
-from rig.paths import make_out_dir
+from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import ScorerSettings, load_pipeline
 from rig.scorer.base import Completion, Parsed, Scorer, V
 
@@ -233,30 +233,16 @@ OUTPUT_FILES = ("probe.json", "scores.parquet", "decisions.parquet", "summary.js
                 "report.html")
 
 
-def remove_partial_outputs(out: Path) -> list[Path]:
-    """Remove the temporary files that a killed run's atomic writes of :data:`OUTPUT_FILES`
-    left in ``out`` (``.summary.json.<random>.partial``, ``scores.parquet.partial``): the
-    outputs themselves are whole or absent, but each kill mid-write would otherwise leave one
-    more half-written hidden file for good. Other files are kept. Returns those removed."""
-    gone = []
-    for name in OUTPUT_FILES:
-        for p in (*out.glob(f".{name}.*.partial"), out / f"{name}.partial"):
-            if p.is_file():
-                p.unlink(missing_ok=True)
-                gone.append(p)
-    return gone
-
-
 def start_run(out: Path, meta: dict) -> None:
     """Create the output folder ``out`` (a resumed run's: without the temporary files of a
-    killed run's writes, :func:`remove_partial_outputs`) and write what is run to
-    ``out/probe.json``.
+    killed run's writes of :data:`OUTPUT_FILES`, :func:`rig.paths.remove_partials`) and write
+    what is run to ``out/probe.json``.
 
     Raises:
         ConfigError: ``out`` cannot be used as an output folder (:func:`~rig.paths.make_out_dir`).
     """
     make_out_dir(out)
-    remove_partial_outputs(out)
+    remove_partials(out, OUTPUT_FILES)
     write_text_atomic(out / "probe.json", json.dumps(meta, indent=2))
 
 

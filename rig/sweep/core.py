@@ -23,7 +23,7 @@ from rig.campaign.call import ROW_TYPES, Stages
 from rig.campaign.store import write_parquet, write_text_atomic
 from rig.campaign.summary import campaign_summary
 from rig.errors import ConfigError
-from rig.paths import make_out_dir
+from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import PipelineConfig
 from rig.sweep.plan import Variant, Vary, plan_variants
 from rig.sweep.report import write_sweep_report
@@ -97,6 +97,7 @@ def run_sweep(campaign_dir: Path, varies: list[Vary], out: Path, *, grid: bool =
     variants = plan_variants(camp.pipeline, varies, grid)
     variants[0] = replace(variants[0], version=camp.version)
     make_out_dir(out)
+    remove_partials(out)  # a killed sweep's temporary files (each variant's: run_variant)
     build = stages_for or (lambda p: default_stages(p, audio_cache_dir))
     camp_rows = [{k: v for k, v in r.items()} for r in camp.rows.to_dict("records")]
     rows_by: dict[str, list[dict]] = {"campaign": camp_rows}

@@ -39,7 +39,7 @@ from rig.campaign.call import FrontResult, Stages, call_id, finish_call, run_cal
 from rig.campaign.executors import ProfilePaths
 from rig.campaign.store import CallLog
 from rig.errors import ConfigError
-from rig.paths import make_out_dir
+from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import PipelineConfig
 from rig.profiles import load_profiles
 from rig.scorer.base import ScoreResult
@@ -196,6 +196,7 @@ def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, 
     """Make (or resume) ``variant``'s calls and return (its rows in the campaign's order, the
     number of calls made now). Never raises on a failing call (its row says which stage)."""
     make_out_dir(folder)
+    remove_partials(folder)  # a killed sweep's temporary files
     log = CallLog(folder / "calls.jsonl")
     oracle = _Oracle(camp, variant, stages, folder)
     questions = {q.question_id: q for q in camp.bank.questions}
