@@ -51,10 +51,9 @@ from rig.campaign.executors.worker import (
 )
 from rig.campaign.export import input_hashes
 from rig.campaign.oracle import OracleCache, oracle_done, oracle_key  # noqa: F401 (OracleCache: its old home)
-from rig.campaign.store import CallLog, write_parquet, write_text_atomic
+from rig.campaign.store import CallLog, open_campaign_folder, write_parquet, write_text_atomic
 from rig.drilldown.audio import AUDIO_DIRNAME
 from rig.errors import ConfigError
-from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
 from rig.profiles import Profile, ProfileSet, load_profiles
 from rig.scorer.base import Scorer
@@ -252,21 +251,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     version = pipeline_version(pipeline)
     campaign_id = spec.campaign_id or spec.out_dir.name
     out = spec.out_dir
-    make_out_dir(out)
-    # a killed run's temporary files (its writers and workers are gone; ours not yet started)
-    remove_partials(out)
-    remove_partials(out / "audio")
-    if (out / "campaign.json").is_file():  # call ids do not name the transport: never mix
-        try:
-            was = json.loads((out / "campaign.json").read_text()).get("transport", "sim")
-        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
-            raise ConfigError(out / "campaign.json", "", "not a JSON object (damaged, e.g. by "
-                              "an older rig killed while writing it): delete it and rerun the "
-                              "same command (the calls logged are kept)") from exc
-        if was != spec.transport:
-            raise ConfigError(out / "campaign.json", "transport", f"this folder holds a "
-                              f"{was!r} campaign; give --transport {spec.transport} its own "
-                              "--out", spec.transport)
+    open_campaign_folder(out, spec.transport)
     campaign_plan = plan_campaign(spec, bank, profiles, version, pipeline,
                                   0.0 if bank.read_speech  # no scorer runs
                                   else None if stages is None else stages.scorer.temperature)

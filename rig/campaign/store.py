@@ -20,8 +20,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from rig.errors import RigError
-from rig.paths import write_text_atomic  # noqa: F401 - importable from here
+from rig.errors import ConfigError, RigError
+from rig.paths import (
+    make_out_dir,
+    remove_partials,
+    write_text_atomic,  # noqa: F401 - importable from here
+)
 
 
 def _clean(v: object) -> object:
@@ -176,3 +180,29 @@ def write_parquet(rows: list[dict], path: str | Path,
     os.replace(tmp, path)
     return path
 
+
+
+def open_campaign_folder(out: Path, transport: str) -> Path:
+    """Create (or reopen, to resume) the campaign folder ``out`` for a campaign over
+    ``transport``: a killed run's temporary files are removed (its writers and workers are gone;
+    this run's are not started yet), and a folder holding another transport's campaign is
+    refused (call ids do not name the transport: two transports' rows would mix).
+
+    Raises:
+        RigError: ``out`` cannot be an output folder (:func:`rig.paths.make_out_dir`).
+        ConfigError: ``out/campaign.json`` is damaged, or names another transport."""
+    make_out_dir(out)
+    remove_partials(out)
+    remove_partials(out / "audio")
+    if (out / "campaign.json").is_file():
+        try:
+            was = json.loads((out / "campaign.json").read_text()).get("transport", "sim")
+        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
+            raise ConfigError(out / "campaign.json", "", "not a JSON object (damaged, e.g. by "
+                              "an older rig killed while writing it): delete it and rerun the "
+                              "same command (the calls logged are kept)") from exc
+        if was != transport:
+            raise ConfigError(out / "campaign.json", "transport", f"this folder holds a "
+                              f"{was!r} campaign; give --transport {transport} its own "
+                              "--out", transport)
+    return out
