@@ -1,4 +1,5 @@
-"""The console that command-line results (tables, "wrote ..." lines) are printed on.
+"""The console that command-line results (tables, "wrote ..." lines) are printed on, and the
+progress bar of long runs (:func:`progress_bar`).
 
 On a terminal, rich fits a table to the terminal's width. Piped or captured output (a log, a
 CI job) has no width to fit: rich would assume 80 columns and cut cells to ``1.…``, so there
@@ -8,7 +9,18 @@ of being cut.
 
 from __future__ import annotations
 
+import datetime
+import time
+
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 #: the width of results printed where stdout is not a terminal
@@ -52,3 +64,42 @@ def quiet_pipecat_logs(level: str | None = None) -> None:
     # stderr is never kept
     logger.add(lambda message: sys.stderr.write(message),
                level=level or os.environ.get("RIG_LOG_LEVEL") or "WARNING")
+
+
+class _LoggedProgress(Progress):
+    """rich's progress bar, which on a terminal redraws in place; where its console is not a
+    terminal (output to a file or a CI log) rich draws nothing until the end, so this prints a
+    plain line instead as a task advances, at most every ``every_s`` seconds
+    (``"demo: calls: 12/30, 0:03:12"``); the finished bar is rich's own last line."""
+
+    def __init__(self, *columns, every_s: float, **kwargs) -> None:
+        super().__init__(*columns, **kwargs)
+        self._every_s = every_s
+        self._last: dict[TaskID, float] = {}
+
+    def advance(self, task_id: TaskID, advance: float = 1) -> None:
+        super().advance(task_id, advance)
+        if self.disable or self.console.is_terminal:
+            return
+        task = self._tasks[task_id]
+        now = time.monotonic()
+        if task.finished and not self.live.transient:
+            return  # rich prints the finished bar itself
+        if now - self._last.get(task_id, -1e9) < self._every_s and not task.finished:
+            return
+        self._last[task_id] = now
+        elapsed = datetime.timedelta(seconds=int(task.elapsed or 0))
+        total = "" if task.total is None else f"/{task.total:.0f}"
+        self.console.print(f"{task.description}: {task.completed:.0f}{total}, {elapsed}",
+                           markup=False, highlight=False)
+
+
+def progress_bar(enabled: bool = True, *, console: Console | None = None,
+                 transient: bool = False, every_s: float = 30.0) -> Progress:
+    """The progress bar of rig's long runs (campaigns, sweeps' calls, probes, scorer
+    validation): description, bar, done of total, elapsed time; shown only when ``enabled``.
+    Where the console is not a terminal, a plain line at most every ``every_s`` seconds and at
+    the end instead of a bar that would show only when the run ends."""
+    return _LoggedProgress(TextColumn("[bold]{task.description}"), BarColumn(),
+                           MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                           disable=not enabled, transient=transient, every_s=every_s)

@@ -28,8 +28,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from rig.answers import Answer, AnswerBank, Question, load_bank
 from rig.campaign.call import ROW_TYPES, Stages, call_id, run_call, with_transport_columns
 from rig.campaign.executors import (
@@ -52,6 +50,7 @@ from rig.campaign.executors.worker import (
 from rig.campaign.export import input_hashes
 from rig.campaign.oracle import OracleCache, oracle_done, oracle_key  # noqa: F401 (OracleCache: its old home)
 from rig.campaign.store import CallLog, open_campaign_folder, write_parquet, write_text_atomic
+from rig.console import progress_bar
 from rig.drilldown.audio import AUDIO_DIRNAME
 from rig.errors import ConfigError
 from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
@@ -323,8 +322,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     def given_up(failure: TaskFailure) -> None:
         logged(failure.task, given_up_row(failure.task, failure.error, setup))
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), disable=not progress, transient=False) as bar:
+    with progress_bar(progress) as bar:
         task_bar = bar.add_task(f"{campaign_id}: calls", total=len(plan), completed=n_skipped)
         try:
             with open_executor(executor, setup,

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from rig.cli.common import RigTyper, console, fail
-from rig.console import print_table, stdout_console
+from rig.console import print_table, progress_bar, stdout_console
 from rig.errors import ConfigError, RigError
 from rig.paths import DEFAULTS
 
@@ -105,9 +104,7 @@ def validate(
             return default_scorer(cfg)
 
         total = len(bank.answers()) * len(chosen) * repeats
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                      MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                      disable=not progress or as_json, transient=True) as bar:
+        with progress_bar(progress and not as_json, console=console, transient=True) as bar:
             task = bar.add_task("gradings", total=total)
             run = validate_bank(bank, make, chosen, repeats,
                                 on_grading=lambda _row: bar.advance(task))

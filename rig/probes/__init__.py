@@ -8,7 +8,7 @@ text-level gap and the audio-level gap of one scorer sit side by side.
 Modules:
 
 * :mod:`rig.probes.core`       the scorer from ``--scorer``, seeded sessions, the ask log, and
-  the frame of a run (:func:`~rig.probes.core.start_run`, ``progress_bar``,
+  the frame of a run (:func:`~rig.probes.core.start_run`, ``rig.console.progress_bar``,
   ``write_probe_outputs``, ``finish_run``).
 * :mod:`rig.probes.data`       probe sets (``probes/shibboleth/*.yaml``), their schema and the
   machine checks of equivalence; proposal transforms (:func:`drop_articles`).

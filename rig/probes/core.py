@@ -10,9 +10,8 @@
   interrupted probe resumes. :meth:`AskLog.check_replied` ends a run whose scorer never
   replied with :class:`ScorerUnavailable` (the CLI exits 2).
 * A run's frame: :func:`start_run` (the output folder, without a killed run's temporary
-  files, and ``probe.json``),
-  :func:`progress_bar`, :func:`write_probe_outputs` and :func:`finish_run` (the asks checked,
-  the :class:`ProbeRun` given back).
+  files, and ``probe.json``), :func:`rig.console.progress_bar`, :func:`write_probe_outputs`
+  and :func:`finish_run` (the asks checked, the :class:`ProbeRun` given back).
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rig.campaign.store import CallLog, write_parquet, write_text_atomic
 from rig.config import load_model, read_yaml
@@ -244,13 +242,6 @@ def start_run(out: Path, meta: dict) -> None:
     make_out_dir(out)
     remove_partials(out, OUTPUT_FILES)
     write_text_atomic(out / "probe.json", json.dumps(meta, indent=2))
-
-
-def progress_bar(progress: bool) -> Progress:
-    """A probe's progress bar (description, bar, done of total, elapsed), shown only when
-    ``progress``."""
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), disable=not progress, transient=False)
 
 
 def write_probe_outputs(out: Path, rows: list[dict], summary: dict,

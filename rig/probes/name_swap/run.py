@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rig.console import progress_bar
 from rig.errors import ConfigError
 from rig.probes.core import (
     AskLog,
@@ -17,7 +18,6 @@ from rig.probes.core import (
     build_scorer,
     describe_scorer,
     finish_run,
-    progress_bar,
     start_run,
     write_probe_outputs,
 )

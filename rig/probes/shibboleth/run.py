@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 
 from rig.campaign.store import write_parquet, write_text_atomic
+from rig.console import progress_bar
 from rig.errors import ConfigError
 from rig.probes.core import (
     AskLog,
     build_scorer,
     describe_scorer,
-    progress_bar,
     sample_sessions,
     start_run,
 )
