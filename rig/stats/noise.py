@@ -213,8 +213,8 @@ def noise_floor_from(calls: pd.DataFrame, profile: str = "baseline",
     multi = mine[sizes >= 2]
     if multi.empty:
         if repeats_skipped:
-            return _not_measured(profile, f"{NOT_MEASURED} (its repeats were not run: "
-                                 f"{repeats_skipped})")
+            return _not_measured(profile, f"{NOT_MEASURED} (its repeats could not differ, "
+                                 f"so they were not run: {repeats_skipped})")
         reason = (f"profile {profile!r} has no answer with two or more scored repeats; "
                   "run the campaign with --repeats 2 or more")
         return _not_measured(profile, reason)
