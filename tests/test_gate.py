@@ -279,7 +279,7 @@ def test_run_gate_writes_gate_json(tmp_path: Path) -> None:
     # identical repeats (no noise in crafted()) measure nothing: not measured, never 0.0
     nf = data["previous"]["noise_floor"]
     assert nf["measured"] is False and nf["sd_repeat_diff"] is None
-    assert nf["reason"].startswith("repeats identical: the noise floor is not measured")
+    assert nf["reason"].startswith("not measured: the repeats are identical")
     out = tmp_path / "elsewhere" / "g.json"
     run_gate(prev, prev, out=out)
     assert json.loads(out.read_text())["verdict"] == "pass"

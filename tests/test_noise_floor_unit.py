@@ -351,7 +351,7 @@ def test_noise_floor_from_reads_repeat_sd_and_refuses_an_unmeasured_floor(tmp_pa
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"noise_floor": {"measured": False, "repeat_sd": None,
                                                "reason": NOT_MEASURED}}))
-    with pytest.raises(RigError, match="repeats identical"):
+    with pytest.raises(RigError, match="the repeats are identical"):
         _with_scorer_floor(MonitorConfig(), bad)
 
 

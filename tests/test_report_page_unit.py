@@ -124,7 +124,8 @@ def test_an_empty_campaign_still_writes_a_page(tmp_path: Path) -> None:
     s = {"campaign_id": "c", "pipeline_version": "v", "baseline": "baseline",
          "profiles": {}, "n_calls": 0}
     text = write_campaign_report(tmp_path / "r.html", s, pd.DataFrame()).read_text()
-    assert "Pipeline version v; baseline baseline; 0 calls." in text and "<svg" not in text
+    assert "Pipeline version v; 0 calls; the baseline profile is baseline." in text
+    assert "<svg" not in text
 
 
 def test_the_forest_caption_names_the_band_only_when_one_is_drawn() -> None:

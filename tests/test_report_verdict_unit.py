@@ -68,7 +68,7 @@ def check(summary: dict, sentence: str) -> dict:
         assert g["side"] == ("within" if d["within_noise_floor"] else "beyond")
         assert g["lim"] == f"{round(d['noise_floor_mean_delta_limit'], 1):.1f}"
     for key, grp in (("asr_suspect_rate", "asr"), ("turn_suspect_rate", "turn")):
-        if d.get(key) is None:
+        if not d.get(key):  # none or zero: not named
             assert g[grp] is None
         else:
             assert g[grp] + "%" == percent(d[key])
@@ -88,7 +88,7 @@ def test_one_sentence_per_profile_then_validity_then_pipeline(summary) -> None:
     assert g["pid"] == "long_pauses" and g["dir"] == "lower" and g["kind"] == "t"
     assert "most of it lost at turn detection" in out[0] and g["side"] == "beyond"
     assert out[-2].startswith("Judge validity: no verdict (Spearman ")
-    assert out[-1] == "Pipeline version v1; baseline baseline; 32 calls."
+    assert out[-1] == "Pipeline version v1; 32 calls; the baseline profile is baseline."
 
 
 def test_suspect_rates_and_within_the_noise_floor(summary) -> None:

@@ -114,9 +114,10 @@ def _campaign_noise_reason(summary: dict) -> str | None:
 
 
 def _suspect_clause(d: dict) -> str | None:
+    # a zero rate is in the table; the sentence names only suspect calls there are
     parts = [f"{name} suspect on {percent(d[key])} of calls"
              for key, name in (("asr_suspect_rate", "ASR"), ("turn_suspect_rate", "turn"))
-             if d.get(key) is not None]
+             if d.get(key)]
     return "; ".join(parts) or None
 
 
@@ -136,7 +137,7 @@ def _voice_clause(d: dict) -> str | None:
 
 def profile_sentence(summary: dict, pid: str) -> str:
     """One profile's sentence: delta with CI, flips, the stage that lost it, the noise floor,
-    suspect rates when summary.json has them, and a synthesiser-limited voice."""
+    suspect rates above 0 when summary.json has them, and a synthesiser-limited voice."""
     d = summary["profiles"][pid]
     baseline = summary.get("baseline", "baseline")
     clauses = [_delta_clause(pid, baseline, d), _flip_clause(d), _stage_clause(d),
@@ -170,8 +171,9 @@ def validity_sentence(summary: dict) -> str:
 
 def pipeline_sentence(summary: dict) -> str:
     """The pipeline version, the baseline and the number of calls."""
-    return (f"Pipeline version {summary.get('pipeline_version')}; baseline "
-            f"{summary.get('baseline', 'baseline')}; {summary.get('n_calls', 0)} calls.")
+    return (f"Pipeline version {summary.get('pipeline_version')}; "
+            f"{summary.get('n_calls', 0)} calls; the baseline profile is "
+            f"{summary.get('baseline', 'baseline')}.")
 
 
 def sweep_sentence(summary: dict) -> str | None:
@@ -194,6 +196,7 @@ def verdict_sentences(summary: dict) -> list[str]:
            if pid != baseline]
     nf_why = _campaign_noise_reason(summary)
     if nf_why and len(out):
+        nf_why = nf_why.removeprefix("not measured: ")  # rig.stats.noise.NOT_MEASURED's start
         out.append(f"Noise floor not measured: {nf_why.rstrip('.')}.")
     sweep = sweep_sentence(summary)
     if sweep:

@@ -28,7 +28,7 @@ from rig.stats.common import NotComputable, jsonable
 from rig.stats.rows import RowsError, source_of, standardise
 
 #: The sentence a summary and a report show when the repeats measured nothing.
-NOT_MEASURED = "repeats identical: the noise floor is not measured"
+NOT_MEASURED = "not measured: the repeats are identical"
 #: Two-sided level of :meth:`NoiseFloor.mean_delta_limit`.
 LIMIT_LEVEL = 0.95
 
@@ -213,8 +213,8 @@ def noise_floor_from(calls: pd.DataFrame, profile: str = "baseline",
     multi = mine[sizes >= 2]
     if multi.empty:
         if repeats_skipped:
-            return _not_measured(profile, f"{NOT_MEASURED} (its repeats could not differ, "
-                                 f"so they were not run: {repeats_skipped})")
+            return _not_measured(profile, f"{NOT_MEASURED} (they could not differ, so they "
+                                 f"were not run: {repeats_skipped})")
         reason = (f"profile {profile!r} has no answer with two or more scored repeats; "
                   "run the campaign with --repeats 2 or more")
         return _not_measured(profile, reason)
