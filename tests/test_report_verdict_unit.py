@@ -140,6 +140,20 @@ def test_a_gain_is_split_without_naming_a_loss(summary) -> None:
     assert "split: +0.3 = 0.0 turn detection, +0.3 ASR, 0.0 rest" in out and "lost" not in out
 
 
+def test_a_loss_whose_interval_includes_0_is_split_without_a_culprit(summary) -> None:
+    """The demo's noise_10db: -0.7 (95% CI -2.7 to +1.3) all at ASR said "most of it lost at
+    ASR"; a delta that may be 0 gets its split, no stage named."""
+    s = copy.deepcopy(summary)
+    d = s["profiles"]["long_pauses"]
+    d["attribution"].update(mean_delta=-0.7, turn_detection=0.0, asr=-0.7, rest=0.0)
+    d.update(mean_delta=-0.7, ci95=[-2.7, 1.3], t_ci95=[-2.7, 1.3])
+    out = verdict_sentences(s)[0]
+    check(s, out)
+    assert "split: -0.7 = 0.0 turn detection, -0.7 ASR, 0.0 rest" in out and "lost" not in out
+    d.update(ci95=[-2.7, -0.1], t_ci95=[-2.7, -0.1])
+    assert "most of it lost at ASR" in verdict_sentences(s)[0]
+
+
 def test_the_demo_sweep_is_said_with_its_report() -> None:
     note = SweepNote(vary="endpointing.silence_timeout_ms=2000", profile_id="long_pauses",
                      verdict="long_pauses: a 2,000 ms timer closes the gap.",

@@ -76,6 +76,10 @@ def _flip_clause(d: dict) -> str | None:
 
 
 def _stage_clause(d: dict) -> str | None:
+    # the stage is named only for a loss the interval shows (its upper end below 0): a split
+    # of a delta that may be 0 is given as a split, without a culprit
+    ci, _kind = verdict_interval(d)
+    shown = ci is not None and ci[1] < 0
     parts = []
     t = d.get("truncation_rate")
     if t is not None:
@@ -86,7 +90,7 @@ def _stage_clause(d: dict) -> str | None:
     if line:
         terms = {k: a.get(k) for k in TERMS if a.get(k) is not None}
         top = max(terms, key=lambda k: abs(terms[k])) if terms else None
-        if top and round(terms[top], 1) < 0:  # a loss: name the stage
+        if shown and top and round(terms[top], 1) < 0:  # a loss: name the stage
             parts.append(f"{_STAGE_WORDS[top]}: {line}")
         else:
             parts.append(f"split: {line}")
