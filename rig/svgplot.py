@@ -38,11 +38,13 @@ def num(v: float | None, digits: int = 2) -> str:
 
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    """About ``n`` round tick values from ``lo`` up to ``hi`` (steps of 1, 2, 2.5 or 5 x 10^k;
-    :func:`rig.svg.nice_ticks` without the covering tick)."""
+    """About ``n`` round tick values covering ``lo`` to ``hi`` (steps of 1, 2, 2.5 or 5 x
+    10^k, :func:`rig.svg.nice_ticks`): the first tick is at or below ``lo`` and the last at or
+    above ``hi``, so no value in [lo, hi] is drawn outside the axis (a monitor's impact ratio
+    of 1.09 fell above a 0-1 axis, out of the picture, before)."""
     if hi <= lo:
         hi = lo + 1.0
-    return svg.nice_ticks(lo, hi, n + 1, steps=(1, 2, 2.5, 5), cover=False)
+    return svg.nice_ticks(lo, hi, n + 1, steps=(1, 2, 2.5, 5), cover=True)
 
 
 def _figure(svg_body: str, width: float, height: float, title: str, desc: str,
