@@ -83,7 +83,14 @@ def test_a_worker_killed_mid_call_loses_nothing_and_runs_nothing_twice(tmp_path,
     assert comparable(res.rows) == comparable(serial_rows)
     runtime = json.loads((tmp_path / "c" / "campaign.json").read_text())["runtime"]
     assert runtime["worker_deaths"] == 1 and "SIGKILL" in runtime["death_causes"][0]
-    assert runtime["calls_failed_by_worker_deaths"] == 0
+    assert runtime["calls_failed_by_worker_deaths"] == 0 and runtime["earlier_runs"] == []
+    # a rerun with nothing to do keeps the death on record (it overwrote it before)
+    again = run_campaign(spec(tmp_path / "c"), stages=make_stages(kill), progress=False,
+                         executor=ExecutorSpec("local", workers=2, overlap=overlap))
+    assert again.n_run == 0
+    latest = json.loads((tmp_path / "c" / "campaign.json").read_text())["runtime"]
+    assert latest["worker_deaths"] == 0 and latest["earlier_runs"] == [
+        {k: v for k, v in runtime.items() if k != "earlier_runs"}]
 
 
 @pytest.mark.parametrize("overlap", [False, True])

@@ -250,7 +250,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     version = pipeline_version(pipeline)
     campaign_id = spec.campaign_id or spec.out_dir.name
     out = spec.out_dir
-    open_campaign_folder(out, spec.transport)
+    earlier_runs = open_campaign_folder(out, spec.transport)
     campaign_plan = plan_campaign(spec, bank, profiles, version, pipeline,
                                   0.0 if bank.read_speech  # no scorer runs
                                   else None if stages is None else stages.scorer.temperature)
@@ -288,7 +288,8 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                       "questions": list(spec.question_ids), "repeats": list(spec.repeat_ids)},
         "n_planned_calls": len(plan), "transport": spec.transport,
         "repeats_skipped": campaign_plan.repeats_skipped,
-        "runtime": executor.record(runtime, 1 if in_driver else n_workers),
+        "runtime": {**executor.record(runtime, 1 if in_driver else n_workers),
+                    "earlier_runs": earlier_runs},
         **({"mode": "read_speech", "speaker_groups": groups} if groups is not None else {}),
     }
     write_text_atomic(out / "campaign.json", json.dumps(campaign_json, indent=2))

@@ -182,11 +182,15 @@ def write_parquet(rows: list[dict], path: str | Path,
 
 
 
-def open_campaign_folder(out: Path, transport: str) -> Path:
+def open_campaign_folder(out: Path, transport: str) -> list[dict]:
     """Create (or reopen, to resume) the campaign folder ``out`` for a campaign over
     ``transport``: a killed run's temporary files are removed (its writers and workers are gone;
     this run's are not started yet), and a folder holding another transport's campaign is
     refused (call ids do not name the transport: two transports' rows would mix).
+
+    Returns the ``runtime`` records of the folder's earlier runs, oldest first (campaign.json's
+    ``runtime`` and its ``earlier_runs``; [] for a new folder): a resume keeps them in its own
+    ``runtime.earlier_runs``, so a worker death an earlier run recorded is never overwritten.
 
     Raises:
         RigError: ``out`` cannot be an output folder (:func:`rig.paths.make_out_dir`).
@@ -194,15 +198,21 @@ def open_campaign_folder(out: Path, transport: str) -> Path:
     make_out_dir(out)
     remove_partials(out)
     remove_partials(out / "audio")
-    if (out / "campaign.json").is_file():
-        try:
-            was = json.loads((out / "campaign.json").read_text()).get("transport", "sim")
-        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
-            raise ConfigError(out / "campaign.json", "", "not a JSON object (damaged, e.g. by "
-                              "an older rig killed while writing it): delete it and rerun the "
-                              "same command (the calls logged are kept)") from exc
-        if was != transport:
-            raise ConfigError(out / "campaign.json", "transport", f"this folder holds a "
-                              f"{was!r} campaign; give --transport {transport} its own "
-                              "--out", transport)
-    return out
+    if not (out / "campaign.json").is_file():
+        return []
+    try:
+        was = json.loads((out / "campaign.json").read_text())
+        transport_was = was.get("transport", "sim")
+    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
+        raise ConfigError(out / "campaign.json", "", "not a JSON object (damaged, e.g. by "
+                          "an older rig killed while writing it): delete it and rerun the "
+                          "same command (the calls logged are kept)") from exc
+    if transport_was != transport:
+        raise ConfigError(out / "campaign.json", "transport", f"this folder holds a "
+                          f"{transport_was!r} campaign; give --transport {transport} its own "
+                          "--out", transport)
+    runtime = was.get("runtime")
+    if not isinstance(runtime, dict):
+        return []
+    earlier = runtime.pop("earlier_runs", None)
+    return [*(earlier if isinstance(earlier, list) else []), runtime]
