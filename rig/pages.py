@@ -1,6 +1,6 @@
 """The look shared by rig's offline HTML pages (campaign, probe, monitor and scorer reports):
 one stylesheet (:data:`CSS`), one way to write a figure in a table cell (:func:`fmt`) and one
-way to inline a matplotlib figure (:func:`svg`)."""
+way to inline a matplotlib figure with its text alternative (:func:`svg`)."""
 
 from __future__ import annotations
 
@@ -78,9 +78,15 @@ def fmt(v: object, digits: int = 2) -> str:
     return html.escape(str(v))
 
 
-def svg(fig) -> str:
+def svg(fig, *, title: str | None = None, desc: str = "", caption: str = "") -> str:
     """A matplotlib figure as an inline ``<svg>`` element (no XML header, no date, so the same
-    figure gives the same bytes); the figure is closed."""
+    figure gives the same bytes); the figure is closed.
+
+    With ``title``: a ``<figure>`` as :func:`rig.svg.figure` writes them, i.e. the SVG with
+    role img, a ``<title>`` and a ``<desc>`` (``desc``: the values in words, what a screen
+    reader speaks), in a ``div.fig-wrap`` (scrolls sideways on a phone), and ``caption`` as a
+    visible ``<figcaption>`` when given. Plain text in, escaped here."""
+    import hashlib
     import io
 
     import matplotlib.pyplot as plt
@@ -89,4 +95,13 @@ def svg(fig) -> str:
     fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
     text = buf.getvalue()
-    return text[text.find("<svg"):]
+    text = text[text.find("<svg"):]
+    if title is None:
+        return text
+    fid = "fig" + hashlib.sha1((title + desc).encode()).hexdigest()[:10]
+    end = text.index(">")  # the end of the <svg ...> start tag
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return (f'<figure id="{fid}"><div class="fig-wrap">{text[:end]} role="img" '
+            f'aria-labelledby="{fid}-t {fid}-d"><title id="{fid}-t">{html.escape(title)}'
+            f'</title><desc id="{fid}-d">{html.escape(desc)}</desc>{text[end + 1:]}</div>'
+            f"{cap}</figure>")

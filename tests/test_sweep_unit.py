@@ -184,6 +184,9 @@ def test_a_timer_sweep_reruns_from_turn_detection_and_truncation_falls_to_zero(
         json.dumps(res.sweep["table"]))
     html = (tmp_path / "s" / "report.html").read_text()
     assert "<svg" in html and "<script" not in html
+    # laid out for a phone, the plot with its text alternative (the values in words)
+    assert '<meta name="viewport"' in html and 'role="img"' in html
+    assert "<title id=" in html and "long_pauses: 500: " in html and 'scope="col"' in html
     line = headline(res.sweep, "long_pauses")
     assert "2,000 ms timer" in line and "1.2 s longer" in line, line
 

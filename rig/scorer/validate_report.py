@@ -49,7 +49,12 @@ def _scatter_svg(rows: pd.DataFrame, mode: str) -> str:
     a2.set(xlabel="reference - cutoff", ylabel="judge - cutoff",
            title="decisions: agree in the top-right and bottom-left quadrants")
     fig.tight_layout()
-    return svg(fig)
+    agree = int(((d["ref"] >= d["cutoff"]) == (d["score"] >= d["cutoff"])).sum())
+    words = (f"{len(d)} answers; judge score against the reference grade (left) and both "
+             f"against the question's cutoff (right): the decisions agree on {agree} of "
+             f"{len(d)}")
+    return svg(fig, title=f"Judge ({mode}) against the reference grades", desc=words + ".",
+               caption=words + ".")
 
 
 def write_validity_report(path: Path, result: dict) -> Path:
@@ -79,6 +84,7 @@ def write_validity_report(path: Path, result: dict) -> Path:
                     for m in result["modes"])
     caveat = html.escape(result.get("inter_grader", {}).get("caveat", ""))
     doc = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>rig scorer validate: {html.escape(str(result.get('bank')))}</title>
 <style>{_CSS}</style></head><body>
 <h1>Judge validity on {html.escape(str(result.get('bank')))}</h1>

@@ -1,4 +1,5 @@
-"""``report.html`` of a sweep: one offline page (no scripts, the plot inlined as SVG).
+"""``report.html`` of a sweep: one offline page (no scripts, the plot inlined as SVG with
+its values in words; laid out for 1280 px and a phone's width).
 
 A table per profile x variant (delta, 95% t interval, TOST p, flip and truncation rates,
 WER, costs, verdict) and, per varied setting, a plot of each profile's delta against the
@@ -41,7 +42,15 @@ def _plot(path: str, points: dict[str, list[tuple[object, float, list | None]]])
     ax.set_ylabel("mean paired delta (points)")
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    return svg(fig)
+    words = "; ".join(
+        f"{pid}: " + ", ".join(f"{x}: {fmt(y, 1)}" + (f" [{fmt(ci[0], 1)}, {fmt(ci[1], 1)}]"
+                                                     if ci else "")
+                               for x, y, ci in sorted(pts, key=lambda t: pos[t[0]]))
+        for pid, pts in sorted(points.items()))
+    return svg(fig, title=f"Mean paired delta against {path}",
+               desc=f"Mean paired delta in points (95% t interval) per value of {path}. "
+                    f"{words}.", caption=f"Each profile's mean paired delta against the "
+               f"baseline (points, with its 95% t interval) at each value of {path}. {words}.")
 
 
 def plot_points(sweep: dict) -> dict[str, dict[str, list]]:
@@ -89,7 +98,8 @@ def write_sweep_report(path: Path, sweep: dict) -> Path:
         f", re-run from {html.escape(str(v['rerun_from'] or 'nothing (the campaign)'))}, "
         f"{v['n_calls']} calls ({v['n_run_now']} made in the last run)</li>"
         for v in sweep["variants"])
-    page = f"""<!doctype html><html><head><meta charset="utf-8">
+    page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>sweep of {html.escape(sweep['campaign_id'])}</title><style>{CSS}</style></head><body>
 <h1>Sweep of campaign {html.escape(sweep['campaign_id'])}</h1>
 <p class="note">Each variant is the campaign's pipeline with the settings named changed; its
@@ -97,7 +107,9 @@ deltas are against its own baseline. Verdicts against the campaign's delta, equi
 +-{fmt(sweep['margin_points'])} points (docs/sweep.md defines each verdict). Dead air added:
 the endpointing timer's change, silence every candidate waits through on every turn.</p>
 <ul>{variants}</ul>
-<table><tr>{''.join(f'<th>{c}</th>' for c in cols)}</tr>{''.join(body)}</table>
+<div class="table-wrap" tabindex="0"><table><caption>Each variant's deltas and verdict, per
+profile</caption><thead><tr>{''.join(f'<th scope="col">{c}</th>' for c in cols)}</tr></thead>
+<tbody>{''.join(body)}</tbody></table></div>
 {plots}
 </body></html>
 """
