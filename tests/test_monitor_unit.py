@@ -3,6 +3,7 @@ checked against an independent pandas/statsmodels computation, alerts, privacy, 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import wave
 from datetime import date, timedelta
@@ -527,6 +528,35 @@ def test_stereo_layout_and_repeat_requests_with_fakes(tmp_path):
     assert mono.codec == "mulaw" and mono.candidate.sample_rate_hz == 8000
     s = measure_call(mono, meta, MonitorConfig().signals, SignalStages(_fixed_turns, asr))
     assert s.repeat_requests is None and s.repeat_source == "none"
+
+
+def test_a_streaming_wav_whose_sizes_say_zero_is_read_to_the_end() -> None:
+    import io
+    import struct
+
+    import soundfile as sf
+
+    from rig.audio import fill_streaming_sizes
+    from rig.monitor.recording import RecordingError, read_call_audio
+
+    buf = io.BytesIO()
+    sf.write(buf, np.full(8000, 0.1, np.float32), 8000, format="WAV", subtype="PCM_16")
+    live = bytearray(buf.getvalue())
+    i = live.find(b"data")
+    live[4:8] = live[i + 4:i + 8] = struct.pack("<I", 0)  # a writer that cannot seek back
+    a = read_call_audio(bytes(live), "wav", None)
+    assert a.candidate.duration_s == pytest.approx(1.0)
+    assert a.sha256 == hashlib.sha256(bytes(live)).hexdigest()  # the file as given
+    # a data chunk that really is empty, then a LIST chunk: not samples, still refused
+    empty = io.BytesIO()
+    sf.write(empty, np.zeros(0, np.float32), 8000, format="WAV", subtype="PCM_16")
+    info = b"INFOISFT" + struct.pack("<I", 4) + b"rig\x00"
+    tail = empty.getvalue() + b"LIST" + struct.pack("<I", len(info)) + info
+    assert fill_streaming_sizes(tail) == tail
+    with pytest.raises(RecordingError, match=r"no samples \(the data chunk is empty\)"):
+        read_call_audio(tail, "wav", None)
+    with pytest.raises(RecordingError, match=r"no samples"):
+        read_call_audio(empty.getvalue(), "wav", None)
 
 
 def test_a_wav_cut_mid_data_is_refused_not_stored_short() -> None:
