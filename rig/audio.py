@@ -125,13 +125,56 @@ def wav_truncation(data: bytes) -> str | None:
     return None
 
 
+def _chunks_fill(data: bytes, pos: int) -> bool:
+    """Whether ``data[pos:]`` reads as whole RIFF chunks (four ASCII id bytes, a size, the
+    body and its pad byte) ending exactly at the end of the file."""
+    while pos < len(data):
+        if pos + 8 > len(data):
+            return False
+        cid = data[pos:pos + 4]
+        if not all(0x20 <= c <= 0x7E for c in cid):
+            return False
+        size = int.from_bytes(data[pos + 4:pos + 8], "little")
+        pos += 8 + size + (size & 1)
+    return pos == len(data)
+
+
+def fill_streaming_sizes(data: bytes) -> bytes:
+    """The WAV bytes with a streaming writer's zero sizes filled in, else ``data`` unchanged.
+
+    A writer that cannot seek back (a live recorder, a pipe) leaves the RIFF and ``data``
+    chunk sizes at 0 or 0xFFFFFFFF. libsndfile reads 0xFFFFFFFF to the end of the file but
+    takes a ``data`` size of 0 at its word (no samples). When the ``data`` chunk says 0 and
+    bytes follow it that are not whole RIFF chunks (a genuinely empty ``data`` chunk followed
+    by, say, a ``LIST`` chunk), those bytes are the samples: the ``data`` size becomes their
+    count (bytes) and a RIFF size of 0 becomes the file's size less 8. A ``data`` chunk of 0
+    with nothing after it stays empty (refused by :func:`samples_problem`)."""
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return data
+    pos = 12
+    while pos + 8 <= len(data):
+        cid, size = data[pos:pos + 4], int.from_bytes(data[pos + 4:pos + 8], "little")
+        if cid == b"data":
+            start = pos + 8
+            if size != 0 or start >= len(data) or _chunks_fill(data, start):
+                return data
+            out = bytearray(data)
+            out[pos + 4:pos + 8] = min(len(data) - start, 0xFFFFFFFF).to_bytes(4, "little")
+            if int.from_bytes(data[4:8], "little") == 0:
+                out[4:8] = min(len(data) - 8, 0xFFFFFFFF).to_bytes(4, "little")
+            return bytes(out)
+        pos += 8 + size + (size & 1)
+    return data
+
+
 def container_problem(data: bytes, name: str) -> str | None:
     """Why the bytes of a file called ``name`` are not audio rig reads as such, or None.
 
     Refused: an empty file; a file named ``.wav`` whose bytes are another container (an MP3,
     FLAC, Ogg... renamed: libsndfile would decode it silently, hiding a lossy codec in the
     chain); a WAV cut short (:func:`wav_truncation`). Streaming WAVs whose size fields say
-    0 or 0xFFFFFFFF are accepted (read to the end of the file)."""
+    0 or 0xFFFFFFFF are accepted (read to the end of the file: the caller passes the bytes
+    through :func:`fill_streaming_sizes` before decoding)."""
     if not data:
         return "empty file (0 bytes)"
     if name.lower().endswith(".wav"):
@@ -178,9 +221,9 @@ def read_wav(path: str | Path, sample_rate_hz: int | None = None) -> Audio:
     """Read any file soundfile reads (WAV, FLAC, OGG), mix to mono, optionally resample.
 
     8-, 16-, 24- and 32-bit PCM, float, G.711 WAVs, WAVE_FORMAT_EXTENSIBLE and streaming
-    WAVs (size fields 0xFFFFFFFF) are accepted and converted to float32; stereo is mixed
-    down. Refused (:class:`AudioFileError`): see :func:`container_problem` and
-    :func:`samples_problem`.
+    WAVs (size fields 0 or 0xFFFFFFFF: :func:`fill_streaming_sizes`) are accepted and
+    converted to float32; stereo is mixed down. Refused (:class:`AudioFileError`): see
+    :func:`container_problem` and :func:`samples_problem`.
 
     Raises:
         FileNotFoundError: the file does not exist.
@@ -197,6 +240,7 @@ def read_wav(path: str | Path, sample_rate_hz: int | None = None) -> Audio:
     why = container_problem(data_bytes, path.name)
     if why:
         raise AudioFileError(path, why)
+    data_bytes = fill_streaming_sizes(data_bytes)
     try:
         info = sf.info(io.BytesIO(data_bytes))
         data, sr = sf.read(io.BytesIO(data_bytes), dtype="float32", always_2d=True)

@@ -165,3 +165,15 @@ def test_a_score_outside_the_configs_score_range_is_a_400_and_nothing_is_stored(
     assert code == 400 and "score" in err["detail"] and "[0, 100]" in err["detail"]
     assert _call(f"{url}/v1/health") == (200, {"status": "ok", "calls": 0})
     assert not list((server["tmp"] / "recordings").glob("*"))
+
+
+def test_a_score_sent_as_text_is_a_400_as_in_a_sidecar(server):
+    url, token = server["url"], server["token"]
+    meta = {"call_id": "live-010", "timestamp": "2025-01-07T10:00:00Z", "employer": "acme",
+            "job_family": "support", "score": "71.5", "decision": "advance"}
+    silence = base64.b64encode(encode(Audio.silence(0.5, 8000), "mulaw").tobytes()).decode()
+    body = {"metadata": meta, "audio_base64": silence, "audio_format": "mulaw"}
+    code, err = _call(f"{url}/v1/calls", "POST", body, token)
+    assert code == 400 and "score: score must be a number (or null), not text" in err["detail"]
+    assert "'71.5'" in err["detail"]
+    assert _call(f"{url}/v1/health") == (200, {"status": "ok", "calls": 0})

@@ -3,6 +3,7 @@ checked against an independent pandas/statsmodels computation, alerts, privacy, 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import wave
 from datetime import date, timedelta
@@ -309,7 +310,7 @@ def test_config_overrides_and_errors(tmp_path):
 
 def test_metadata_fields_and_sources(tmp_path):
     m = parse_meta({"call_id": "c1", "timestamp": "2025-01-07T09:30:00Z", "employer": "e",
-                    "job_family": "j", "score": "71.5", "decision": "Yes",
+                    "job_family": "j", "score": 71.5, "decision": "Yes",
                     "candidate_name": "Jane Doe", "phone": "+15550100"}, "x.json")
     assert m.decision == "advance" and m.score == 71.5 and m.timestamp.tzinfo is not None
     assert "candidate_name" not in m.model_dump() and "phone" not in m.model_dump()
@@ -527,6 +528,61 @@ def test_stereo_layout_and_repeat_requests_with_fakes(tmp_path):
     assert mono.codec == "mulaw" and mono.candidate.sample_rate_hz == 8000
     s = measure_call(mono, meta, MonitorConfig().signals, SignalStages(_fixed_turns, asr))
     assert s.repeat_requests is None and s.repeat_source == "none"
+
+
+def test_a_number_written_as_text_is_refused_in_json_and_read_in_a_csv_row() -> None:
+    rec = {"call_id": "c1", "timestamp": "2025-01-07T09:30:00Z", "employer": "e",
+           "job_family": "j", "score": "71.5", "decision": "advance"}
+    with pytest.raises(ConfigError, match=r"^x.json: score: score must be a number \(or null\)"
+                                          r", not text.*\(got '71.5'\)$"):
+        parse_meta(rec, "x.json")
+    with pytest.raises(ConfigError, match=r"x.json: score: .*not text.*\(got ''\)"):
+        parse_meta(dict(rec, score=""), "x.json")  # JSON has null for no score
+    with pytest.raises(ConfigError, match=r"x.json: repeat_requests: .*not text.*got '2'"):
+        parse_meta(dict(rec, score=71.5, repeat_requests="2"), "x.json")
+    row = parse_meta(dict(rec, repeat_requests="2"), "m.csv:2", text_values=True)
+    assert row.score == 71.5 and row.repeat_requests == 2
+    assert parse_meta(dict(rec, score=""), "m.csv:2", text_values=True).score is None
+
+
+def test_a_numeric_timestamp_is_unix_time_utc() -> None:
+    from datetime import UTC, datetime
+
+    rec = {"call_id": "c1", "employer": "e", "job_family": "j", "score": 1, "decision": None}
+    want = datetime(2025, 1, 7, 10, 0, tzinfo=UTC)
+    assert parse_meta(dict(rec, timestamp=1736244000), "x.json").timestamp == want
+    assert parse_meta(dict(rec, timestamp=1736244000000), "x.json").timestamp == want  # ms
+    assert parse_meta(dict(rec, timestamp="1736244000"), "m.csv:2",
+                      text_values=True).timestamp == want
+
+
+def test_a_streaming_wav_whose_sizes_say_zero_is_read_to_the_end() -> None:
+    import io
+    import struct
+
+    import soundfile as sf
+
+    from rig.audio import fill_streaming_sizes
+    from rig.monitor.recording import RecordingError, read_call_audio
+
+    buf = io.BytesIO()
+    sf.write(buf, np.full(8000, 0.1, np.float32), 8000, format="WAV", subtype="PCM_16")
+    live = bytearray(buf.getvalue())
+    i = live.find(b"data")
+    live[4:8] = live[i + 4:i + 8] = struct.pack("<I", 0)  # a writer that cannot seek back
+    a = read_call_audio(bytes(live), "wav", None)
+    assert a.candidate.duration_s == pytest.approx(1.0)
+    assert a.sha256 == hashlib.sha256(bytes(live)).hexdigest()  # the file as given
+    # a data chunk that really is empty, then a LIST chunk: not samples, still refused
+    empty = io.BytesIO()
+    sf.write(empty, np.zeros(0, np.float32), 8000, format="WAV", subtype="PCM_16")
+    info = b"INFOISFT" + struct.pack("<I", 4) + b"rig\x00"
+    tail = empty.getvalue() + b"LIST" + struct.pack("<I", len(info)) + info
+    assert fill_streaming_sizes(tail) == tail
+    with pytest.raises(RecordingError, match=r"no samples \(the data chunk is empty\)"):
+        read_call_audio(tail, "wav", None)
+    with pytest.raises(RecordingError, match=r"no samples"):
+        read_call_audio(empty.getvalue(), "wav", None)
 
 
 def test_a_wav_cut_mid_data_is_refused_not_stored_short() -> None:

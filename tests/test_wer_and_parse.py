@@ -76,3 +76,34 @@ def test_grammar_names_every_criterion_and_its_range(question):
             tens = int(m.group(1) or 0)
             ok |= {tens * 10 + d for d in range(int(m.group(2)), int(m.group(3)) + 1)}
         assert ok == set(range(hi + 1)), hi
+
+
+def test_a_reply_naming_a_key_twice_is_a_parse_failure_naming_it(question):
+    a, b = (c.id for c in question.rubric[:2])
+    rest = ", ".join(f'"{c.id}": 0' for c in question.rubric[2:])
+    raw = f'{{"points": {{"{a}": 20, "{a}": 0, "{b}": 0{", " + rest if rest else ""}}}}}'
+    r = parse_reply(raw, question)  # json.loads would keep the last value (0) silently
+    assert r.status == "invalid_json" and r.score is None and r.points is None
+    assert f"duplicate key {a!r}" in r.detail and "(20 and 0)" in r.detail
+    whole = json.dumps({"points": {c.id: 0 for c in question.rubric}})
+    r = parse_reply(whole[:-1] + ', "points": {}}', question)
+    assert r.status == "invalid_json" and "duplicate key 'points'" in r.detail
+
+
+def test_points_for_a_criterion_not_in_the_rubric_are_left_out_and_noted(question):
+    pts = {c.id: 1 for c in question.rubric}
+    good = parse_reply(json.dumps({"points": pts}), question)
+    assert good.status == "ok" and good.detail == ""
+    r = parse_reply(json.dumps({"points": {**pts, "total": 90, "bonus": 5}}), question)
+    assert r.status == "ok" and r.score == good.score == len(pts)  # the score is unchanged
+    assert set(r.points) == set(pts)
+    assert r.detail == "ignored: points for 2 criteria not in the rubric ('total', 'bonus')"
+
+
+def test_the_probes_rating_refuses_a_key_named_twice():
+    from rig.probes.prompts import parse_rating
+
+    r = parse_rating('{"score": 5, "reasoning": "clear", "score": 1}')
+    assert r.status == "invalid_json" and r.value is None
+    assert "duplicate key 'score'" in r.detail
+    assert parse_rating('{"score": 4, "reasoning": "clear"}').status == "ok"

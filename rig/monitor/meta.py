@@ -7,11 +7,13 @@ One record per call, from a JSON sidecar beside the recording (``call-017.wav`` 
 =================  ========================================================================
 ``call_id``        required, 1-200 printable characters; the key ingest is idempotent on
 ``timestamp``      required, ISO 8601 with a zone (``Z`` or ``+01:00``); one without a zone
-                   is refused (its week depends on a guess of the exporter's clock)
+                   is refused (its week depends on a guess of the exporter's clock). A
+                   number is Unix time (UTC by definition; over 2e10: milliseconds)
 ``employer``       required
 ``job_family``     required
 ``score``          required, a number or null (null: the interviewer produced no score);
-                   within the config's ``score_range`` when it declares one
+                   within the config's ``score_range`` when it declares one. In JSON a
+                   string (``"71.5"``) is refused; only a CSV row holds it as text
 ``decision``       required: ``advance``/``reject`` (also true/false, yes/no, 1/0) or null
 ``language``       optional, e.g. ``en``; else Whisper's detection (multilingual model) or
                    ``unknown``
@@ -57,6 +59,13 @@ _REJECT = {"reject", "rejected", "false", "0", "no", "fail"}
 Layout = Literal["mono", "candidate_left", "candidate_right"]
 
 
+def _not_text(field: str, info: ValidationInfo) -> None:
+    """Refuse a JSON string where a number is meant: only a CSV row holds numbers as text."""
+    if not (info.context or {}).get("text_values"):
+        raise ValueError(f"{field} must be a number (or null), not text: write it without "
+                         "quotes in JSON (a CSV manifest is the only text form)")
+
+
 class CallMeta(BaseModel):
     """One call's metadata (see the module docstring for each field). Frozen; extra fields
     are dropped."""
@@ -92,11 +101,13 @@ class CallMeta(BaseModel):
 
     @field_validator("score", mode="before")
     @classmethod
-    def _score(cls, v: object) -> object:
+    def _score(cls, v: object, info: ValidationInfo) -> object:
         if isinstance(v, bool):
             raise ValueError("score must be a number, not a boolean")
-        if isinstance(v, str) and not v.strip():
-            return None
+        if isinstance(v, str):
+            _not_text("score", info)
+            if not v.strip():
+                return None
         return v
 
     @field_validator("score")
@@ -136,7 +147,9 @@ class CallMeta(BaseModel):
 
     @field_validator("repeat_requests", mode="before")
     @classmethod
-    def _count(cls, v: object) -> object:
+    def _count(cls, v: object, info: ValidationInfo) -> object:
+        if isinstance(v, str):
+            _not_text("repeat_requests", info)
         return None if isinstance(v, str) and not v.strip() else v
 
     def content_sha256(self) -> str:
@@ -168,9 +181,16 @@ def loads_strict(text: str) -> object:
     return json.loads(text, object_pairs_hook=_no_duplicates)
 
 def parse_meta(data: object, source: str | Path,
-               score_range: tuple[float, float] | None = None) -> CallMeta:
+               score_range: tuple[float, float] | None = None,
+               text_values: bool = False) -> CallMeta:
     """Validate one record; with ``score_range`` (the monitor config's), a score outside it
     is refused.
+
+    ``text_values``: the record is a CSV row, whose numbers are text (``"71.5"``, ``""`` for
+    none). Otherwise (a JSON sidecar, a JSONL line, a request's ``metadata``) a number given
+    as a string (``"score": "71.5"``) is refused: JSON has numbers, and a quoted one means
+    the exporter wrote something other than what rig is told. A ``timestamp`` given as a
+    number is Unix time (seconds since 1970-01-01 UTC; over 2e10, milliseconds), accepted.
 
     Raises:
         ConfigError: not a mapping, or a field is missing or invalid; the message names
@@ -181,7 +201,8 @@ def parse_meta(data: object, source: str | Path,
         raise ConfigError(source, "", "expected a JSON object of call metadata", data,
                           has_value=True)
     try:
-        return CallMeta.model_validate(data, context={"score_range": score_range})
+        return CallMeta.model_validate(data, context={"score_range": score_range,
+                                                      "text_values": text_values})
     except ValidationError as exc:
         raise validation_error(source, exc) from exc
 
@@ -327,7 +348,7 @@ def _from_manifest(man: Path, score_range: tuple[float, float] | None = None
             yield CallInput(where, None, None, str(data))
             continue
         try:
-            meta = parse_meta(data, where, score_range)
+            meta = parse_meta(data, where, score_range, man.suffix.lower() == ".csv")
         except ConfigError as exc:
             yield CallInput(where, None, None, str(exc))
             continue

@@ -25,7 +25,13 @@ from typing import Literal
 import numpy as np
 import soundfile as sf
 
-from rig.audio import Audio, container_problem, pcm16_to_float, samples_problem
+from rig.audio import (
+    Audio,
+    container_problem,
+    fill_streaming_sizes,
+    pcm16_to_float,
+    samples_problem,
+)
 from rig.audio import wav_truncation as wav_truncation  # its home before
 from rig.channel.g711 import LINE_RATE_HZ, decode
 from rig.monitor.signals import CallAudio, detect_g711
@@ -68,6 +74,7 @@ def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
     cut = container_problem(data, "call.wav")
     if cut:
         raise RecordingError(cut)
+    data = fill_streaming_sizes(data)  # a size of 0 followed by samples: read them
     try:
         info = sf.info(io.BytesIO(data))
         if info.subtype == "PCM_16":

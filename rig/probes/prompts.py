@@ -36,6 +36,7 @@ from typing import Literal
 
 from rig.probes.data import CATEGORIES, FewShotExample, Variant
 from rig.scorer.base import Parsed
+from rig.scorer.prompt import DuplicateKeyError, loads_reply
 
 PROMPT_VERSION = 1
 MAX_REASONING_CHARS = 200
@@ -184,8 +185,10 @@ def _json_object(raw: str) -> tuple[dict | None, Parsed | None]:
     if not m:
         return None, Parsed("invalid_json", None, "no JSON object in the reply")
     try:
-        obj = json.loads(m.group(0))
+        obj = loads_reply(m.group(0))  # a key named twice is refused, as in parse_reply
     except json.JSONDecodeError as exc:
+        return None, Parsed("invalid_json", None, str(exc))
+    except DuplicateKeyError as exc:
         return None, Parsed("invalid_json", None, str(exc))
     except RecursionError:
         return None, Parsed("invalid_json", None, "JSON nested too deeply")

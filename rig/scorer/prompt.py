@@ -5,8 +5,9 @@ integer points from 0 to the criterion's maximum; the score is their sum (0-100)
 JSON ``{"points": {"<criterion_id>": <int>, ...}, "reason": "<one sentence>"}``; with the
 llama.cpp backend a GBNF grammar forces that shape and each criterion's range.
 
-A reply that is not valid JSON, lacks a criterion, or awards points outside a criterion's
-range is a parse failure (its raw text is kept); it is never turned into a score.
+A reply that is not valid JSON (a key named twice included), lacks a criterion, or awards
+points outside a criterion's range is a parse failure (its raw text is kept); it is never
+turned into a score.
 """
 
 from __future__ import annotations
@@ -106,18 +107,55 @@ class ParsedReply:
 _JSON_OBJ = re.compile(r"\{.*\}", re.DOTALL)
 
 
+class DuplicateKeyError(ValueError):
+    """A reply's JSON names a key twice (``json.loads`` would keep the last value silently)."""
+
+
+def _short(v: object) -> str:
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise DuplicateKeyError(f"duplicate key {k!r}: the reply names it twice "
+                                    f"({_short(out[k])} and {_short(v)}); which value is meant "
+                                    "is unknowable")
+        out[k] = v
+    return out
+
+
+def loads_reply(text: str) -> object:
+    """``json.loads`` for a judge's reply, refusing an object that names a key twice (at any
+    depth), as rig refuses it in a call's metadata.
+
+    Raises:
+        json.JSONDecodeError: not JSON. DuplicateKeyError (a ValueError): a key named twice.
+        RecursionError: nested too deeply."""
+    return json.loads(text, object_pairs_hook=_no_duplicates)
+
+
 def parse_reply(raw: str, question: Question) -> ParsedReply:
     """Parse a scorer reply. Never raises; a failure has ``score=None`` and a status:
-    ``invalid_json`` (no JSON object, or a truncated one), ``missing_field`` (no ``points``
-    object, or a criterion without points), ``out_of_range`` (a value that is not a whole
-    number, a string for a number, a boolean, NaN or infinite, or outside 0..the criterion's
-    points)."""
+    ``invalid_json`` (no JSON object, a truncated one, or one naming a key twice: the
+    detail names the key), ``missing_field`` (no ``points`` object, or a criterion without
+    points), ``out_of_range`` (a value that is not a whole number, a string for a number, a
+    boolean, NaN or infinite, or outside 0..the criterion's points).
+
+    Points for a criterion the rubric does not have (``"total": 80`` beside the rubric's
+    criteria) are not added to the score; the reply stays ``ok`` (its score is that of the
+    rubric's criteria) and ``detail`` notes the ids left out, so the note reaches the row's
+    ``scorer_error``."""
     m = _JSON_OBJ.search(raw or "")
     if not m:
         return ParsedReply("invalid_json", None, None, None, "no JSON object in the reply")
     try:
-        obj = json.loads(m.group(0))
+        obj = loads_reply(m.group(0))
     except json.JSONDecodeError as exc:
+        return ParsedReply("invalid_json", None, None, None, str(exc))
+    except DuplicateKeyError as exc:
         return ParsedReply("invalid_json", None, None, None, str(exc))
     except RecursionError:
         return ParsedReply("invalid_json", None, None, None, "JSON nested too deeply")
@@ -137,4 +175,9 @@ def parse_reply(raw: str, question: Question) -> ParsedReply:
                                f"{c.id}={v} outside 0..{c.points}")
         points[c.id] = int(v)
     reason = obj.get("reason") if isinstance(obj.get("reason"), str) else None
-    return ParsedReply("ok", float(sum(points.values())), points, reason)
+    extra = [k for k in pts if k not in points]
+    note = (f"ignored: points for {len(extra)} "
+            f"{'criterion' if len(extra) == 1 else 'criteria'} not in the rubric "
+            f"({', '.join(repr(k) for k in extra[:5])}{', ...' if len(extra) > 5 else ''})"
+            if extra else "")
+    return ParsedReply("ok", float(sum(points.values())), points, reason, note)

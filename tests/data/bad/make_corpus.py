@@ -60,6 +60,16 @@ def main() -> None:
     i = stream.find(b"data")
     stream[i + 4:i + 8] = struct.pack("<I", 0xFFFFFFFF)  # data size unknown
     (audio / "streaming_ffff.wav").write_bytes(bytes(stream))
+    zero = bytearray(write("streaming_zero.wav", x).read_bytes())
+    zero[4:8] = struct.pack("<I", 0)  # a writer that leaves 0 where it cannot seek back
+    zero[i + 4:i + 8] = struct.pack("<I", 0)
+    (audio / "streaming_zero.wav").write_bytes(bytes(zero))
+    # refused: a data chunk that really is empty, a LIST chunk after it (not samples)
+    empty = bytearray(write("empty_data_then_list.wav", np.zeros(0, np.float32)).read_bytes())
+    info = b"INFOISFT" + struct.pack("<I", 4) + b"rig\x00"
+    empty += b"LIST" + struct.pack("<I", len(info)) + info
+    empty[4:8] = struct.pack("<I", len(empty) - 8)
+    (audio / "empty_data_then_list.wav").write_bytes(bytes(empty))
     write("good.wav", x)
 
 
