@@ -70,6 +70,16 @@ def test_bundle_unpacks_to_files_whose_hashes_match(campaign, tmp_path):
                  "inputs/profiles/long_pauses.yaml"):
         assert need in listed, need
     assert man["inputs_verified"] == "sha256" and man["rig_version"]
+    # the rig that wrote it (its commit when run from a clone, as here) and the models' bytes
+    import rig
+    from rig.models import MODELS
+
+    assert man["rig_source"]["version"] == man["rig_version"]
+    clone = (Path(rig.__file__).resolve().parents[1] / ".git").exists()
+    assert (len(man["rig_source"]["git_commit"] or "") == 40) == clone
+    assert man["models"]["asr"] == {"name": "whisper-tiny.en",
+                                    "sha256": MODELS["whisper-tiny.en"].sha256}
+    assert man["models"]["scorer"]["sha256"] == MODELS[man["models"]["scorer"]["name"]].sha256
     assert man["python_version"].count(".") == 2 and man["exported_at"].endswith("Z")
     assert man["campaign_id"] == meta["campaign_id"]
     # the same campaign exported again: the same entries in the same order, same bytes

@@ -10,8 +10,9 @@ A bundle holds, under fixed names (docs/export.md):
   pipeline file, the answer bank and the profile set the campaign ran with, copied from the
   paths ``campaign.json`` records, with the files a profile names (a noise recording, a folder
   of recorded answers) under ``inputs/profiles/`` too;
-* ``MANIFEST.json``: every other file's sha256 and size in bytes, the rig version, the Python
-  version, the export time (UTC) and how the inputs were checked.
+* ``MANIFEST.json``: every other file's sha256 and size in bytes, the rig version (and its
+  git commit when run from a clone), the verified sha256 of the models the pipeline names, the
+  Python version, the export time (UTC) and how the inputs were checked.
 
 The inputs are checked before anything is written: a campaign run by this rig records the
 sha256 of every input file in ``campaign.json`` (``inputs_sha256``, :func:`input_hashes`);
@@ -204,6 +205,47 @@ def campaign_files(cdir: Path) -> dict[str, Path]:
     return out
 
 
+def rig_source() -> dict:
+    """The rig that writes the bundle: ``{"version", "git_commit", "git_dirty"}``; the commit
+    (and whether tracked files differ from it) when rig runs from a git clone, else None."""
+    import subprocess
+
+    import rig
+
+    out = {"version": rig.__version__, "git_commit": None, "git_dirty": None}
+    repo = Path(rig.__file__).resolve().parents[1]
+    if not (repo / ".git").exists():
+        return out
+    try:
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+        diff = subprocess.run(["git", "-C", str(repo), "status", "--porcelain",
+                               "--untracked-files=no"], capture_output=True, text=True,
+                              timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return out
+    if head.returncode == 0:
+        out["git_commit"] = head.stdout.strip()
+        out["git_dirty"] = bool(diff.stdout.strip()) if diff.returncode == 0 else None
+    return out
+
+
+def model_hashes(pipeline: dict) -> dict:
+    """The verified sha256 of the embedded models the campaign's pipeline names
+    (:data:`rig.models.MODELS`; the pipeline_version pins the names, these the bytes):
+    ``{"asr": {"name", "sha256"}, "scorer": {...}}``; a scorer served from an endpoint
+    (``backend: openai``) is named with ``sha256`` None: rig cannot see its weights."""
+    from rig.models import MODELS
+
+    out = {}
+    for role in ("asr", "scorer"):
+        name = ((pipeline or {}).get(role) or {}).get("model")
+        if name:
+            spec = MODELS.get(name)
+            out[role] = {"name": name, "sha256": spec.sha256 if spec else None}
+    return out
+
+
 def export_campaign(campaign_dir: str | Path, out_zip: str | Path,
                     now: datetime | None = None) -> Bundle:
     """Write the bundle of the campaign in ``campaign_dir`` to ``out_zip`` (module docstring).
@@ -216,8 +258,6 @@ def export_campaign(campaign_dir: str | Path, out_zip: str | Path,
         ConfigError: a required file or an input is missing, or an input changed since the
             campaign ran (names the file).
     """
-    import rig
-
     cdir = Path(campaign_dir)
     meta = _campaign_meta(cdir)
     files = campaign_files(cdir)
@@ -229,7 +269,7 @@ def export_campaign(campaign_dir: str | Path, out_zip: str | Path,
         raise ConfigError(out, "", "the bundle's name must end in .zip")
     out_r = out.resolve()
     files = {k: p for k, p in sorted(files.items()) if p.resolve() != out_r}
-    listing = []
+    listing, source = [], rig_source()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     try:
@@ -243,7 +283,8 @@ def export_campaign(campaign_dir: str | Path, out_zip: str | Path,
                                            else zipfile.ZIP_DEFLATED))
             manifest = {
                 "format": FORMAT, "campaign_id": meta["campaign_id"],
-                "pipeline_version": meta["pipeline_version"], "rig_version": rig.__version__,
+                "pipeline_version": meta["pipeline_version"], "rig_version": source["version"],
+                "rig_source": source, "models": model_hashes(meta.get("pipeline")),
                 "python_version": platform.python_version(),
                 "exported_at": (now or datetime.now(UTC)).astimezone(UTC).isoformat(
                     timespec="seconds").replace("+00:00", "Z"),
