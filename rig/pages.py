@@ -48,6 +48,7 @@ dl.legend dt,dl.legend dd{break-inside:avoid-column}
 body{margin:1rem auto;padding:0 .6rem}
 h1{font-size:1.3rem}
 :not(.table-wrap)>table{display:block;overflow-x:auto;max-width:100%}
+.fig-wrap svg{min-width:600px}
 th,td{padding:.3rem .4rem}
 }
 @page{size:A4 landscape;margin:1.2cm}
