@@ -5,10 +5,10 @@ optional ``bank.yaml`` with the bank's metadata (``name``, ``version``, ``graded
 ``mode``).
 
 ``mode: read_speech`` (``rig voices import`` writes such banks) marks a bank of sentences to
-read aloud, with no rubric: its questions are :class:`ReadSpeechQuestion` (``rubric``,
-``cutoff`` and ``rubric_version`` absent) and its answers :class:`ReadSpeechAnswer` (a
-``script`` and no ``tier`` or ``reference_grades``). A campaign over it skips the scorer
-(:mod:`rig.campaign.read_speech`).
+read aloud, with no rubric: :func:`load_bank` reads its questions and answers as
+:class:`rig.read_speech_bank.ReadSpeechQuestion` and :class:`~rig.read_speech_bank.
+ReadSpeechAnswer` (no rubric, cutoff, tier or reference grades). A campaign over it skips the
+scorer (:mod:`rig.campaign.read_speech`).
 
 Script marks (inline, removed from the WER reference):
     ``[pause 1.2s]``  silence of 1.2 seconds inside the answer;
@@ -295,56 +295,6 @@ class Question(BaseModel):
                                         [c.model_dump() for c in rubric]})
 
 
-class ReadSpeechAnswer(Answer):
-    """A sentence to read aloud (a read-speech bank): ``answer_id`` and ``script`` only; no
-    tier, no reference grades (``reference_score`` is None)."""
-    tier: None = None  # type: ignore[assignment]
-    reference_grades: list[ReferenceGrade] = Field(default_factory=list, max_length=0)
-
-    @field_validator("tier", "reference_grades", mode="before")
-    @classmethod
-    def _ungraded(cls, v: object) -> object:
-        if v:
-            raise ValueError("a read-speech prompt (bank.yaml mode: read_speech) is not graded:"
-                             " give no tier or reference grades")
-        return v
-
-    @property
-    def reference_score(self) -> float | None:  # type: ignore[override]
-        return None
-
-
-class ReadSpeechQuestion(Question):
-    """A group of read-speech prompts (``bank.yaml`` ``mode: read_speech``): the ``question``
-    is the instruction the speaker was given; no rubric, cutoff or tiers, and the scorer never
-    grades it (:attr:`graded` is False)."""
-    graded: ClassVar[bool] = False
-    rubric_version: int = 1
-    cutoff: float | None = None  # type: ignore[assignment]
-    rubric: list[RubricCriterion] = Field(default_factory=list, max_length=0)
-    answers: list[ReadSpeechAnswer] = Field(min_length=1)  # type: ignore[assignment]
-
-    @field_validator("rubric", "cutoff", mode="before")
-    @classmethod
-    def _no_rubric(cls, v: object) -> object:
-        if v:
-            raise ValueError("a read-speech bank (bank.yaml mode: read_speech) has no rubric "
-                             "or cutoff: the scorer does not run")
-        return v
-
-    @field_validator("rubric")
-    @classmethod
-    def _rubric(cls, v: list[RubricCriterion]) -> list[RubricCriterion]:
-        return v  # no rubric: nothing to sum
-
-    @model_validator(mode="after")
-    def _check(self) -> ReadSpeechQuestion:
-        return self  # no tiers to check
-
-    def scored_rubric(self, style_criteria: str = "keep") -> ReadSpeechQuestion:
-        return self
-
-
 class BankMeta(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     name: str
@@ -395,7 +345,12 @@ def load_bank(path: str | Path) -> AnswerBank:
     meta_path = folder / "bank.yaml"
     meta = (load_model(meta_path, BankMeta) if meta_path.is_file()
             else BankMeta(name=folder.name))
-    model = ReadSpeechQuestion if meta.mode == "read_speech" else Question
+    if meta.mode == "read_speech":
+        from rig.read_speech_bank import ReadSpeechQuestion  # it imports this module
+
+        model: type[Question] = ReadSpeechQuestion
+    else:
+        model = Question
     questions: list[Question] = []
     seen_q: dict[str, Path] = {}
     seen_a: dict[str, Path] = {}
@@ -411,3 +366,13 @@ def load_bank(path: str | Path) -> AnswerBank:
             seen_a[a.answer_id] = f
         questions.append(q)
     return AnswerBank(meta=meta, questions=tuple(questions), path=path)
+
+
+def __getattr__(name: str) -> object:
+    """The read-speech classes, moved to :mod:`rig.read_speech_bank`, still importable from
+    here (lazily: that module imports this one)."""
+    if name in ("ReadSpeechAnswer", "ReadSpeechQuestion"):
+        from rig import read_speech_bank
+
+        return getattr(read_speech_bank, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,8 +9,9 @@ Modules:
   processor;
 * ``service``: the interviewer as a FastAPI + uvicorn service (``routes``: its call
   endpoints per transport; ``webhook``: ``POST /results``);
-* ``results``: the interviewer's result records, the store keyed by call id, the CSV/Parquet
-  import of external scores;
+* ``results``: the interviewer's result records, the store keyed by call id, the HTTP poll of
+  an interviewer's results (``score_import``: the CSV/Parquet/JSONL import of external
+  scores);
 * ``campaign``: a campaign call over a real transport, row-compatible with the simulated one
   (``row``: its transport columns and recording); K of them at once from K threads
   (``--concurrency K``), ``locks`` serialising the models they share;

@@ -5,13 +5,13 @@ facts.
 ``call_fn``). It runs the same :func:`run_call` with three stages replaced: the telephony
 stage places a real call (the caller agent plays the rendered answer, after the profile's
 caller channel, over the transport to the interviewer), and the turn detection, ASR and
-scorer stages return what the interviewer reported for that call id (its VAD's turn close,
-its transcript, its score). Every column of the simulated row is therefore computed the same
-way (WER against the script, truncation from the render's word timings, decision, score
-minus oracle, content similarity of the interviewer's transcript to the script), and the
-transport columns (:data:`rig.campaign.row.TRANSPORT_COLUMNS`, on a
-simulated row too: ``transport`` ``sim``, the rest null) hold what this call measured
-(:mod:`rig.calls.row`, which also writes the call's two-sided recording).
+scorer stages (:mod:`rig.calls.campaign_stages`) return what the interviewer reported for
+that call id (its VAD's turn close, its transcript, its score). Every column of the simulated
+row is therefore computed the same way (WER against the script, truncation from the render's
+word timings, decision, score minus oracle, content similarity of the interviewer's
+transcript to the script), and the transport columns (:data:`rig.campaign.row.
+TRANSPORT_COLUMNS`, on a simulated row too: ``transport`` ``sim``, the rest null) hold what
+this call measured (:mod:`rig.calls.row`, which also writes the call's two-sided recording).
 
 Times: the interviewer stamps its turn close in wall-clock epoch seconds; the agent knows when
 its answer's first frame went out. ``turn_close_s`` is the close minus the answer's *origin*
@@ -47,17 +47,17 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from rig.answers import Answer, Question, load_bank
-from rig.asr import Transcript
 from rig.audio import Audio
 from rig.calls.agent import AgentResult, AgentSettings, render_replies
 from rig.calls.brain import AgentAnswer, expected_question_s
 from rig.calls.campaign_place import CallPlacing
 from rig.calls.campaign_score import ScoreChoice
+from rig.calls.campaign_stages import call_stages, score_source, stage_columns
 from rig.calls.interview_map import map_interview
 from rig.calls.interviewer import InterviewerSettings
 from rig.calls.results import NoResultsRoute, ResultStore, poll_result
@@ -71,7 +71,6 @@ from rig.campaign.call import Stages, call_id, run_call
 from rig.campaign.row import CallRow
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
-from rig.vad import TurnResult
 
 Transport = Literal["sim", "webrtc", "twilio", "sip", "pipecat"]
 #: How long a call that failed on the caller's side waits for the interviewer's result (s).
@@ -259,145 +258,101 @@ class TransportCaller(CallPlacing, ScoreChoice):
                  seed: int, pipeline, pipeline_version: str, campaign_id: str, stages: Stages,
                  oracle: ScoreResult, resolve_path=None) -> dict:
         cid = call_id(question, answer, profile, repeat, seed, pipeline_version)
-        got: dict = {}
+        got: dict = {}  # what the call returned: filled by its telephony stage
         if self.no_results_route and all(s.kind == "interviewer" for s in self.score_sources):
             raise NoResultsRoute(self.no_results_route)  # learned: stop, no call placed
-
-        def reply_in_profile_voice(text: str) -> Audio:
-            """The agent's short replies, rendered like the answer (the profile's voice and
-            caller channel, the response delay cut: the agent waits it itself)."""
-            r = stages.render(text, profile, seed, answer_id="agent_reply",
-                              resolve_path=resolve_path, cache_dir=stages.audio_cache_dir)
-            a = stages.caller_channel(r.audio, profile.channel, seed)
-            n = round(profile.response_delay_s * a.sample_rate_hz)
-            return Audio(a.samples[n:].copy(), a.sample_rate_hz)
 
         def telephony(caller_audio: Audio, _rate_hz: int, _codec: str) -> Audio:
             base = ("" if self.replay is not None
                     else self._ensure_interviewer(pipeline, stages.scorer))
-            n = round(profile.response_delay_s * caller_audio.sample_rate_hz)
-            agent_answer = AgentAnswer(
-                question.question_id, Audio(caller_audio.samples[n:].copy(),
-                                            caller_audio.sample_rate_hz),
-                profile.response_delay_s, profile.interruption.barge_in_offset_s,
-                expected_question_s(question.question), question.question)
             attempt_id = uuid.uuid4().hex[:12]
             params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed),
                       "attempt_id": attempt_id}
-            facts = {"call_id": cid, "attempt_id": attempt_id, "transport": self.transport,
-                     "local_ports": None, "thread": threading.current_thread().name,
-                     "started_epoch_s": time.time(), "error": None}
-            self._placing[attempt_id] = facts
-            # the agent's small talk and skip line, in the answer's voice
-            self._replies[attempt_id] = render_replies(reply_in_profile_voice)
-            try:
-                res, stats, replayed = self._place_or_replay(base, cid, params, agent_answer)
-            except Exception as exc:
-                facts["error"] = f"{type(exc).__name__}: {exc}"
-                said = self._interviewer_said(base, cid, attempt_id)
-                if said:
-                    raise RuntimeError(f"{type(exc).__name__}: {exc}{said}") from exc
-                raise
-            finally:
-                facts["ended_epoch_s"] = time.time()
-                self.placed.append(self._placing.pop(attempt_id))  # atomic append
-                self._replies.pop(attempt_id, None)
+            res, stats, replayed = self._place_attempt(
+                base, params, _agent_answer(question, profile, caller_audio),
+                _reply_voice(stages, profile, seed, resolve_path))
             got.update(agent=res, stats=stats)
-            # the loopback interviewer's result (its record of the call) is always read; an
-            # external one's only when it is the score's source. An agent that never
-            # answered rarely gets a result worth the full wait.
-            result = replayed.get("result") if self.replay is not None else (
-                None if self.interviewer_url else self._wait_result(
-                    base, cid, attempt_id, None if res.plays else min(
-                        self.result_timeout_s, FAILED_CALL_RESULT_S)))
-            got["result"] = result
-            if not res.plays:
-                raise RuntimeError("the caller agent never answered (heard: "
-                                   f"{[t for _, t in res.heard]})"
-                                   + self._interviewer_said(base, cid, attempt_id, result))
-            bot = replayed.get("bot") or self._bot_record(attempt_id, res, result)
-            # the bot's own view of the graded turn (its VAD's close, its transcript): the
-            # loopback reference interviewer's result, an in-process bot's frames
-            qs = (result or {}).get("questions") or []
-            got["bot_q"] = (qs[-1] if (result or {}).get("status") == "ok" and qs
-                            and not self.interviewer_url else None)
-            imap = map_interview(res, bot, [(question.question_id, question.question)])
-            span = imap.graded(question.question_id) or imap.answers[-1]
-            got.update(bot=bot, imap=imap, span=span, origin=res.plays[-1].origin_epoch_s)
-            if self.keep_calls:
-                self.captured[cid] = {"agent": res, "stats": stats, "bot": bot,
-                                      "result": result, "attempt_id": attempt_id}
-            try:
-                self._choose_score(base, cid, attempt_id, got)
-            except NoResultsRoute as exc:
-                got["fatal"] = exc
-                raise
+            self._read_call(base, cid, attempt_id, question, replayed, got)
             return res.sent
 
-        def detect_turn(_line: Audio, _params) -> TurnResult:
-            if got["source"] != "interviewer" and got.get("bot_q") is None:
-                sp = got["span"]  # the rig's view: the answer's span
-                return TurnResult(sp.start_s - sp.origin_s, sp.end_s - sp.origin_s,
-                                  "interviewer_spoke" if sp.end_by == "interviewer_spoke"
-                                  else "end_of_audio", ())
-            q, origin = got.get("q") or got["bot_q"], got["origin"]
-            start = q["turn_speech_start_epoch_s"]
-            closed_by = {"silence_timeout": "silence_timeout", "no_speech": "no_speech"}.get(
-                q["turn_closed_by"], "end_of_audio")
-            return TurnResult(None if start is None else start - origin,
-                              q["turn_close_epoch_s"] - origin, closed_by, ())
-
-        def transcribe(audio: Audio, options) -> Transcript:
-            if got["source"] == "interviewer":
-                q = got["q"]
-                return Transcript(q["transcript"], q["asr_avg_logprob"],
-                                  q["asr_no_speech_prob"], audio.duration_s)
-            if got.get("text"):  # the bot's own transcript of the answer
-                return Transcript(got["text"], None, None, audio.duration_s)
-            return stages.transcribe(self._answer_audio(got), options)  # the rig's ASR
-
-        def scorer_result() -> ScoreResult:
-            if got["source"] == "extractor":
-                ex = got["extracted"]
-                return ScoreResult(ex.score, "ok" if ex.score is not None else "missing_field",
-                                   ex.raw, ex.reason, None, 0.0, stages.scorer.temperature,
-                                   seed, None if ex.score is not None else
-                                   "the extractor found no score", stages.scorer.mode)
-            q = got["q"]
-            return ScoreResult(q["score"], q["parse_status"], q["scorer_raw"],
-                               q["scorer_reason"], None, q["t_scorer_s"],
-                               stages.scorer.temperature, seed, q["scorer_error"],
-                               stages.scorer.mode)
-
-        class _Chosen(Scorer):
-            """The interviewer's or the extractor's score; the campaign's scorer for a rig
-            grade (``got['source']`` is known when the scorer stage runs)."""
-            name = "score_source"
-            temperature = stages.scorer.temperature
-            mode = stages.scorer.mode
-
-            def score(self, q, transcript, seed_):
-                if got.get("source") in ("interviewer", "extractor"):
-                    return scorer_result()
-                return stages.scorer.score(q, transcript, seed_)
-
-            def _complete(self, *a, **k):  # pragma: no cover - unused
-                raise NotImplementedError
-
-        # the interviewer's ASR ran where its own process put it (unknown here); its scorer
-        # is the campaign's when the interviewer is the in-process loopback one
-        # score_turn_text is graded by the campaign's own scorer (the oracle's; always here)
-        real = replace(stages, scorer=_Chosen(),
-                       turn_text_scorer=stages.turn_text_scorer or stages.scorer,
-                       telephony=telephony, detect_turn=detect_turn, transcribe=transcribe,
-                       asr_device=None,
-                       scorer_device=None if self.interviewer_url else stages.scorer_device)
+        real = call_stages(stages, got, seed, telephony, self._answer_audio,
+                           external_interviewer=bool(self.interviewer_url))
         row = run_call(question=question, answer=answer, profile=profile, repeat=repeat,
                        seed=seed, pipeline=pipeline, pipeline_version=pipeline_version,
                        campaign_id=campaign_id, stages=real, oracle=oracle,
                        resolve_path=resolve_path)
         if got.get("fatal") is not None:  # no score source left: the campaign stops
             raise got["fatal"]
+        return self._finish_row(row, cid, got, stages)
+
+    def _place_attempt(self, base: str, params: dict[str, str], agent_answer: AgentAnswer,
+                       reply_voice: Callable[[str], Audio]) -> tuple:
+        """Place (or replay) one attempt at the call, recorded in :attr:`placed`; returns
+        ``(agent result, transport stats, the replayed capture)``."""
+        cid, attempt_id = params["call_id"], params["attempt_id"]
+        facts = {"call_id": cid, "attempt_id": attempt_id, "transport": self.transport,
+                 "local_ports": None, "thread": threading.current_thread().name,
+                 "started_epoch_s": time.time(), "error": None}
+        self._placing[attempt_id] = facts
+        # the agent's small talk and skip line, in the answer's voice
+        self._replies[attempt_id] = render_replies(reply_voice)
+        try:
+            return self._place_or_replay(base, cid, params, agent_answer)
+        except Exception as exc:
+            facts["error"] = f"{type(exc).__name__}: {exc}"
+            said = self._interviewer_said(base, cid, attempt_id)
+            if said:
+                raise RuntimeError(f"{type(exc).__name__}: {exc}{said}") from exc
+            raise
+        finally:
+            facts["ended_epoch_s"] = time.time()
+            self.placed.append(self._placing.pop(attempt_id))  # atomic append
+            self._replies.pop(attempt_id, None)
+
+    def _read_call(self, base: str, cid: str, attempt_id: str, question: Question,
+                   replayed: dict, got: dict) -> None:
+        """Fill ``got`` from the call just placed (``got['agent']``): the interviewer's
+        result, the bot's record, the interview's map and the graded answer's span, and the
+        score source chosen (:meth:`_choose_score`).
+
+        Raises:
+            RuntimeError: the caller agent never answered.
+            NoResultsRoute: no score source is left (also kept as ``got['fatal']``)."""
+        res: AgentResult = got["agent"]
+        # the loopback interviewer's result (its record of the call) is always read; an
+        # external one's only when it is the score's source. An agent that never
+        # answered rarely gets a result worth the full wait.
+        result = replayed.get("result") if self.replay is not None else (
+            None if self.interviewer_url else self._wait_result(
+                base, cid, attempt_id, None if res.plays else min(
+                    self.result_timeout_s, FAILED_CALL_RESULT_S)))
+        got["result"] = result
+        if not res.plays:
+            raise RuntimeError("the caller agent never answered (heard: "
+                               f"{[t for _, t in res.heard]})"
+                               + self._interviewer_said(base, cid, attempt_id, result))
+        bot = replayed.get("bot") or self._bot_record(attempt_id, res, result)
+        # the bot's own view of the graded turn (its VAD's close, its transcript): the
+        # loopback reference interviewer's result, an in-process bot's frames
+        qs = (result or {}).get("questions") or []
+        got["bot_q"] = (qs[-1] if (result or {}).get("status") == "ok" and qs
+                        and not self.interviewer_url else None)
+        imap = map_interview(res, bot, [(question.question_id, question.question)])
+        span = imap.graded(question.question_id) or imap.answers[-1]
+        got.update(bot=bot, imap=imap, span=span, origin=res.plays[-1].origin_epoch_s)
+        if self.keep_calls:
+            self.captured[cid] = {"agent": res, "stats": got["stats"], "bot": bot,
+                                  "result": result, "attempt_id": attempt_id}
+        try:
+            self._choose_score(base, cid, attempt_id, got)
+        except NoResultsRoute as exc:
+            got["fatal"] = exc
+            raise
+
+    def _finish_row(self, row: dict, cid: str, got: dict, stages: Stages) -> dict:
+        """``run_call``'s row with the call's recording, its interview map, the transport
+        columns, the score source, its stage columns and the bot's words (credentials
+        scrubbed)."""
         res: AgentResult | None = got.get("agent")
         recording = (write_recording(self.out_dir / "recordings" / f"{cid}.wav", cid, res)
                      if res is not None else None)
@@ -405,27 +360,9 @@ class TransportCaller(CallPlacing, ScoreChoice):
         row.update(transport_columns("pipecat_inproc" if self.transport == "pipecat"
                                      else self.transport, res, got.get("stats") or {},
                                      got.get("result") or {}, got.get("q"), recording))
-        src = got.get("source")
-        if src == "interviewer" and row.get("parse_status") == "not_scored":
-            src = None  # the bot's own result held no score: no source gave one
-        if src == "interviewer":
-            # the detect_turn, transcribe and scorer stages above only read the interviewer's
-            # result: their stage times would be near zero. The interviewer's own, when given.
-            q = got.get("q") or {}
-            row.update({"t_vad_s": None, "t_asr_s": q.get("t_asr_s"),
-                        "t_scorer_s": q.get("t_scorer_s")})
-        else:  # the rig's ASR and scorer ran here (or none did: the bot's text, an extractor)
-            row.update({"t_vad_s": None, "asr_device": stages.asr_device if (
-                src == "rig_grade_rig_asr" or (src == "extractor" and not got.get("text")))
-                else None, "scorer_device": stages.scorer_device
-                if src in ("rig_grade_bot_transcript", "rig_grade_rig_asr") else None})
-            if src == "extractor":  # no scorer of the rig's ran: no mode, no time
-                row.update(t_scorer_s=None, scorer_mode=None)
+        src = score_source(got, row)
+        row.update(stage_columns(src, got, stages))
         span, imap = got.get("span"), got.get("imap")
-        # the suspect checks read the VAD's speech segments, which a real call's interviewer
-        # does not report (detect_turn above has none): not checked, rather than all flagged
-        row.update({"asr_suspect": None, "asr_suspect_reason": None, "turn_suspect": None,
-                    "turn_suspect_reason": None})
         row.update({"score_source": src,
                     "interviewer_said": imap.said_text() if imap else None,
                     "interviewer_heard": span.heard_text if span else None,
@@ -435,3 +372,29 @@ class TransportCaller(CallPlacing, ScoreChoice):
             if row.get(k):
                 row[k] = scrub_credentials(row[k])
         return CallRow.from_dict(row).to_dict()
+
+
+def _agent_answer(question: Question, profile: Profile, caller_audio: Audio) -> AgentAnswer:
+    """The answer the agent plays: the caller audio without its response delay (the agent
+    waits it itself)."""
+    n = round(profile.response_delay_s * caller_audio.sample_rate_hz)
+    return AgentAnswer(
+        question.question_id, Audio(caller_audio.samples[n:].copy(),
+                                    caller_audio.sample_rate_hz),
+        profile.response_delay_s, profile.interruption.barge_in_offset_s,
+        expected_question_s(question.question), question.question)
+
+
+def _reply_voice(stages: Stages, profile: Profile, seed: int,
+                 resolve_path) -> Callable[[str], Audio]:
+    """The agent's short replies, rendered like the answer (the profile's voice and caller
+    channel, the response delay cut: the agent waits it itself)."""
+
+    def reply_in_profile_voice(text: str) -> Audio:
+        r = stages.render(text, profile, seed, answer_id="agent_reply",
+                          resolve_path=resolve_path, cache_dir=stages.audio_cache_dir)
+        a = stages.caller_channel(r.audio, profile.channel, seed)
+        n = round(profile.response_delay_s * a.sample_rate_hz)
+        return Audio(a.samples[n:].copy(), a.sample_rate_hz)
+
+    return reply_in_profile_voice

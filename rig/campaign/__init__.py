@@ -4,7 +4,8 @@ Modules, in the order a campaign uses them:
 
 * :mod:`rig.campaign.repeats`  which repeats can differ (seeded noise, loss, a sampling
   scorer) and which are skipped as identical.
-* :mod:`rig.campaign.runner`   plan, run or resume, write the outputs (``run_campaign``).
+* :mod:`rig.campaign.plan`     what to run (``CampaignSpec``) and the calls it makes.
+* :mod:`rig.campaign.runner`   run or resume the plan, write the outputs (``run_campaign``).
 * :mod:`rig.campaign.call`     one call through render, line, turn detection, ASR, scorer.
 * :mod:`rig.campaign.store`    the durable call log (append + fsync) and Parquet output.
 * :mod:`rig.campaign.summary`  ``summary.json`` from the call rows (paired statistics, noise

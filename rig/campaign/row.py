@@ -16,13 +16,11 @@ what it cannot place: a key that is no column, or a value of the wrong type, is 
 
 from __future__ import annotations
 
-import math
-import numbers
-import types
 import typing
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
+from rig.campaign.row_types import BAD, coerce, column_type
 from rig.errors import RigError
 
 #: The transport columns of every row. ``transport`` is ``sim`` on a simulated call
@@ -293,8 +291,8 @@ class CallRow:
         for name, kind in CallRow.TYPES.items():
             v = getattr(self, name)
             if v is not None:
-                w = _coerce(v, kind)
-                if w is _BAD:
+                w = coerce(v, kind)
+                if w is BAD:
                     raise RigError(
                         f"call row {self.call_id!r}: column {name!r} is {kind.__name__}, got "
                         f"{v!r} ({type(v).__name__})")
@@ -328,51 +326,8 @@ class CallRow:
         return row
 
 
-_BAD = object()
-
-
-def _coerce(v: Any, kind: type) -> Any:
-    """``v`` as ``kind`` (see :class:`CallRow`'s normalisation), or ``_BAD``."""
-    t = type(v)
-    if t is kind and kind is not float:
-        return v
-    if kind is str:
-        return str(v) if isinstance(v, str) else _BAD
-    if kind is bool:
-        return bool(v) if isinstance(v, (bool, _np_bool())) else _BAD
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        return _BAD
-    if kind is float:
-        f = float(v)
-        if not math.isfinite(f):
-            return None
-        return v if t is float else f
-    # int
-    if isinstance(v, numbers.Integral):
-        return int(v)
-    f = float(v)
-    return int(f) if f.is_integer() else _BAD
-
-
-def _np_bool() -> type:
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover - numpy is a dependency
-        return bool
-    return np.bool_
-
-
-def _python_type(name: str, hint: Any) -> type:
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    if not (isinstance(hint, types.UnionType) and len(args) == 1
-            and args[0] in (str, float, int, bool)):
-        raise TypeError(f"CallRow.{name}: a column is str, float, int or bool | None, "
-                        f"got {hint!r}")
-    return args[0]
-
-
 _hints = typing.get_type_hints(CallRow)
-CallRow.TYPES = {f.name: _python_type(f.name, _hints[f.name]) for f in fields(CallRow)}
+CallRow.TYPES = {f.name: column_type(f.name, _hints[f.name]) for f in fields(CallRow)}
 
 #: Every column of a call row, in order (the order of ``calls.parquet``).
 COLUMNS: tuple[str, ...] = tuple(CallRow.TYPES)

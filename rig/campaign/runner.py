@@ -1,5 +1,9 @@
 """A matched-pair campaign: every selected answer under every selected profile, R repeats.
 
+:func:`run_campaign` runs (or resumes) the plan of :mod:`rig.campaign.plan` (which holds
+:class:`~rig.campaign.plan.CampaignSpec`, the calls planned and the repeats skipped) on an
+executor and writes the outputs (:func:`write_outputs`).
+
 Output folder:
     ``calls.jsonl``   the durable log, one line per finished call (resume reads it);
     ``oracle.jsonl``  the scorer's grade of each script text, per (answer, seed);
@@ -28,8 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rig.answers import Answer, AnswerBank, Question, load_bank
-from rig.campaign.call import ROW_TYPES, Stages, call_id, run_call, with_transport_columns
+from rig.answers import load_bank
+from rig.campaign.call import ROW_TYPES, Stages, run_call, with_transport_columns
 from rig.campaign.executors import (
     CallTask,
     CampaignInterrupted,
@@ -49,34 +53,20 @@ from rig.campaign.executors.worker import (
 )
 from rig.campaign.export import input_hashes
 from rig.campaign.oracle import OracleCache, oracle_done, oracle_key  # noqa: F401 (OracleCache: its old home)
+from rig.campaign.plan import (  # noqa: F401 (CampaignPlan to plan_calls: their old home)
+    CampaignPlan,
+    CampaignSpec,
+    PlannedCall,
+    no_repeats_skipped,
+    plan_calls,
+    plan_campaign,
+)
 from rig.campaign.store import CallLog, open_campaign_folder, write_parquet, write_text_atomic
 from rig.console import progress_bar
 from rig.drilldown.audio import AUDIO_DIRNAME
-from rig.errors import ConfigError
 from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
-from rig.profiles import Profile, ProfileSet, load_profiles
+from rig.profiles import load_profiles
 from rig.scorer.base import Scorer
-
-
-@dataclass(frozen=True)
-class CampaignSpec:
-    """What to run. Selectors are exact ids; empty means all."""
-    answers_path: Path
-    profiles_path: Path
-    pipeline_path: Path
-    out_dir: Path
-    repeats: int = 1
-    campaign_id: str | None = None
-    profile_ids: tuple[str, ...] = ()
-    answer_ids: tuple[str, ...] = ()
-    question_ids: tuple[str, ...] = ()
-    repeat_ids: tuple[int, ...] = ()
-    n_boot: int = 2000
-    baseline_repeats: int | None = None  # extra baseline repeats for the noise floor
-    transport: str = "sim"  # sim, or the real transport of rig.calls (recorded only)
-    # run only the first repeat of an (answer, profile) whose repeats cannot differ
-    skip_deterministic_repeats: bool = True
-    audio: bool = True  # write each call's audio under out_dir/audio (rig.drilldown.audio)
 
 
 @dataclass
@@ -92,116 +82,6 @@ class CampaignResult:
     repeats_skipped: dict = field(default_factory=dict)  # ... this, as in summary.json)
     n_dropped: int = 0  # workers' rows for calls already logged ok (not written again)
     runtime: dict = field(default_factory=dict)  # campaign.json's (+ judge_prefix_cache)
-
-
-@dataclass(frozen=True)
-class PlannedCall:
-    question: Question
-    answer: Answer
-    profile: Profile
-    repeat: int
-    seed: int
-    call_id: str
-
-
-def _select(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet
-            ) -> tuple[list[tuple[Question, Answer]], list[Profile]]:
-    pairs = bank.answers()
-    if spec.question_ids:
-        unknown = set(spec.question_ids) - {q.question_id for q in bank.questions}
-        if unknown:
-            raise ConfigError(bank.path, "--question", "unknown question id(s)",
-                              sorted(unknown))
-        pairs = [(q, a) for q, a in pairs if q.question_id in spec.question_ids]
-    if spec.answer_ids:
-        unknown = set(spec.answer_ids) - {a.answer_id for _, a in bank.answers()}
-        if unknown:
-            raise ConfigError(bank.path, "--answer-id", "unknown answer id(s)",
-                              sorted(unknown))
-        pairs = [(q, a) for q, a in pairs if a.answer_id in spec.answer_ids]
-    profs = list(profiles.profiles)
-    if spec.profile_ids:
-        unknown = set(spec.profile_ids) - {p.profile_id for p in profs}
-        if unknown:
-            raise ConfigError(profiles.path, "--profile", "unknown profile id(s)",
-                              sorted(unknown))
-        keep = set(spec.profile_ids) | {profiles.baseline.profile_id}
-        profs = [p for p in profs if p.profile_id in keep]
-    if not pairs:
-        raise ConfigError(bank.path, "", "the selection has no answers")
-    return pairs, profs
-
-
-@dataclass(frozen=True)
-class CampaignPlan:
-    """The calls to run, and the repeats left out because they could not differ.
-
-    ``repeats_skipped`` is what ``campaign.json`` and ``summary.json`` record:
-    ``{"n": total, "reason": one sentence or None, "by_profile": {profile_id: {"n", "reason"}}}``.
-    """
-    calls: list[PlannedCall]
-    repeats_skipped: dict
-
-
-def no_repeats_skipped() -> dict:
-    """``repeats_skipped`` of a campaign that skipped nothing."""
-    return {"n": 0, "reason": None, "by_profile": {}}
-
-
-def plan_campaign(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, version: str,
-                  pipeline: PipelineConfig | None = None, temperature: float | None = None
-                  ) -> CampaignPlan:
-    """Every call of the campaign, grouped by question (so the scorer's prompt prefix is
-    reused) and ordered answer, profile, repeat. Repeat r uses seed r.
-
-    With ``pipeline`` given and ``spec.skip_deterministic_repeats`` on, an (answer, profile)
-    whose repeats cannot differ (:func:`rig.campaign.repeats.repeat_variation` of the profile,
-    the pipeline, ``spec.transport`` and ``temperature``, the temperature of the scorer that
-    will run, default the pipeline's) keeps only its first planned repeat; the others are
-    counted in ``repeats_skipped`` with the reason. With ``pipeline`` given, each call's
-    question is the rubric its scorer grades (:meth:`rig.answers.Question.scored_rubric` under
-    ``scorer.style_criteria``); call ids are the same with or without ``pipeline``.
-    """
-    from rig.campaign.repeats import deterministic_summary, repeat_variation
-
-    pairs, profs = _select(spec, bank, profiles)
-    repeats = list(spec.repeat_ids) if spec.repeat_ids else list(range(spec.repeats))
-    out: list[PlannedCall] = []
-    skipped: dict[str, dict] = {}
-    for p in profs:
-        fixed = None
-        if pipeline is not None and spec.skip_deterministic_repeats:
-            v = repeat_variation(p, pipeline, spec.transport, temperature)
-            fixed = None if v.can_differ else v.reason
-        if fixed is not None:
-            skipped[p.profile_id] = {"n": 0, "reason": fixed}
-    style = pipeline.scorer.style_criteria if pipeline is not None else "keep"
-    for q, a in pairs:
-        graded = q.scored_rubric(style)  # the rubric the scorer grades (the call id: q's)
-        for p in profs:
-            reps = repeats
-            if p.profile_id == profiles.baseline.profile_id and spec.baseline_repeats:
-                reps = sorted(set(repeats) | set(range(spec.baseline_repeats)))
-            if p.profile_id in skipped and len(reps) > 1:
-                skipped[p.profile_id]["n"] += len(reps) - 1
-                reps = [min(reps)]
-            for r in reps:
-                out.append(PlannedCall(graded, a, p, r, r, call_id(q, a, p, r, r, version)))
-    by_profile = {pid: d for pid, d in skipped.items() if d["n"]}
-    if not by_profile:
-        return CampaignPlan(out, no_repeats_skipped())
-    assert pipeline is not None
-    return CampaignPlan(out, {
-        "n": sum(d["n"] for d in by_profile.values()),
-        "reason": deterministic_summary(list(by_profile), pipeline, temperature),
-        "by_profile": by_profile})
-
-
-def plan_calls(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, version: str,
-               pipeline: PipelineConfig | None = None, temperature: float | None = None
-               ) -> list[PlannedCall]:
-    """The calls of :func:`plan_campaign` (without ``pipeline``, every planned repeat)."""
-    return plan_campaign(spec, bank, profiles, version, pipeline, temperature).calls
 
 
 def default_scorer(pipeline: PipelineConfig) -> Scorer:
@@ -379,13 +259,14 @@ def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version:
                   speaker_groups: dict | None = None) -> dict[str, Path]:
     """Write calls.parquet, summary.json and report.html from the call rows (rows without the
     transport columns, logged by an older rig, get them: ``transport`` ``sim``, facts null).
-    ``repeats_skipped``: the plan's (:class:`CampaignPlan`), as campaign.json records it.
-    calls.parquet's columns have the types of :data:`rig.campaign.call.ROW_TYPES`, null or
-    not, so any two campaigns' files read together. summary.json is a
-    :class:`rig.campaign.schema.CampaignSummary` with ``n_log_rows_not_in_plan`` =
-    ``n_excluded`` and the resolved ``pipeline``. ``speaker_groups`` (a read-speech campaign:
-    :func:`rig.campaign.read_speech.speaker_groups`) adds ``mode`` and ``read_speech`` to the
-    summary and writes the read-speech report (:mod:`rig.report.read_speech`)."""
+    ``repeats_skipped``: the plan's (:class:`rig.campaign.plan.CampaignPlan`), as
+    campaign.json records it. calls.parquet's columns have the types of
+    :data:`rig.campaign.call.ROW_TYPES`, null or not, so any two campaigns' files read
+    together. summary.json is a :class:`rig.campaign.schema.CampaignSummary` with
+    ``n_log_rows_not_in_plan`` = ``n_excluded`` and the resolved ``pipeline``.
+    ``speaker_groups`` (a read-speech campaign: :func:`rig.campaign.read_speech.
+    speaker_groups`) adds ``mode`` and ``read_speech`` to the summary and writes the
+    read-speech report (:mod:`rig.report.read_speech`)."""
     import pandas as pd
 
     from rig.campaign.summary import campaign_summary

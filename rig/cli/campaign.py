@@ -165,7 +165,7 @@ def demo(
 
     The baseline is planned twice for the noise floor; with the deterministic reference
     pipeline its second repeat could not differ, so it is skipped and reported as such."""
-    from rig.campaign.runner import CampaignSpec
+    from rig.campaign.plan import CampaignSpec
 
     d = DEFAULTS
     spec = CampaignSpec(answers_path=d.answer_bank / "core", profiles_path=d.profiles / "demo",
@@ -309,7 +309,7 @@ def campaign_run(
 ) -> None:
     """Run (or resume) a matched-pair campaign: every answer under every profile."""
     from rig.calls.options import TransportOptions, transport_call_options
-    from rig.campaign.runner import CampaignSpec
+    from rig.campaign.plan import CampaignSpec
 
     if interviewer and transport == "sim":
         transport = "pipecat"

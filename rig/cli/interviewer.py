@@ -209,7 +209,7 @@ def import_scores_command(
     to a real one for the same call is ignored (the real one is taken)."""
     import pandas as pd
 
-    from rig.calls.results import import_scores, match_scores
+    from rig.calls.score_import import import_scores, match_scores
 
     calls_path = campaign / "calls.parquet"
     try:
