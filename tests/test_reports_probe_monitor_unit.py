@@ -264,3 +264,41 @@ def test_name_swap_says_only_the_features_it_asked(runs, tmp_path):
     assert "compensation" not in verdict
     examples = "".join(name_swap_examples(hire_only, path))
     assert "Qualification was not asked in this run" in examples
+
+
+# -- the smallest runs: wording that claims no more than the data holds (issue 17) -------------
+
+def _verdict(text: str) -> str:
+    import html as _html
+    v = text[text.index("<h2>Verdict"):text.index("largest gaps, side by side")]
+    return _html.unescape(re.sub(r"<[^>]+>", "", v))
+
+
+def test_gap_sentence_with_one_pair_says_not_measurable_not_the_same():
+    from rig.probes.report import gap_sentence
+
+    one = {"n_pairs": 1, "mean_diff": 0.0, "gap_pct": 0.0, "t_ci95": None, "p": None,
+           "not_computable": {"t_ci95": "needs at least 2 pairs (got 1)"}}
+    s = gap_sentence("plain prompt", one, "hedged answers", "their confident twins", "confident")
+    assert "score the same" not in s
+    assert ("the gap between hedged answers and their confident twins is not measurable from 1 "
+            "question pair: an interval needs at least 2 question pairs (observed difference "
+            "0.00 points)") in s
+    # with enough pairs and no difference at all, "the same" is what the data says
+    many = {**one, "n_pairs": 6, "not_computable": {"t_ci95": "zero variance"}}
+    assert "hedged answers score the same as their confident twins" in gap_sentence(
+        "plain prompt", many, "hedged answers", "their confident twins", "confident")
+
+
+def test_accent_report_names_the_variant_in_words_not_its_identifier(tmp_path):
+    r = run_probe(ProbeSpec("accent_markers", tmp_path / "acc", n_sessions=1,
+                            questions_per_session=1, conditions=("plain",)),
+                  SysFake(biased_reply))
+    text = (r.out_dir / "report.html").read_text()
+    verdict = _verdict(text)
+    assert "article_dropped" not in verdict
+    assert "article-dropped answers and their confident twins is not measurable from 1 " \
+           "question pair" in verdict
+    assert "score the same" not in verdict
+    figure = text[text.index("<figure"):text.index("</figure>")]
+    assert "article_dropped" not in figure and "article-dropped - confident" in figure
