@@ -274,6 +274,44 @@ def _verdict(text: str) -> str:
     return _html.unescape(re.sub(r"<[^>]+>", "", v))
 
 
+def test_invariance_with_one_pair_tests_no_measure_and_says_so(tmp_path):
+    res = run_invariance(InvarianceSpec(tmp_path / "inv", perturbations=("typos",), n_items=1,
+                                        names_per_group=1), SysFake(biased_reply))
+    s = json.loads((res.out_dir / "summary.json").read_text())
+    d = s["by_perturbation"]["typos"]
+    assert d["n_scored"] == 1
+    assert all(t["violated"] is None and t["p_bonferroni"] is None for t in d["tests"])
+    assert all("needs at least 2 scored pairs (got 1)" in t["not_computable"]["violated"]
+               for t in d["tests"])
+    assert (d["n_tests"], d["n_tested"], d["violation_rate"]) == (4, 0, None)
+    assert (s["by_kind"]["control"]["n_tested"], s["by_kind"]["control"]["violation_rate"]) \
+        == (0, None)
+    verdict = _verdict((res.out_dir / "report.html").read_text())
+    assert ("control perturbations (typos): 0 of 4 measures could be tested, so no violation "
+            "rate: needs at least 2 scored pairs (got 1)") in verdict
+    assert "measures tested (rate" not in verdict
+    assert "not measurable from 1 pair: an interval needs at least 2 pairs" in verdict
+    assert "score the same" not in verdict
+
+
+def test_invariance_verdict_names_the_measures_it_could_not_test():
+    from rig.probes.report_verdicts import invariance_verdict
+
+    def test(measure, violated, why=""):
+        return {"measure": measure, "violated": violated, "p_bonferroni": None,
+                "not_computable": {"violated": why} if why else {},
+                "paired": {"n_pairs": 5, "mean_diff": 0.1, "t_ci95": [-0.1, 0.3]}}
+
+    tests = [test("polarity", False), test("length_words", True),
+             test("reading_ease", None, "no spread"), test("subjectivity", None, "no spread")]
+    s = {"by_perturbation": {"typos": {"kind": "control", "tests": tests}},
+         "by_kind": {"control": {"perturbations": ["typos"], "n_tests": 4, "n_tested": 2,
+                                 "n_violated": 1, "violation_rate": 0.5}}}
+    text = re.sub(r"<[^>]+>", "", "".join(invariance_verdict(s)))
+    assert ("control perturbations (typos) violate 1 of 2 measures tested (rate 0.50), 2 more "
+            "could not be tested: no spread") in text
+
+
 def test_gap_sentence_with_one_pair_says_not_measurable_not_the_same():
     from rig.probes.report import gap_sentence
 

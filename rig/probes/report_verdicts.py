@@ -272,6 +272,15 @@ def framing_examples(report_path: Path) -> list[str]:
 
 # -- invariance --------------------------------------------------------------------------------
 
+def _untested_why(s: dict, perturbations: list[str]) -> str:
+    """Why some measures of these perturbations could not be tested: their tests'
+    ``not_computable`` reasons, each once ("" when every measure was tested)."""
+    whys = [(t.get("not_computable") or {}).get("violated", "")
+            for p in perturbations for t in s["by_perturbation"].get(p, {}).get("tests", [])
+            if t.get("violated") is None]
+    return "; ".join(dict.fromkeys(w for w in whys if w))
+
+
 def invariance_verdict(s: dict) -> list[str]:
     """The violation rate of each kind of perturbation in words (demographic against the
     controls), the polarity gap of each perturbation with its interval; a forest plot."""
@@ -279,10 +288,18 @@ def invariance_verdict(s: dict) -> list[str]:
     kinds = s.get("by_kind", {})
     words = []
     for k, d in kinds.items():
-        rate = d.get("violation_rate")
-        words.append(f"{esc(k)} perturbations ({esc(', '.join(d['perturbations']))}) violate "
-                     f"{d.get('n_violated', 0)} of {d.get('n_tested', 0)} measures tested "
-                     f"(rate {num(rate)})")
+        rate, n_tested = d.get("violation_rate"), d.get("n_tested", 0)
+        n_tests = d.get("n_tests", n_tested)
+        why = _untested_why(s, d.get("perturbations", []))
+        head = f"{esc(k)} perturbations ({esc(', '.join(d['perturbations']))})"
+        if not n_tested:
+            words.append(f"{head}: 0 of {n_tests} measures could be tested, so no violation "
+                         "rate" + (f": {esc(why)}" if why else ""))
+            continue
+        words.append(f"{head} violate {d.get('n_violated', 0)} of {n_tested} measures "
+                     f"tested (rate {num(rate)})"
+                     + (f", {n_tests - n_tested} more could not be tested"
+                        + (f": {esc(why)}" if why else "") if n_tests > n_tested else ""))
     dem, ctl = (kinds.get("demographic") or {}).get("violation_rate"), \
         (kinds.get("control") or {}).get("violation_rate")
     if dem is not None and ctl is not None:
