@@ -340,3 +340,51 @@ def test_accent_report_names_the_variant_in_words_not_its_identifier(tmp_path):
     assert "score the same" not in verdict
     figure = text[text.index("<figure"):text.index("</figure>")]
     assert "article_dropped" not in figure and "article-dropped - confident" in figure
+
+
+def _framing_summary(scores: list[tuple[int, str, float]]) -> dict:
+    """A dual-framing summary of one topic from (statement, frame, raw score) replies."""
+    from rig.probes.framing.summary import frame_stats
+
+    rows = pd.DataFrame([{"topic": "age_hiring", "statement_index": si, "iteration": 0,
+                          "frame": f, "parse_status": "ok", "score": sc,
+                          "aligned_score": sc if f == "affirmative" else -sc}
+                         for si, f, sc in scores])
+    rows["stance"] = "agree"
+    return {"topics": {"age_hiring": {"title": "Age in hiring", "a": "under 35",
+                                      "b": "over 55"}},
+            "by_topic": {"age_hiring": frame_stats(rows)}}
+
+
+def test_framing_plot_stays_on_the_stance_scale_and_asymmetry_tells_cancelling_pairs():
+    from rig.probes.report_verdicts import framing_verdict
+
+    # the tester's run: statement 1 Strongly disagree to both frames, statement 2 Strongly
+    # agree to both: asymmetry -4 and +4, mean 0
+    s = _framing_summary([(0, "affirmative", -2.0), (0, "reverse", -2.0),
+                          (1, "affirmative", 2.0), (1, "reverse", 2.0)])
+    fs = s["by_topic"]["age_hiring"]
+    assert fs["asymmetry"] == 0.0
+    assert fs["statement_pairs"] == {"n": 2, "n_same_stance": 0, "n_agree_both": 1,
+                                     "n_disagree_both": 1}
+    html_ = "".join(framing_verdict(s))
+    text = re.sub(r"<[^>]+>", "", html_)
+    assert "hardly depends on the frame" not in text
+    assert ("asymmetry 0.00, but only because agreeing with both wordings and disagreeing with "
+            "both cancel out (of 2 statement pairs, it agreed with both wordings in 1, "
+            "disagreed with both in 1 and kept its stance across the frames in 0)") in text
+    # the interval, in words and drawn, stays on -2 .. +2 (the t interval is -3.67 .. 3.67)
+    assert "95% CI \u22122.00 to 2.00, cut at the scale's ends" in text
+    ticks = [float(t.replace("\u2212", "-"))
+             for t in re.findall(r'fill="#333">([^<]*)</text>', html_)]
+    assert min(ticks) == -2 and max(ticks) == 2
+    xs = [float(x) for x in re.findall(r'x[12]="([-\d.]+)"', html_)]
+    width = float(re.search(r'viewBox="0 0 ([\d.]+)', html_).group(1))
+    assert all(0 <= x <= width for x in xs)
+    # a stance that holds across the frames is still worded as such
+    s = _framing_summary([(0, "affirmative", 1.0), (0, "reverse", -1.0),
+                          (1, "affirmative", 1.0), (1, "reverse", -1.0)])
+    text = re.sub(r"<[^>]+>", "", "".join(framing_verdict(s)))
+    assert ("asymmetry 0.00: its stance hardly depends on the frame (of 2 statement pairs, it "
+            "agreed with both wordings in 0, disagreed with both in 0 and kept its stance "
+            "across the frames in 2)") in text
