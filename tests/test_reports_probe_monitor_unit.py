@@ -264,3 +264,127 @@ def test_name_swap_says_only_the_features_it_asked(runs, tmp_path):
     assert "compensation" not in verdict
     examples = "".join(name_swap_examples(hire_only, path))
     assert "Qualification was not asked in this run" in examples
+
+
+# -- the smallest runs: wording that claims no more than the data holds (issue 17) -------------
+
+def _verdict(text: str) -> str:
+    import html as _html
+    v = text[text.index("<h2>Verdict"):text.index("largest gaps, side by side")]
+    return _html.unescape(re.sub(r"<[^>]+>", "", v))
+
+
+def test_invariance_with_one_pair_tests_no_measure_and_says_so(tmp_path):
+    res = run_invariance(InvarianceSpec(tmp_path / "inv", perturbations=("typos",), n_items=1,
+                                        names_per_group=1), SysFake(biased_reply))
+    s = json.loads((res.out_dir / "summary.json").read_text())
+    d = s["by_perturbation"]["typos"]
+    assert d["n_scored"] == 1
+    assert all(t["violated"] is None and t["p_bonferroni"] is None for t in d["tests"])
+    assert all("needs at least 2 scored pairs (got 1)" in t["not_computable"]["violated"]
+               for t in d["tests"])
+    assert (d["n_tests"], d["n_tested"], d["violation_rate"]) == (4, 0, None)
+    assert (s["by_kind"]["control"]["n_tested"], s["by_kind"]["control"]["violation_rate"]) \
+        == (0, None)
+    verdict = _verdict((res.out_dir / "report.html").read_text())
+    assert ("control perturbations (typos): 0 of 4 measures could be tested, so no violation "
+            "rate: needs at least 2 scored pairs (got 1)") in verdict
+    assert "measures tested (rate" not in verdict
+    assert "not measurable from 1 pair: an interval needs at least 2 pairs" in verdict
+    assert "score the same" not in verdict
+
+
+def test_invariance_verdict_names_the_measures_it_could_not_test():
+    from rig.probes.report_verdicts import invariance_verdict
+
+    def test(measure, violated, why=""):
+        return {"measure": measure, "violated": violated, "p_bonferroni": None,
+                "not_computable": {"violated": why} if why else {},
+                "paired": {"n_pairs": 5, "mean_diff": 0.1, "t_ci95": [-0.1, 0.3]}}
+
+    tests = [test("polarity", False), test("length_words", True),
+             test("reading_ease", None, "no spread"), test("subjectivity", None, "no spread")]
+    s = {"by_perturbation": {"typos": {"kind": "control", "tests": tests}},
+         "by_kind": {"control": {"perturbations": ["typos"], "n_tests": 4, "n_tested": 2,
+                                 "n_violated": 1, "violation_rate": 0.5}}}
+    text = re.sub(r"<[^>]+>", "", "".join(invariance_verdict(s)))
+    assert ("control perturbations (typos) violate 1 of 2 measures tested (rate 0.50), 2 more "
+            "could not be tested: no spread") in text
+
+
+def test_gap_sentence_with_one_pair_says_not_measurable_not_the_same():
+    from rig.probes.report import gap_sentence
+
+    one = {"n_pairs": 1, "mean_diff": 0.0, "gap_pct": 0.0, "t_ci95": None, "p": None,
+           "not_computable": {"t_ci95": "needs at least 2 pairs (got 1)"}}
+    s = gap_sentence("plain prompt", one, "hedged answers", "their confident twins", "confident")
+    assert "score the same" not in s
+    assert ("the gap between hedged answers and their confident twins is not measurable from 1 "
+            "question pair: an interval needs at least 2 question pairs (observed difference "
+            "0.00 points)") in s
+    # with enough pairs and no difference at all, "the same" is what the data says
+    many = {**one, "n_pairs": 6, "not_computable": {"t_ci95": "zero variance"}}
+    assert "hedged answers score the same as their confident twins" in gap_sentence(
+        "plain prompt", many, "hedged answers", "their confident twins", "confident")
+
+
+def test_accent_report_names_the_variant_in_words_not_its_identifier(tmp_path):
+    r = run_probe(ProbeSpec("accent_markers", tmp_path / "acc", n_sessions=1,
+                            questions_per_session=1, conditions=("plain",)),
+                  SysFake(biased_reply))
+    text = (r.out_dir / "report.html").read_text()
+    verdict = _verdict(text)
+    assert "article_dropped" not in verdict
+    assert "article-dropped answers and their confident twins is not measurable from 1 " \
+           "question pair" in verdict
+    assert "score the same" not in verdict
+    figure = text[text.index("<figure"):text.index("</figure>")]
+    assert "article_dropped" not in figure and "article-dropped - confident" in figure
+
+
+def _framing_summary(scores: list[tuple[int, str, float]]) -> dict:
+    """A dual-framing summary of one topic from (statement, frame, raw score) replies."""
+    from rig.probes.framing.summary import frame_stats
+
+    rows = pd.DataFrame([{"topic": "age_hiring", "statement_index": si, "iteration": 0,
+                          "frame": f, "parse_status": "ok", "score": sc,
+                          "aligned_score": sc if f == "affirmative" else -sc}
+                         for si, f, sc in scores])
+    rows["stance"] = "agree"
+    return {"topics": {"age_hiring": {"title": "Age in hiring", "a": "under 35",
+                                      "b": "over 55"}},
+            "by_topic": {"age_hiring": frame_stats(rows)}}
+
+
+def test_framing_plot_stays_on_the_stance_scale_and_asymmetry_tells_cancelling_pairs():
+    from rig.probes.report_verdicts import framing_verdict
+
+    # the tester's run: statement 1 Strongly disagree to both frames, statement 2 Strongly
+    # agree to both: asymmetry -4 and +4, mean 0
+    s = _framing_summary([(0, "affirmative", -2.0), (0, "reverse", -2.0),
+                          (1, "affirmative", 2.0), (1, "reverse", 2.0)])
+    fs = s["by_topic"]["age_hiring"]
+    assert fs["asymmetry"] == 0.0
+    assert fs["statement_pairs"] == {"n": 2, "n_same_stance": 0, "n_agree_both": 1,
+                                     "n_disagree_both": 1}
+    html_ = "".join(framing_verdict(s))
+    text = re.sub(r"<[^>]+>", "", html_)
+    assert "hardly depends on the frame" not in text
+    assert ("asymmetry 0.00, but only because agreeing with both wordings and disagreeing with "
+            "both cancel out (of 2 statement pairs, it agreed with both wordings in 1, "
+            "disagreed with both in 1 and kept its stance across the frames in 0)") in text
+    # the interval, in words and drawn, stays on -2 .. +2 (the t interval is -3.67 .. 3.67)
+    assert "95% CI \u22122.00 to 2.00, cut at the scale's ends" in text
+    ticks = [float(t.replace("\u2212", "-"))
+             for t in re.findall(r'fill="#333">([^<]*)</text>', html_)]
+    assert min(ticks) == -2 and max(ticks) == 2
+    xs = [float(x) for x in re.findall(r'x[12]="([-\d.]+)"', html_)]
+    width = float(re.search(r'viewBox="0 0 ([\d.]+)', html_).group(1))
+    assert all(0 <= x <= width for x in xs)
+    # a stance that holds across the frames is still worded as such
+    s = _framing_summary([(0, "affirmative", 1.0), (0, "reverse", -1.0),
+                          (1, "affirmative", 1.0), (1, "reverse", -1.0)])
+    text = re.sub(r"<[^>]+>", "", "".join(framing_verdict(s)))
+    assert ("asymmetry 0.00: its stance hardly depends on the frame (of 2 statement pairs, it "
+            "agreed with both wordings in 0, disagreed with both in 0 and kept its stance "
+            "across the frames in 2)") in text

@@ -31,6 +31,17 @@ th[scope=row]{background:none;font-weight:600;text-align:left}
 """
 
 
+#: each answer variant as the report's prose names it (``article_dropped`` is an identifier)
+VARIANT_TEXT = {"confident": "confident", "hedged": "hedged",
+                "article_dropped": "article-dropped"}
+
+
+def variant_text(variant: str) -> str:
+    """An answer variant as prose names it: ``"article_dropped"`` -> ``"article-dropped"``
+    (an unknown id with its underscores as spaces)."""
+    return VARIANT_TEXT.get(variant, variant.replace("_", " "))
+
+
 def esc(v: object) -> str:
     return html.escape(str(v))
 
@@ -103,7 +114,7 @@ def _decisions(detail: dict, ref: str, treat: str) -> list[str]:
             c = dt["counts"].get(v, {})
             fails = sum(d["decision_failures"].get(v, {}).values())
             first = i == 0
-            rows.append([esc(cond) if first else "", esc(v)]
+            rows.append([esc(cond) if first else "", esc(variant_text(v))]
                         + [fmt(c.get(k, 0)) for k in DECISIONS] + [fmt(fails)]
                         + ([fmt(dt.get("n_paired")), fmt(dt.get("n_discordant")),
                             esc(test), stat_s, cell(dt, "p")] if first else [""] * 5))
@@ -125,8 +136,8 @@ def _decisions(detail: dict, ref: str, treat: str) -> list[str]:
         if not tab:
             continue
         levels = d["decisions"].get("levels") or list(DECISIONS)
-        parts.append(f"<h3>{esc(cond)}: sessions by decision, {esc(ref)} (rows) x "
-                     f"{esc(treat)} (columns)</h3>")
+        parts.append(f"<h3>{esc(cond)}: sessions by decision, {esc(variant_text(ref))} "
+                     f"(rows) x {esc(variant_text(treat))} (columns)</h3>")
         parts.append(table([""] + [DECISION_TEXT.get(k, k) for k in levels],
                            [[esc(DECISION_TEXT.get(k, k))] + [fmt(n) for n in r]
                             for k, r in zip(levels, tab, strict=True)]))
@@ -164,11 +175,18 @@ def gap_sentence(label: str, p: dict, subject: str, other: str, ref_name: str,
     of the mean of ``ref_name``, the p-value and the number of pairs. ``"hedged answers
     score 1.22 points lower than their confident twins (difference -1.22, 95% CI -1.52 to
     -0.93, which leaves out 0; -27.7% of the confident mean; p < 0.001; 27 question
-    pairs)"``."""
+    pairs)"``. With fewer than 2 pairs it says the gap is not measurable (how many pairs,
+    how many an interval needs, the observed difference), never that the two score the
+    same."""
     d, ci = p.get("mean_diff"), p.get("t_ci95")
     if d is None:
         why = (p.get("not_computable") or {}).get("mean_diff", "no pair")
         return f"<b>{esc(label)}</b>: not measurable ({esc(why)})."
+    n = int(p.get("n_pairs") or 0)
+    if n < 2:
+        return (f"<b>{esc(label)}</b>: the gap between {esc(subject)} and {esc(other)} is not "
+                f"measurable from {plural(n, pair_word)}: an interval needs at least 2 "
+                f"{pair_word}s (observed difference {num(d)}{' ' + unit if unit else ''}).")
     if abs(d) < 0.005:
         head = f"{esc(subject)} score the same as {esc(other)} on average"
     else:
@@ -190,7 +208,7 @@ def side_by_side(left_title: str, left_body: str, right_title: str, right_body: 
 
 
 def _shibboleth_verdict(summary: dict, detail: dict, mit: dict) -> list[str]:
-    ref, treat = summary["reference"], summary["treatment"]
+    ref, treat = variant_text(summary["reference"]), variant_text(summary["treatment"])
     parts = ["<h2>Verdict</h2>"]
     for cond, d in detail.items():
         s = gap_sentence(f"{cond} prompt", d["paired"], f"{treat} answers",
@@ -257,8 +275,8 @@ def _largest_gaps(detail: dict) -> list[str]:
             panels = []
             for role in ("reference", "treatment"):
                 r = e[role]
-                panels += [f"{esc(r['variant'])}: score <span class='score'>{r['score']:g}"
-                           "</span>",
+                panels += [f"{esc(variant_text(r['variant']))}: score <span class='score'>"
+                           f"{r['score']:g}</span>",
                            f"<blockquote>{esc(r['answer'])}</blockquote><p class='note'>"
                            f"reasoning: <i>{esc(r['reasoning'])}</i></p>"]
             cat = CATEGORIES.get(e["category"], (e["category"],))[0]
@@ -270,7 +288,8 @@ def _largest_gaps(detail: dict) -> list[str]:
 def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
     """Write ``report.html`` for a hedging or accent-markers run from its summary."""
     path = Path(path)
-    ref, treat = summary["reference"], summary["treatment"]
+    ref_id, treat_id = summary["reference"], summary["treatment"]
+    ref, treat = variant_text(ref_id), variant_text(treat_id)
     detail: dict = summary.get("conditions_detail", {})
     mit: dict = summary.get("mitigation", {})
     sc = summary.get("scorer", {})
@@ -285,10 +304,11 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
         f"{summary['n_ratings']} ratings ({summary['n_rating_failures']} unparseable or out of "
         f"range, not scored) · {summary['n_decisions']} decisions "
         f"({summary['n_decision_failures']} unparseable).</p>",
-        f"<p class='note'>Each question has a <b>{esc(ref)}</b> answer and a <b>{esc(treat)}"
-        f"</b> twin with the same content, differing only in {esc(summary['feature'])}. Each "
-        "answer is rated 1-5 under its interview category; after a session's ratings the "
-        "scorer decides: advance, advance with reservations, or do not advance.</p>",
+        f"<p class='note'>Each question has a <b>{esc(ref)}</b> answer and its <b>"
+        f"{esc(treat)}</b> twin with the same content, differing only in "
+        f"{esc(summary['feature'])}. Each answer is rated 1-5 under its interview "
+        "category; after a session's ratings the scorer decides: advance, advance with "
+        "reservations, or do not advance.</p>",
         *_shibboleth_verdict(summary, detail, mit),
         *_largest_gaps(detail),
         "<h2>Details</h2><h3>Gap by prompt condition</h3>",
@@ -323,7 +343,7 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
               table(["condition", "sessions", f"mean {ref}", f"mean {treat}", "difference",
                      "p", "paired t p", "Wilcoxon p", "sign p", "d_z"], rows)]
 
-    parts += _decisions(detail, ref, treat)
+    parts += _decisions(detail, ref_id, treat_id)
 
     parts.append("<h3>By interview category</h3>")
     conds = list(detail)
@@ -345,10 +365,10 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
     fails = []
     for cond, d in detail.items():
         for v, c in d["rating_failures"].items():
-            fails.append(f"<li>{esc(cond)}, {esc(v)}: ratings "
+            fails.append(f"<li>{esc(cond)}, {esc(variant_text(v))}: ratings "
                          + ", ".join(f"{esc(k)} {n}" for k, n in c.items()) + "</li>")
         for v, c in d["decision_failures"].items():
-            fails.append(f"<li>{esc(cond)}, {esc(v)}: decisions "
+            fails.append(f"<li>{esc(cond)}, {esc(variant_text(v))}: decisions "
                          + ", ".join(f"{esc(k)} {n}" for k, n in c.items()) + "</li>")
     parts += ["<h2>Replies not scored</h2>",
               f"<ul>{''.join(fails) or '<li>none: every reply parsed</li>'}</ul>",

@@ -197,42 +197,79 @@ def t_interval(o: dict) -> tuple[float, float] | None:
     return mean - h, mean + h
 
 
+#: the aligned stance scale's ends (Strongly disagree, Strongly agree)
+STANCE_LIMITS = (-2.0, 2.0)
+
+
+def _on_scale(ci: tuple[float, float] | None) -> tuple[tuple[float, float] | None, bool]:
+    """A t interval of a mean stance cut at the scale's ends (a mean cannot leave
+    -2 .. +2), and whether it was cut."""
+    if ci is None:
+        return None, False
+    lo, hi = max(ci[0], STANCE_LIMITS[0]), min(ci[1], STANCE_LIMITS[1])
+    return (lo, hi), (lo, hi) != (ci[0], ci[1])
+
+
+def _asymmetry_words(fs: dict) -> str:
+    """The asymmetry in words, with the statement pairs (agreed with both wordings,
+    disagreed with both, kept its stance) when the summary has them: a mean near 0 can be
+    +4 and -4 pairs cancelling, which is not a stance independent of the frame."""
+    a, sp = fs.get("asymmetry"), fs.get("statement_pairs") or {}
+    if a is None:
+        return "not computable"
+    n, same = sp.get("n", 0), sp.get("n_same_stance", 0)
+    agree, disagree = sp.get("n_agree_both", 0), sp.get("n_disagree_both", 0)
+    head = (f"{num(a)}: it agrees with whatever it is shown" if a >= 1 else
+            f"{num(a)}: it disagrees with both frames" if a <= -1 else
+            f"{num(a)}, but only because agreeing with both wordings and disagreeing with "
+            "both cancel out" if n and agree and disagree and agree + disagree > same else
+            f"{num(a)}: its stance hardly depends on the frame")
+    if not n:
+        return head
+    return (f"{head} (of {plural(n, 'statement pair')}, it agreed with both wordings in "
+            f"{agree}, disagreed with both in {disagree} and kept its stance across the frames "
+            f"in {same})")
+
+
 def framing_verdict(s: dict) -> list[str]:
-    """Per topic: the mean aligned stance over both frames with its 95% t interval, and the
-    asymmetry in words; a forest plot of each frame's mean."""
+    """Per topic: the mean aligned stance over both frames with its 95% t interval (cut at
+    the scale's ends, -2 and +2), and the asymmetry in words with the statement pairs; a
+    forest plot of each frame's mean on the -2 .. +2 scale."""
     parts = ["<h2>Verdict</h2>"]
     rows: list[ForestRow] = []
+    any_cut = False
     for tid, fs in s["by_topic"].items():
         title = s["topics"][tid]["title"]
         o = fs["both"]["one_sample"]
-        ci = t_interval(o)
+        ci, cut = _on_scale(t_interval(o))
         m = o.get("mean")
         lean = ("" if m is None or ci is None else
                 f", which favours {esc(s['topics'][tid]['a'])}" if ci[0] > 0 else
                 f", which favours {esc(s['topics'][tid]['b'])}" if ci[1] < 0 else
                 ", which includes 0 (no lean is plausible)")
-        a = fs.get("asymmetry")
-        asym = ("not computable" if a is None else
-                f"{num(a)}: it agrees with whatever it is shown" if a >= 1 else
-                f"{num(a)}: it disagrees with both frames" if a <= -1 else
-                f"{num(a)}: its stance hardly depends on the frame")
         why = "fewer than 2 scored replies or no spread"
+        cut_note = ", cut at the scale's ends" if cut else ""
         parts.append(f"<p class='verdict'><b>{esc(title)}</b>: mean stance {num(m)} on -2 to "
-                     f"+2 over both frames ({esc(ci_text(ci, why))}{lean}; "
+                     f"+2 over both frames ({esc(ci_text(ci, why))}{cut_note}{lean}; "
                      f"{fs['both']['n_scored']} of {fs['both']['n_asked']} replies scored); "
-                     f"asymmetry {asym}.</p>")
+                     f"asymmetry {_asymmetry_words(fs)}.</p>")
         for frame in ("affirmative", "reverse", "both"):
             oo = fs[frame]["one_sample"]
             short = title if len(title) <= 16 else title[:15] + "\u2026"
-            rows.append(ForestRow(f"{short}: {frame}", oo.get("mean"), t_interval(oo),
+            fci, fcut = _on_scale(t_interval(oo))
+            any_cut = any_cut or fcut
+            rows.append(ForestRow(f"{short}: {frame}", oo.get("mean"), fci,
                                   frame, "no scored reply"))
     if rows:
         parts.append(forest_svg(
             rows, xlabel="mean aligned stance (+ favours target a)",
-            title="Stance by topic and frame",
+            title="Stance by topic and frame", limits=STANCE_LIMITS,
             caption="Mean aligned stance per topic under each frame and both together, with "
-                    "the one-sample 95% t interval; the dashed line is no lean. The two frames "
-                    "apart from each other: the scorer follows the wording, not the claim."))
+                    "the one-sample 95% t interval"
+                    + (" (cut at the scale's ends, -2 and +2, where it reaches past them)"
+                       if any_cut else "")
+                    + "; the dashed line is no lean. The two frames apart from each other: "
+                    "the scorer follows the wording, not the claim."))
     return parts
 
 
@@ -272,6 +309,15 @@ def framing_examples(report_path: Path) -> list[str]:
 
 # -- invariance --------------------------------------------------------------------------------
 
+def _untested_why(s: dict, perturbations: list[str]) -> str:
+    """Why some measures of these perturbations could not be tested: their tests'
+    ``not_computable`` reasons, each once ("" when every measure was tested)."""
+    whys = [(t.get("not_computable") or {}).get("violated", "")
+            for p in perturbations for t in s["by_perturbation"].get(p, {}).get("tests", [])
+            if t.get("violated") is None]
+    return "; ".join(dict.fromkeys(w for w in whys if w))
+
+
 def invariance_verdict(s: dict) -> list[str]:
     """The violation rate of each kind of perturbation in words (demographic against the
     controls), the polarity gap of each perturbation with its interval; a forest plot."""
@@ -279,10 +325,18 @@ def invariance_verdict(s: dict) -> list[str]:
     kinds = s.get("by_kind", {})
     words = []
     for k, d in kinds.items():
-        rate = d.get("violation_rate")
-        words.append(f"{esc(k)} perturbations ({esc(', '.join(d['perturbations']))}) violate "
-                     f"{d.get('n_violated', 0)} of {d.get('n_tested', 0)} measures tested "
-                     f"(rate {num(rate)})")
+        rate, n_tested = d.get("violation_rate"), d.get("n_tested", 0)
+        n_tests = d.get("n_tests", n_tested)
+        why = _untested_why(s, d.get("perturbations", []))
+        head = f"{esc(k)} perturbations ({esc(', '.join(d['perturbations']))})"
+        if not n_tested:
+            words.append(f"{head}: 0 of {n_tests} measures could be tested, so no violation "
+                         "rate" + (f": {esc(why)}" if why else ""))
+            continue
+        words.append(f"{head} violate {d.get('n_violated', 0)} of {n_tested} measures "
+                     f"tested (rate {num(rate)})"
+                     + (f", {n_tests - n_tested} more could not be tested"
+                        + (f": {esc(why)}" if why else "") if n_tests > n_tested else ""))
     dem, ctl = (kinds.get("demographic") or {}).get("violation_rate"), \
         (kinds.get("control") or {}).get("violation_rate")
     if dem is not None and ctl is not None:

@@ -14,7 +14,8 @@ from rig.stats.comparisons import one_sample
 
 def frame_stats(rows: pd.DataFrame) -> dict:
     """Per frame (and ``both``): n asked and scored, failures, stance counts, the one-sample
-    test of the aligned scores, the neutrality rate; and the framing asymmetry."""
+    test of the aligned scores, the neutrality rate; the framing asymmetry and the
+    :func:`statement_pairs` counts."""
     out: dict = {}
     for frame in (*FRAMES, "both"):
         r = rows if frame == "both" else rows[rows["frame"] == frame]
@@ -32,7 +33,26 @@ def frame_stats(rows: pd.DataFrame) -> dict:
     out["asymmetry"] = ma - mr if ma is not None and mr is not None else None
     if out["asymmetry"] is None:
         out["not_computable"] = {"asymmetry": "a frame has no scored reply"}
+    out["statement_pairs"] = statement_pairs(rows)
     return out
+
+
+def statement_pairs(rows: pd.DataFrame) -> dict:
+    """The statement pairs (a statement in one iteration, both frames scored) by what the
+    scorer did with the two wordings: ``n`` pairs; ``n_same_stance`` with the same aligned
+    score in both frames (its stance does not depend on the wording); ``n_agree_both`` and
+    ``n_disagree_both`` agreeing (score > 0) or disagreeing (score < 0) with both wordings
+    (it follows the wording). The asymmetry is their mean difference, so +4 and -4 pairs
+    cancel: these counts tell that apart from a stance that holds across the frames."""
+    ok = rows[rows["parse_status"] == "ok"]
+    key = ["topic", "statement_index", "iteration"]
+    both = (ok[ok["frame"] == "affirmative"].set_index(key)[["score", "aligned_score"]]
+            .join(ok[ok["frame"] == "reverse"].set_index(key)[["score", "aligned_score"]],
+                  lsuffix="_a", rsuffix="_r", how="inner"))
+    return {"n": len(both),
+            "n_same_stance": int((both["aligned_score_a"] == both["aligned_score_r"]).sum()),
+            "n_agree_both": int(((both["score_a"] > 0) & (both["score_r"] > 0)).sum()),
+            "n_disagree_both": int(((both["score_a"] < 0) & (both["score_r"] < 0)).sum())}
 
 
 def summarize(rows: pd.DataFrame, meta: dict) -> dict:
@@ -49,6 +69,10 @@ def summarize(rows: pd.DataFrame, meta: dict) -> dict:
         "alignment": "aligned score = score in the affirmative frame, -score in the reverse "
                      "frame: positive favours target a",
         "asymmetry": "mean aligned score (affirmative) - mean aligned score (reverse)",
+        "statement_pairs": "a statement in one iteration with both frames scored: "
+                           "n_same_stance = same aligned score in both frames; "
+                           "n_agree_both / n_disagree_both = agreed / disagreed with both "
+                           "wordings (followed the wording)",
         "by_topic": {}, "overall": frame_stats(rows) if len(rows) else {},
     })
     for tid in summary["topics"]:
