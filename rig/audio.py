@@ -105,23 +105,33 @@ _NOT_WAV_MAGIC: tuple[tuple[bytes, str], ...] = (
 )
 
 
-def wav_truncation(data: bytes) -> str | None:
-    """Why a RIFF/WAVE file is cut short, or None: its ``data`` chunk declares more bytes than
-    the file holds (a partial upload or copy; libsndfile would read what is there without a
-    word). Sizes 0 and 0xFFFFFFFF (what streaming writers leave) are not checked. The chunk
-    layout is that of the RIFF WAVE format (Microsoft/IBM, 1991)."""
+def _data_chunk(data: bytes) -> tuple[int, int] | None:
+    """``(offset of its header, declared size in bytes)`` of a RIFF/WAVE file's ``data``
+    chunk, walking the chunks from the start (RIFF WAVE format, Microsoft/IBM 1991); None for
+    other bytes or when no ``data`` chunk header is found."""
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         return None
     pos = 12
     while pos + 8 <= len(data):
         cid, size = data[pos:pos + 4], int.from_bytes(data[pos + 4:pos + 8], "little")
         if cid == b"data":
-            have = len(data) - (pos + 8)
-            if size not in (0, 0xFFFFFFFF) and size > have:
-                return (f"truncated: the data chunk declares {size} bytes of audio, the file "
-                        f"holds {have}")
-            return None
+            return pos, size
         pos += 8 + size + (size & 1)
+    return None
+
+
+def wav_truncation(data: bytes) -> str | None:
+    """Why a RIFF/WAVE file is cut short, or None: its ``data`` chunk declares more bytes than
+    the file holds (a partial upload or copy; libsndfile would read what is there without a
+    word). Sizes 0 and 0xFFFFFFFF (what streaming writers leave) are not checked."""
+    found = _data_chunk(data)
+    if found is None:
+        return None
+    pos, size = found
+    have = len(data) - (pos + 8)
+    if size not in (0, 0xFFFFFFFF) and size > have:
+        return (f"truncated: the data chunk declares {size} bytes of audio, the file "
+                f"holds {have}")
     return None
 
 
@@ -149,22 +159,18 @@ def fill_streaming_sizes(data: bytes) -> bytes:
     by, say, a ``LIST`` chunk), those bytes are the samples: the ``data`` size becomes their
     count (bytes) and a RIFF size of 0 becomes the file's size less 8. A ``data`` chunk of 0
     with nothing after it stays empty (refused by :func:`samples_problem`)."""
-    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+    found = _data_chunk(data)
+    if found is None:
         return data
-    pos = 12
-    while pos + 8 <= len(data):
-        cid, size = data[pos:pos + 4], int.from_bytes(data[pos + 4:pos + 8], "little")
-        if cid == b"data":
-            start = pos + 8
-            if size != 0 or start >= len(data) or _chunks_fill(data, start):
-                return data
-            out = bytearray(data)
-            out[pos + 4:pos + 8] = min(len(data) - start, 0xFFFFFFFF).to_bytes(4, "little")
-            if int.from_bytes(data[4:8], "little") == 0:
-                out[4:8] = min(len(data) - 8, 0xFFFFFFFF).to_bytes(4, "little")
-            return bytes(out)
-        pos += 8 + size + (size & 1)
-    return data
+    pos, size = found
+    start = pos + 8
+    if size != 0 or start >= len(data) or _chunks_fill(data, start):
+        return data
+    out = bytearray(data)
+    out[pos + 4:pos + 8] = min(len(data) - start, 0xFFFFFFFF).to_bytes(4, "little")
+    if int.from_bytes(data[4:8], "little") == 0:
+        out[4:8] = min(len(data) - 8, 0xFFFFFFFF).to_bytes(4, "little")
+    return bytes(out)
 
 
 def container_problem(data: bytes, name: str) -> str | None:
