@@ -336,3 +336,33 @@ def content_hash(obj: object, n: int = 12) -> str:
         obj = obj.model_dump(mode="json")
     blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:n]
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names a key twice (``json.loads`` would keep the last value silently)."""
+
+
+def _short(v: object) -> str:
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    seen: dict = {}
+    for k, v in pairs:
+        if k in seen:
+            raise DuplicateKeyError(f"duplicate key {k!r} (the object names it twice: which "
+                                    f"value is meant?); values ({_short(seen[k])} and "
+                                    f"{_short(v)})")
+        seen[k] = v
+    return seen
+
+
+def loads_strict(text: str) -> object:
+    """``json.loads`` that refuses an object naming a key twice, at any depth (a call's
+    metadata, a judge's reply: which value is meant cannot be known).
+
+    Raises:
+        json.JSONDecodeError: not JSON. DuplicateKeyError (a ValueError): a key named twice,
+            with both values. RecursionError: nested too deeply."""
+    return json.loads(text, object_pairs_hook=_no_duplicates)

@@ -47,7 +47,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from rig.config import validation_error
+from rig.config import DuplicateKeyError, loads_strict, validation_error
 from rig.errors import ConfigError
 
 AUDIO_SUFFIXES: tuple[str, ...] = (".wav", ".ulaw", ".mulaw")
@@ -159,27 +159,6 @@ class CallMeta(BaseModel):
 
 
 
-class _DuplicateKey(ValueError):
-    """A JSON object names a key twice (json.loads would keep the last value silently)."""
-
-
-def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
-    seen: dict = {}
-    for k, v in pairs:
-        if k in seen:
-            raise _DuplicateKey(f"duplicate key {k!r} (the object names it twice: which value "
-                                "is meant?)")
-        seen[k] = v
-    return seen
-
-
-def loads_strict(text: str) -> object:
-    """``json.loads`` that refuses an object naming a key twice.
-
-    Raises:
-        json.JSONDecodeError: not JSON. ValueError: a duplicate key (named)."""
-    return json.loads(text, object_pairs_hook=_no_duplicates)
-
 def parse_meta(data: object, source: str | Path,
                score_range: tuple[float, float] | None = None,
                text_values: bool = False) -> CallMeta:
@@ -247,7 +226,7 @@ def _manifest_records(path: Path) -> Iterator[tuple[str, object]]:
                     except json.JSONDecodeError as exc:
                         yield f"{path}:{i}", ConfigError(f"{path}:{i}", "",
                                                          f"not valid JSON: {exc}")
-                    except _DuplicateKey as exc:
+                    except DuplicateKeyError as exc:
                         yield f"{path}:{i}", ConfigError(f"{path}:{i}", "", str(exc))
         else:
             with path.open(encoding="utf-8", newline="") as fh:
@@ -318,7 +297,7 @@ def _from_sidecars(here: Path, files: list[str],
         except json.JSONDecodeError as exc:
             yield CallInput(str(side), None, None, f"{side}: not valid JSON: {exc}")
             continue
-        except _DuplicateKey as exc:
+        except DuplicateKeyError as exc:
             yield CallInput(str(side), None, None, f"{side}: {exc}")
             continue
         except UnicodeDecodeError as exc:

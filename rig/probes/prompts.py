@@ -34,9 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from rig.config import DuplicateKeyError, loads_strict
 from rig.probes.data import CATEGORIES, FewShotExample, Variant
 from rig.scorer.base import Parsed
-from rig.scorer.prompt import DuplicateKeyError, loads_reply
 
 PROMPT_VERSION = 1
 MAX_REASONING_CHARS = 200
@@ -185,10 +185,8 @@ def _json_object(raw: str) -> tuple[dict | None, Parsed | None]:
     if not m:
         return None, Parsed("invalid_json", None, "no JSON object in the reply")
     try:
-        obj = loads_reply(m.group(0))  # a key named twice is refused, as in parse_reply
-    except json.JSONDecodeError as exc:
-        return None, Parsed("invalid_json", None, str(exc))
-    except DuplicateKeyError as exc:
+        obj = loads_strict(m.group(0))  # a key named twice is refused, as in parse_reply
+    except (json.JSONDecodeError, DuplicateKeyError) as exc:
         return None, Parsed("invalid_json", None, str(exc))
     except RecursionError:
         return None, Parsed("invalid_json", None, "JSON nested too deeply")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rig.answers import Question
+from rig.config import DuplicateKeyError, loads_strict
 
 PROMPT_VERSION = 2  # 2: the transcript on its own lines (a stable prefix split)
 MAX_REASON_CHARS = 160
@@ -107,36 +108,6 @@ class ParsedReply:
 _JSON_OBJ = re.compile(r"\{.*\}", re.DOTALL)
 
 
-class DuplicateKeyError(ValueError):
-    """A reply's JSON names a key twice (``json.loads`` would keep the last value silently)."""
-
-
-def _short(v: object) -> str:
-    r = repr(v)
-    return r if len(r) <= 40 else r[:37] + "..."
-
-
-def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
-    out: dict = {}
-    for k, v in pairs:
-        if k in out:
-            raise DuplicateKeyError(f"duplicate key {k!r}: the reply names it twice "
-                                    f"({_short(out[k])} and {_short(v)}); which value is meant "
-                                    "is unknowable")
-        out[k] = v
-    return out
-
-
-def loads_reply(text: str) -> object:
-    """``json.loads`` for a judge's reply, refusing an object that names a key twice (at any
-    depth), as rig refuses it in a call's metadata.
-
-    Raises:
-        json.JSONDecodeError: not JSON. DuplicateKeyError (a ValueError): a key named twice.
-        RecursionError: nested too deeply."""
-    return json.loads(text, object_pairs_hook=_no_duplicates)
-
-
 def parse_reply(raw: str, question: Question) -> ParsedReply:
     """Parse a scorer reply. Never raises; a failure has ``score=None`` and a status:
     ``invalid_json`` (no JSON object, a truncated one, or one naming a key twice: the
@@ -152,10 +123,8 @@ def parse_reply(raw: str, question: Question) -> ParsedReply:
     if not m:
         return ParsedReply("invalid_json", None, None, None, "no JSON object in the reply")
     try:
-        obj = loads_reply(m.group(0))
-    except json.JSONDecodeError as exc:
-        return ParsedReply("invalid_json", None, None, None, str(exc))
-    except DuplicateKeyError as exc:
+        obj = loads_strict(m.group(0))
+    except (json.JSONDecodeError, DuplicateKeyError) as exc:
         return ParsedReply("invalid_json", None, None, None, str(exc))
     except RecursionError:
         return ParsedReply("invalid_json", None, None, None, "JSON nested too deeply")
