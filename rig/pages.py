@@ -83,14 +83,14 @@ def svg(fig, *, title: str | None = None, desc: str = "", caption: str = "") -> 
     """A matplotlib figure as an inline ``<svg>`` element (no XML header, no date, so the same
     figure gives the same bytes); the figure is closed.
 
-    With ``title``: a ``<figure>`` as :func:`rig.svg.figure` writes them, i.e. the SVG with
-    role img, a ``<title>`` and a ``<desc>`` (``desc``: the values in words, what a screen
-    reader speaks), in a ``div.fig-wrap`` (scrolls sideways on a phone), and ``caption`` as a
-    visible ``<figcaption>`` when given. Plain text in, escaped here."""
-    import hashlib
+    With ``title``: a ``<figure>`` with its text alternative (:func:`rig.svg.labelled_figure`:
+    role img, ``<title>``, ``<desc>``, the scroll box, ``caption`` as a visible figcaption when
+    given). Plain text in, escaped there."""
     import io
 
     import matplotlib.pyplot as plt
+
+    from rig.svg import labelled_figure
 
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
@@ -99,10 +99,6 @@ def svg(fig, *, title: str | None = None, desc: str = "", caption: str = "") -> 
     text = text[text.find("<svg"):]
     if title is None:
         return text
-    fid = "fig" + hashlib.sha1((title + desc).encode()).hexdigest()[:10]
     end = text.index(">")  # the end of the <svg ...> start tag
-    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
-    return (f'<figure id="{fid}"><div class="fig-wrap">{text[:end]} role="img" '
-            f'aria-labelledby="{fid}-t {fid}-d"><title id="{fid}-t">{html.escape(title)}'
-            f'</title><desc id="{fid}-d">{html.escape(desc)}</desc>{text[end + 1:]}</div>'
-            f"{cap}</figure>")
+    inner = text[end + 1:].rstrip().removesuffix("</svg>")
+    return labelled_figure(None, text[:end], inner, title, desc, caption)

@@ -120,23 +120,33 @@ def x_axis(scale: Scale, ticks: list[float], y: float, top: float, label: str,
 def figure(fig_id: str | None, width: float, height: float, title: str, desc: str,
            body: str, caption: str, *, caption_is_html: bool = False,
            font_size: int | None = None) -> str:
-    """A ``<figure>`` with the inline SVG (role img, ``<title>`` and ``<desc>`` naming it) and
-    a caption that says the numbers (readable without the picture, and in print); the SVG sits
-    in a ``div.fig-wrap`` (rig.pages.CSS: it scrolls sideways on a phone rather than shrinking
-    its labels below reading size).
+    """A ``<figure>`` with the inline SVG of ``body`` (``width`` x ``height`` user units) and
+    its text alternative: :func:`labelled_figure`. ``font_size``: the SVG's default text size
+    in user units (None: the SVG default)."""
+    size = "" if font_size is None else f' font-size="{font_size}"'
+    start = (f'<svg viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
+             f'height="{height:.0f}" font-family="system-ui, sans-serif"{size}')
+    return labelled_figure(fig_id, start, body, title, desc, caption,
+                           caption_is_html=caption_is_html)
+
+
+def labelled_figure(fig_id: str | None, svg_start: str, body: str, title: str, desc: str,
+                    caption: str, *, caption_is_html: bool = False) -> str:
+    """A ``<figure>`` holding an SVG (its start tag ``svg_start`` without the closing ``>``,
+    then ``body``) made an image with a text alternative: role img, a ``<title>`` and a
+    ``<desc>`` naming it (``desc``: the values in words, what a screen reader speaks), in a
+    ``div.fig-wrap`` (rig.pages.CSS: it scrolls sideways on a phone rather than shrinking its
+    labels below reading size), and ``caption`` as a visible ``<figcaption>`` (readable
+    without the picture, and in print; none when empty).
 
     ``fig_id``: the element id; None derives one from ``title`` and ``desc`` (unique within a
     page, the same bytes for the same figure). ``caption`` is plain text, escaped here, unless
-    ``caption_is_html`` (already-escaped HTML). ``font_size``: the SVG's default text size in
-    user units (None: the SVG default)."""
+    ``caption_is_html`` (already-escaped HTML)."""
     if fig_id is None:
         fig_id = "fig" + hashlib.sha1((title + desc).encode()).hexdigest()[:10]
     fid = esc(fig_id)
-    size = "" if font_size is None else f' font-size="{font_size}"'
-    return (f'<figure id="{fid}"><div class="fig-wrap">'
-            f'<svg viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
-            f'height="{height:.0f}" role="img" aria-labelledby="{fid}-t {fid}-d" '
-            f'font-family="system-ui, sans-serif"{size}>'
-            f'<title id="{fid}-t">{esc(title)}</title>'
+    cap = caption if caption_is_html else esc(caption)
+    return (f'<figure id="{fid}"><div class="fig-wrap">{svg_start} role="img" '
+            f'aria-labelledby="{fid}-t {fid}-d"><title id="{fid}-t">{esc(title)}</title>'
             f'<desc id="{fid}-d">{esc(desc)}</desc>{body}</svg></div>'
-            f'<figcaption>{caption if caption_is_html else esc(caption)}</figcaption></figure>')
+            + (f"<figcaption>{cap}</figcaption>" if cap else "") + "</figure>")

@@ -181,7 +181,6 @@ def write_parquet(rows: list[dict], path: str | Path,
     return path
 
 
-
 def open_campaign_folder(out: Path, transport: str) -> list[dict]:
     """Create (or reopen, to resume) the campaign folder ``out`` for a campaign over
     ``transport``: a killed run's temporary files are removed (its writers and workers are gone;
