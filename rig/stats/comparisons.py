@@ -290,6 +290,10 @@ def bonferroni_paired(reference: Mapping[str, Sequence[float]],
     :func:`paired_comparison`'s ``p``: the paired t-test, or the exact sign test for a
     constant non-zero shift.
 
+    A measure is ``violated`` (adjusted p < ``alpha``), not (a p at or above it, or every
+    pair tied, from 2 pairs up), or None (untestable: fewer than 2 pairs, or no test
+    computable; the reason in ``not_computable``).
+
     Args:
         reference, perturbed: measure -> values per pair, shape ``(n,)`` each (same pairs,
             same order).
@@ -303,9 +307,12 @@ def bonferroni_paired(reference: Mapping[str, Sequence[float]],
         if pc.p is not None:
             p_adj: float | None = min(1.0, pc.p * m)
             violated: bool | None = p_adj < alpha
-        elif pc.n_pairs > 0 and pc.n_zero_diffs == pc.n_pairs:
+        elif pc.n_pairs >= 2 and pc.n_zero_diffs == pc.n_pairs:
             p_adj, violated = None, False
             nc["p_bonferroni"] = "every pair has the same value: no difference to test"
+        elif pc.n_pairs == 1:  # one tied pair is no evidence of "no difference" either
+            p_adj, violated = None, None
+            nc["p_bonferroni"] = nc["violated"] = "needs at least 2 scored pairs (got 1)"
         else:
             p_adj, violated = None, None
             why = pc.not_computable.get("p", "no paired test computable")

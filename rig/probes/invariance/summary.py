@@ -12,23 +12,6 @@ from rig.probes.measures import MEASURES
 from rig.stats.common import jsonable
 from rig.stats.comparisons import bonferroni_paired
 
-#: the fewest scored pairs a measure's paired test needs (rig's definition of testable)
-MIN_PAIRS = 2
-
-
-def untestable_below_two(test: dict) -> dict:
-    """A paired test (a ``MeasureTest.to_dict()``) with fewer than :data:`MIN_PAIRS` scored
-    pairs marked untestable: ``violated`` None, with the reason in ``not_computable`` (the
-    comparison marks one tied pair "no difference", False, which a count of tested measures
-    would take for a test). Other tests come back unchanged (the same dict)."""
-    n = int((test.get("paired") or {}).get("n_pairs") or 0)
-    if n >= MIN_PAIRS or test.get("violated") is None:
-        return test
-    why = f"needs at least {MIN_PAIRS} scored pairs (got {n})"
-    return {**test, "violated": None, "p_bonferroni": None,
-            "not_computable": {**(test.get("not_computable") or {}),
-                               "p_bonferroni": why, "violated": why}}
-
 
 def violation_rate(tests: list[dict]) -> dict:
     """The violation rate of some paired tests (each a ``MeasureTest.to_dict()``, its
@@ -71,7 +54,7 @@ def summarize(rows: pd.DataFrame, meta: dict) -> dict:
             {m: ok[f"reference_{m}"].to_numpy(dtype=float) for m in MEASURES},
             {m: ok[f"perturbed_{m}"].to_numpy(dtype=float) for m in MEASURES},
             meta["alpha"])
-        td = [untestable_below_two(t.to_dict()) for t in tests]
+        td = [t.to_dict() for t in tests]
         changed = ok["reply_changed"].astype(bool)
         summary["by_perturbation"][pert] = {
             "kind": kinds[pert], "n_pairs": len(r), "n_scored": len(ok),
