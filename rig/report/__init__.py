@@ -95,7 +95,7 @@ def campaign_report_html(campaign_dir: str | Path, summary: dict, rows: pd.DataF
 <style>{_CSS}</style></head><body>
 <header><h1>Campaign {cid}</h1>
 <p class="note">Pipeline <code>{html.escape(str(summary.get('pipeline_version')))}</code> ·
-{summary.get('n_calls', 0)} calls · baseline <code>{html.escape(baseline)}</code> ·
+{summary.get('n_calls', 0)} calls · baseline profile <code>{html.escape(baseline)}</code> ·
 profiles are audio conditions, not demographic categories.</p></header>
 <main>
 <section id="verdict" aria-labelledby="verdict-h"><h2 id="verdict-h">Verdict</h2>
