@@ -161,6 +161,36 @@ def finish(proc: subprocess.Popen, timeout_s: float = WAIT_S) -> int:
         raise TimeoutError(f"the driver ran past {timeout_s:.0f} s") from None
 
 
+#: the last line of CPython's spawn bootstrap when the process that spawned it died before
+#: it wrote the child its setup (``multiprocessing.spawn._main``'s first ``pickle.load``)
+SPAWN_EOF = "EOFError: Ran out of input"
+
+
+def tracebacks(text: str) -> list[str]:
+    """The Python tracebacks in ``text``: from "Traceback (most recent call last):" through
+    the first line after it that is not indented (the exception)."""
+    out, lines = [], text.splitlines()
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("Traceback (most recent call last):"):
+            indent = len(line) - len(line.lstrip())
+            j = i + 1
+            while j < len(lines) and (len(lines[j]) - len(lines[j].lstrip()) > indent
+                                      or not lines[j].strip()):
+                j += 1
+            out.append("\n".join(lines[i:j + 1]))
+    return out
+
+
+def is_spawn_bootstrap_eof(tb: str) -> bool:
+    """``tb`` is CPython's own spawn bootstrap failing to read its setup because the driver
+    was SIGKILLed between starting a worker's interpreter and writing it the process object
+    (``multiprocessing.popen_spawn_posix`` writes it after the exec): the worker exits at
+    once and runs nothing; no rig frame is in it. Any other traceback is rig's to answer."""
+    files = [ln.strip() for ln in tb.splitlines() if ln.strip().startswith("File ")]
+    return (tb.rstrip().endswith(SPAWN_EOF) and bool(files)
+            and all('"<string>"' in f or "multiprocessing" in f for f in files))
+
+
 def log_ids(path: Path) -> list[str]:
     """Call ids of a JSON-lines log, line by line.
 

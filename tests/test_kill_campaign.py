@@ -18,11 +18,13 @@ from kill_util import (
     alive,
     campaign_driver,
     campaign_kill_figures,
+    is_spawn_bootstrap_eof,
     kill_campaign,
     kill_group,
     n_lines,
     reference_campaign,
     start,
+    tracebacks,
     wait_until,
     worker_pids,
 )
@@ -52,8 +54,10 @@ def test_twenty_kills_of_driver_and_workers_lose_and_duplicate_no_call(tmp_path)
     for name in ("campaign.json", "summary.json"):
         json.loads((tmp_path / "c" / name).read_text())
     # a worker whose driver was killed while it started says nothing (it printed a
-    # BrokenPipeError traceback)
-    assert "Traceback" not in out, out[-3000:]
+    # BrokenPipeError traceback); CPython's spawn bootstrap, before any rig code runs, may
+    # print EOFError when the driver dies between the worker's exec and its setup's write
+    # (docs/kill_tests.md): that one is not rig's
+    assert [tb for tb in tracebacks(out) if not is_spawn_bootstrap_eof(tb)] == [], out[-3000:]
 
 
 def test_a_damaged_campaign_json_is_refused_in_one_line(tmp_path):

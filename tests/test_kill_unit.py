@@ -11,7 +11,13 @@ import subprocess
 import sys
 
 import pytest
-from kill_util import children, tear_last_line, wait_until
+from kill_util import (
+    children,
+    is_spawn_bootstrap_eof,
+    tear_last_line,
+    tracebacks,
+    wait_until,
+)
 
 from rig.campaign.store import CallLog, write_text_atomic
 from rig.monitor.store import _lock_holder
@@ -117,3 +123,23 @@ def test_children_lists_a_process_children(tmp_path):
             os.kill(pid, signal.SIGKILL)
         proc.kill()
         proc.wait(timeout=30)
+
+
+def test_the_spawn_bootstraps_eof_is_told_from_rigs_tracebacks():
+    # a spawned interpreter whose parent never writes it its setup (the driver SIGKILLed
+    # between the worker's exec and the write): CPython prints this, not rig
+    r, w = os.pipe()
+    os.close(w)
+    try:
+        p = subprocess.run([sys.executable, "-c", "from multiprocessing.spawn import "
+                            f"spawn_main; spawn_main(pipe_handle={r})", "--multiprocessing-fork"],
+                           pass_fds=(r,), capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(r)
+    log = "12 calls run\n" + p.stderr + "36 calls run, 164 already done\n"
+    (tb,) = tracebacks(log)
+    assert is_spawn_bootstrap_eof(tb), tb
+    rigs = ('Traceback (most recent call last):\n  File "/x/rig/campaign/executors/local.py",'
+            ' line 86, in worker_main\n    conn.send(x)\nEOFError: Ran out of input\nnext')
+    assert tracebacks(rigs) == [rigs.rsplit("\n", 1)[0]]
+    assert not is_spawn_bootstrap_eof(tracebacks(rigs)[0])
