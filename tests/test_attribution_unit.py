@@ -17,6 +17,7 @@ from rig.campaign.attribution import (
     attributable,
     paired_terms,
     profile_attribution,
+    rounded_parts,
     split_text,
 )
 from rig.campaign.call import Stages, finish_call, run_call, run_call_front
@@ -223,6 +224,25 @@ def test_split_text_reads_like_the_issue() -> None:
     a = {"mean_delta": -45.2, "turn_detection": -44.4, "asr": -0.9, "rest": 0.1}
     assert split_text(a) == "-45 = -44 turn detection, -1 ASR, 0 rest"
     assert split_text(None) is None and split_text({"mean_delta": None}) is None
+
+
+def test_split_text_parts_add_up_to_the_total_shown() -> None:
+    # the CI campaign's line read "-82 = -88 turn detection, +5 ASR, 0 rest" (sum -83)
+    a = {"mean_delta": -82.2, "turn_detection": -87.6, "asr": 5.4, "rest": 0.0}
+    assert split_text(a) == "-82 = -87 turn detection, +5 ASR, 0 rest"
+    assert split_text(a, digits=1) == "-82.2 = -87.6 turn detection, +5.4 ASR, 0.0 rest"
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        td, asr, rest = rng.normal(0, 30, 3).round(int(rng.integers(1, 4)))
+        for digits in (0, 1):
+            total = td + asr + rest
+            parts = rounded_parts(total, [td, asr, rest], digits)
+            assert round(sum(parts), digits) == round(round(total, digits), digits)
+            # each part moves by less than one step from its exact value
+            exact = (td, asr, rest)
+            assert all(abs(p - v) < 10 ** -digits for p, v in zip(parts, exact, strict=True))
+    # parts that do not add up to the total: rounded one by one, nothing invented
+    assert rounded_parts(10.0, [1.4, 2.4], 0) == [1.0, 2.0]
 
 
 def test_stages_default_has_no_turn_text_scorer() -> None:

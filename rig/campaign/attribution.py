@@ -148,15 +148,38 @@ def _left_out(rows: pd.DataFrame, profile: str, baseline: str) -> int:
     return int(scored - len(attributable(two)))
 
 
+def rounded_parts(total: float, parts: list[float], digits: int = 0) -> list[float]:
+    """``parts`` rounded to ``digits`` decimals so that they add up to ``round(total,
+    digits)``, as the rows of a table of percentages are: each part rounded down (in steps
+    of ``10**-digits``), then one step added to the parts with the largest remainders, in
+    order of size, until they sum to the rounded total (the largest-remainder method;
+    Hamilton). ``total`` must equal ``sum(parts)`` up to float error (the attribution's
+    parts do by construction); when it does not, the parts are rounded one by one."""
+    import math
+
+    scale = 10 ** digits
+    units = [v * scale for v in parts]
+    floors = [math.floor(u) for u in units]
+    need = round(round(total, digits) * scale) - sum(floors)
+    if abs(total - sum(parts)) > 1e-6 * max(1.0, abs(total)) or not 0 <= need <= len(parts):
+        return [round(v, digits) for v in parts]
+    order = sorted(range(len(parts)), key=lambda i: floors[i] - units[i])  # largest first
+    for i in order[:need]:
+        floors[i] += 1
+    return [f / scale for f in floors]
+
+
 def split_text(attribution: dict | None, digits: int = 0) -> str | None:
     """One line: ``"-45 = -44 turn detection, -1 ASR, 0 rest"`` (points, rounded to
-    ``digits``); None when the split is not computed."""
+    ``digits``; the three parts rounded so that they add up to the total shown:
+    :func:`rounded_parts`); None when the split is not computed."""
     if not attribution or attribution.get("mean_delta") is None:
         return None
 
-    def f(v: float) -> str:
-        r = round(v, digits)
+    def f(r: float) -> str:
         return f"{0:.{digits}f}" if r == 0 else f"{r:+.{digits}f}"
 
-    return (f"{f(attribution['mean_delta'])} = {f(attribution['turn_detection'])} turn "
-            f"detection, {f(attribution['asr'])} ASR, {f(attribution['rest'])} rest")
+    total = attribution["mean_delta"]
+    td, asr, rest = rounded_parts(total, [attribution[k] for k in TERMS], digits)
+    return (f"{f(round(total, digits))} = {f(td)} turn detection, {f(asr)} ASR, "
+            f"{f(rest)} rest")
