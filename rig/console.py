@@ -96,8 +96,8 @@ class _LoggedProgress(Progress):
 
 def progress_bar(enabled: bool = True, *, console: Console | None = None,
                  transient: bool = False, every_s: float = 30.0) -> Progress:
-    """The progress bar of rig's long runs (campaigns, probes, scorer validation; a sweep
-    has none yet): description, bar, done of total, elapsed time; shown only when ``enabled``.
+    """The progress bar of rig's long runs (campaigns, sweeps, probes, scorer validation):
+    description, bar, done of total, elapsed time; shown only when ``enabled``.
     Where the console is not a terminal, a plain line at most every ``every_s`` seconds and at
     the end instead of a bar that would show only when the run ends."""
     return _LoggedProgress(TextColumn("[bold]{task.description}"), BarColumn(),

@@ -3,6 +3,7 @@ re-runs, resume, verdict rules, outputs recomputed from sweep.parquet."""
 
 import dataclasses
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -285,6 +286,10 @@ def test_cli_runs_a_grid_sweep_and_prints_the_verdicts(campaign, tmp_path, monke
     sweep = json.loads((tmp_path / "s" / "sweep.json").read_text())
     assert len(sweep["variants"]) == 4 and sweep["grid"] is True
     assert "verdict" in r.output and "wrote" in r.output
+    # the progress bar's last line counts every variant's calls (the campaign's are not run)
+    n = (len(sweep["variants"]) - 1) * len(pd.read_parquet(campaign / "calls.parquet")[
+        lambda d: d["profile_id"].isin(["baseline", "long_pauses"])])
+    assert re.search(rf": sweep calls .*{n}/{n}", r.output), r.output
 
 
 def test_a_scoring_only_variant_keeps_the_stage_attribution_and_the_levers(campaign, tmp_path):

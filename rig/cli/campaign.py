@@ -193,7 +193,7 @@ def _demo_sweep(out: Path, progress: bool) -> None:
     path = "endpointing.silence_timeout_ms"
     try:
         res = run_sweep(out, [Vary(path, DEMO_SWEEP_TIMERS_MS)], out / "sweep",
-                        profile_ids=(DEMO_SWEEP_PROFILE,))
+                        profile_ids=(DEMO_SWEEP_PROFILE,), progress=progress)
     except RigError as exc:
         fail(exc)
     print_sweep(res.sweep)

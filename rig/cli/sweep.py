@@ -51,6 +51,7 @@ def sweep_command(
     audio_cache: Annotated[Path | None, typer.Option(
         help="the render cache the campaign used (default $RIG_AUDIO_CACHE or audio/cache)"
     )] = None,
+    progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
 ) -> None:
     """Vary the campaign's pipeline settings, re-running only the stages downstream of each
     change, and give per profile and variant the gap, its cost and a verdict."""
@@ -59,7 +60,8 @@ def sweep_command(
     varies = or_fail(lambda: [parse_vary(v) for v in vary])
     res = or_fail(lambda: run_sweep(campaign_dir, varies, out, grid=grid,
                                     margin=margin_points, profile_ids=tuple(profile or ()),
-                                    n_boot=n_boot, audio_cache_dir=audio_cache))
+                                    n_boot=n_boot, audio_cache_dir=audio_cache,
+                                    progress=progress))
     print_sweep(res.sweep)
     stdout_console().print(f"{res.n_run} calls made in {res.seconds:.0f} s; wrote "
                            f"{out}/sweep.json, {out}/sweep.parquet, {out}/report.html",

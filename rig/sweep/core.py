@@ -22,6 +22,7 @@ import pandas as pd
 from rig.campaign.call import ROW_TYPES, Stages
 from rig.campaign.store import write_parquet, write_text_atomic
 from rig.campaign.summary import campaign_summary
+from rig.console import progress_bar
 from rig.errors import ConfigError
 from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import PipelineConfig
@@ -79,8 +80,12 @@ def run_sweep(campaign_dir: Path, varies: list[Vary], out: Path, *, grid: bool =
               margin: float = 5.0, profile_ids: Sequence[str] = (), n_boot: int = 2000,
               stages_for: Callable[[PipelineConfig], Stages] | None = None,
               audio_cache_dir: Path | None = None,
-              on_call: Callable[[dict], None] | None = None) -> SweepResult:
+              on_call: Callable[[dict], None] | None = None,
+              progress: bool = False) -> SweepResult:
     """Run (or resume) a sweep of ``campaign_dir`` and write its outputs to ``out``.
+
+    ``progress``: show :func:`rig.console.progress_bar` over the variants' calls (those a
+    resumed sweep reads back count as done).
 
     ``stages_for(pipeline)``: the stages of a variant (default :func:`default_stages`; tests
     give fakes). ``profile_ids``: sweep these profiles only (the baseline always).
@@ -102,9 +107,13 @@ def run_sweep(campaign_dir: Path, varies: list[Vary], out: Path, *, grid: bool =
     camp_rows = [{k: v for k, v in r.items()} for r in camp.rows.to_dict("records")]
     rows_by: dict[str, list[dict]] = {"campaign": camp_rows}
     n_run: dict[str, int] = {"campaign": 0}
-    for v in variants[1:]:
-        rows_by[v.variant_id], n_run[v.variant_id] = run_variant(
-            camp, v, out / "variants" / v.variant_id, build(v.pipeline), on_call=on_call)
+    cid = camp.meta.get("campaign_id", camp.folder.name)
+    with progress_bar(progress) as bar:
+        task = bar.add_task(f"{cid}: sweep calls", total=len(camp_rows) * (len(variants) - 1))
+        for v in variants[1:]:
+            rows_by[v.variant_id], n_run[v.variant_id] = run_variant(
+                camp, v, out / "variants" / v.variant_id, build(v.pipeline), on_call=on_call,
+                on_row=lambda: bar.advance(task))
     sweep = _assemble(camp, variants, varies, rows_by, n_run, grid=grid, margin=margin,
                       n_boot=n_boot, campaign_dir=Path(campaign_dir),
                       audio_cache_dir=audio_cache_dir)

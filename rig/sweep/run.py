@@ -192,9 +192,12 @@ def _front_from_row(row: dict, question, oracle: ScoreResult, identity: dict,
 
 
 def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, *,
-                on_call: Callable[[dict], None] | None = None) -> tuple[list[dict], int]:
+                on_call: Callable[[dict], None] | None = None,
+                on_row: Callable[[], None] | None = None) -> tuple[list[dict], int]:
     """Make (or resume) ``variant``'s calls and return (its rows in the campaign's order, the
-    number of calls made now). Never raises on a failing call (its row says which stage)."""
+    number of calls made now). ``on_call(row)`` after each call made now; ``on_row()`` after
+    each row, made now or read back from the log (a progress bar's step). Never raises on a
+    failing call (its row says which stage)."""
     make_out_dir(folder)
     remove_partials(folder)  # a killed sweep's temporary files
     log = CallLog(folder / "calls.jsonl")
@@ -216,6 +219,8 @@ def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, 
         done = log.get(cid)
         if done is not None and done["status"] == "ok":
             out.append(done)
+            if on_row:
+                on_row()
             continue
         orc = oracle.get(q, a, seed, row)
         ident = _identity(variant.pipeline, variant.version, cid, campaign_id)
@@ -240,5 +245,7 @@ def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, 
         if on_call:
             on_call(new)
         out.append(new)
+        if on_row:
+            on_row()
     return out, n_run
 
