@@ -69,25 +69,35 @@ def quiet_pipecat_logs(level: str | None = None) -> None:
 class _LoggedProgress(Progress):
     """rich's progress bar, which on a terminal redraws in place; where its console is not a
     terminal (output to a file or a CI log) rich draws nothing until the end, so this prints a
-    plain line instead as a task advances, at most every ``every_s`` seconds
-    (``"demo: calls: 12/30, 0:03:12"``); the finished bar is rich's own last line."""
+    plain line instead when a task is added and as it advances, at most every ``every_s``
+    seconds (``"demo: calls: 12/30, 0:03:12"``); the finished bar is rich's own last line."""
 
     def __init__(self, *columns, every_s: float, **kwargs) -> None:
         super().__init__(*columns, **kwargs)
         self._every_s = every_s
         self._last: dict[TaskID, float] = {}
 
+    def add_task(self, description: str, *args, **kwargs) -> TaskID:
+        task_id = super().add_task(description, *args, **kwargs)
+        if not (self.disable or self.console.is_terminal):
+            self._line(task_id)  # the run has started (a first call can take minutes)
+        return task_id
+
     def advance(self, task_id: TaskID, advance: float = 1) -> None:
         super().advance(task_id, advance)
         if self.disable or self.console.is_terminal:
             return
         task = self._tasks[task_id]
-        now = time.monotonic()
         if task.finished and not self.live.transient:
             return  # rich prints the finished bar itself
-        if now - self._last.get(task_id, -1e9) < self._every_s and not task.finished:
+        if (time.monotonic() - self._last.get(task_id, -1e9) < self._every_s
+                and not task.finished):
             return
-        self._last[task_id] = now
+        self._line(task_id)
+
+    def _line(self, task_id: TaskID) -> None:
+        task = self._tasks[task_id]
+        self._last[task_id] = time.monotonic()
         elapsed = datetime.timedelta(seconds=int(task.elapsed or 0))
         total = "" if task.total is None else f"/{task.total:.0f}"
         self.console.print(f"{task.description}: {task.completed:.0f}{total}, {elapsed}",

@@ -24,15 +24,16 @@ def test_a_file_gets_a_line_per_advance_and_rich_its_finished_bar():
     buf = io.StringIO()
     _run(Console(file=buf, width=120), every_s=0.0)
     lines = buf.getvalue().splitlines()
-    assert lines[:2] == ["demo: calls: 1/3, 0:00:00", "demo: calls: 2/3, 0:00:00"]
-    assert len(lines) == 3 and "3/3" in lines[2]  # rich's own last line, not ours twice
+    assert lines[:3] == ["demo: calls: 0/3, 0:00:00", "demo: calls: 1/3, 0:00:00",
+                         "demo: calls: 2/3, 0:00:00"]
+    assert len(lines) == 4 and "3/3" in lines[3]  # rich's own last line, not ours twice
 
 
 def test_lines_are_spaced_by_every_s_and_a_transient_bar_still_ends_with_one():
     buf = io.StringIO()
     _run(Console(file=buf, width=120), every_s=3600.0, n=5, transient=True)
     assert [x for x in buf.getvalue().splitlines() if x] == [
-        "demo: calls: 1/5, 0:00:00", "demo: calls: 5/5, 0:00:00"]
+        "demo: calls: 0/5, 0:00:00", "demo: calls: 5/5, 0:00:00"]
 
 
 def test_a_terminal_gets_no_extra_lines_and_disabled_prints_nothing():
