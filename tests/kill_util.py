@@ -46,8 +46,12 @@ def campaign_spec(out: Path, **kw):
 
 
 _CAMPAIGN_DRIVER = """
+import signal
 import sys
 from pathlib import Path
+# Ctrl-C raises KeyboardInterrupt, as in a command typed at a terminal, even when the tests
+# run as a background job (whose shell starts it, and so this process, with SIGINT ignored)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {tests!r})
 import typer
 from executor_fakes import make_stages
