@@ -137,3 +137,13 @@ def test_the_forest_caption_names_the_band_only_when_one_is_drawn() -> None:
     s["profiles"]["slow"]["noise_floor_mean_delta_limit"] = 2.0
     assert "grey band: what repeat noise alone can give" in forest_plot(s)
     assert "<rect" in forest_plot(s)
+
+
+def test_the_waterfall_writes_steps_that_add_up_to_its_total() -> None:
+    from rig.report.plots import waterfall_plot
+
+    a = {"mean_delta": -23.42, "turn_detection": -23.14, "asr": -0.14, "rest": -0.14}
+    s = {"baseline": "baseline", "profiles": {"baseline": {}, "lp": {"attribution": a}}}
+    # each rounded on its own: -23.1 - 0.1 - 0.1 = -23.3, written beside a total of -23.4
+    assert ("lp: turn detection -23.2, ASR -0.1, rest (scorer noise) -0.1, total -23.4"
+            in waterfall_plot(s))

@@ -59,7 +59,7 @@ def check(summary: dict, sentence: str) -> dict:
     if d.get("truncation_rate"):
         assert g["trunc"] + "%" == percent(d["truncation_rate"])
     if d.get("attribution"):
-        assert g["split"] == split_text(d["attribution"], digits=1)
+        assert g["split"] == split_text(d["attribution"], digits=1, n_pairs=d["n_pairs"])
     if d.get("within_noise_floor") is None:
         assert g["nf_why"]
         if summary.get("noise_floor", {}).get("measured") is False:

@@ -169,10 +169,14 @@ def rounded_parts(total: float, parts: list[float], digits: int = 0) -> list[flo
     return [f / scale for f in floors]
 
 
-def split_text(attribution: dict | None, digits: int = 0) -> str | None:
+def split_text(attribution: dict | None, digits: int = 0,
+               n_pairs: int | None = None) -> str | None:
     """One line: ``"-45 = -44 turn detection, -1 ASR, 0 rest"`` (points, rounded to
     ``digits``; the three parts rounded so that they add up to the total shown:
-    :func:`rounded_parts`); None when the split is not computed."""
+    :func:`rounded_parts`); None when the split is not computed. ``n_pairs``: the pairs of
+    the profile's own mean delta; when the split is over fewer (a turn-text or oracle grade
+    missing: a timeout), the line says so, since its total then differs from that delta:
+    ``"-23 = ... rest (over 4 of 5 pairs: the others lack a grade)"``."""
     if not attribution or attribution.get("mean_delta") is None:
         return None
 
@@ -181,5 +185,9 @@ def split_text(attribution: dict | None, digits: int = 0) -> str | None:
 
     total = attribution["mean_delta"]
     td, asr, rest = rounded_parts(total, [attribution[k] for k in TERMS], digits)
-    return (f"{f(round(total, digits))} = {f(td)} turn detection, {f(asr)} ASR, "
+    line = (f"{f(round(total, digits))} = {f(td)} turn detection, {f(asr)} ASR, "
             f"{f(rest)} rest")
+    n = attribution.get("n_pairs")
+    if n_pairs is not None and n is not None and n < n_pairs:
+        line += f" (over {n} of {n_pairs} pairs: the others lack a grade)"
+    return line

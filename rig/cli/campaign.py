@@ -63,7 +63,7 @@ def _print_summary(summary: dict, out: Path) -> None:
     from rig.campaign.attribution import split_text
 
     for pid, d in summary["profiles"].items():
-        split = split_text(d.get("attribution"))
+        split = split_text(d.get("attribution"), n_pairs=d.get("n_pairs"))
         if split:  # "long_pauses: -45 = -44 turn detection, -1 ASR, 0 rest"
             stdout_console().print(f"{pid}: {split}", markup=False, highlight=False)
     for pid, d in summary["profiles"].items():  # rig.asr_checks: flagged, not scored as normal

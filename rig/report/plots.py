@@ -18,6 +18,7 @@ import math
 
 import pandas as pd
 
+from rig.campaign.attribution import rounded_parts
 from rig.pages import PALETTE
 from rig.report.verdict import percent, points, verdict_interval
 from rig.svg import (
@@ -175,6 +176,10 @@ def waterfall_plot(summary: dict) -> str:
         body.append(text(8, y + 12, p, weight="bold"))
         y += gap - 6
         parts = []
+        # the figures written are rounded so the steps add up to the total written
+        keys = [k for k, _, _ in _STAGES]
+        shown = (dict(zip(keys, rounded_parts(a["mean_delta"], [a[k] for k in keys], 1),
+                          strict=True)) if all(a.get(k) is not None for k in keys) else {})
         for k, label, colour in (*_STAGES, ("mean_delta", "total", "#000000")):
             v = a.get(k)
             if v is None:
@@ -184,11 +189,12 @@ def waterfall_plot(summary: dict) -> str:
             start, end = (0.0, v) if k == "mean_delta" else (run, run + v)
             body.append(rect(sx(start), y + 3, sx(end) - sx(start) or 1, step_h - 6, colour))
             body.append(text(_LABEL_W + 32, y + step_h - 6, label, "end", FONT - 2))
-            body.append(text(max(sx(start), sx(end)) + 5, y + step_h - 6, points(v),
+            written = points(shown.get(k, v))
+            body.append(text(max(sx(start), sx(end)) + 5, y + step_h - 6, written,
                              size=FONT - 2))
             if k != "mean_delta":
                 run = end
-            parts.append(f"{label} {points(v)}")
+            parts.append(f"{label} {written}")
             y += step_h
         y += 6
         said.append(f"{p}: " + ", ".join(parts))

@@ -86,7 +86,7 @@ def _stage_clause(d: dict) -> str | None:
         parts.append(f"answers cut off on {percent(t)} of calls" if t > 0
                      else "no answer cut off")
     a = d.get("attribution")
-    line = split_text(a, digits=1)
+    line = split_text(a, digits=1, n_pairs=d.get("n_pairs"))
     if line:
         terms = {k: a.get(k) for k in TERMS if a.get(k) is not None}
         top = max(terms, key=lambda k: abs(terms[k])) if terms else None
