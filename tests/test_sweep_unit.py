@@ -316,3 +316,42 @@ def test_a_scoring_only_variant_keeps_the_stage_attribution_and_the_levers(campa
         assert (trunc["score_turn_text"] != trunc["oracle_score"]).any()
         total = g["loss_turn_detection"] + g["loss_asr"]
         assert np.allclose(total, g["score"] - g["oracle_score"])
+
+
+def test_a_resumed_sweep_starts_its_progress_at_the_calls_logged(campaign, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+    from rig.sweep import core
+
+    monkeypatch.setattr(core, "default_stages", lambda p, cache=None: make_stages())
+    args = ["sweep", str(campaign), "--vary", "endpointing.silence_timeout_ms=2000",
+            "--profile", "long_pauses", "--n-boot", "200", "--out", str(tmp_path / "s")]
+    first = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert first.exit_code == 0, first.output
+    n = int(re.search(r": sweep calls: 0/(\d+), ", first.output).group(1))
+    again = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert again.exit_code == 0 and f": sweep calls: {n}/{n}, " in again.output, again.output
+    assert "0 calls made" in again.output
+    # the campaign's own timer: every variant is the campaign, nothing to run, no bar
+    same = CliRunner().invoke(app, [*args[:3], "endpointing.silence_timeout_ms=800",
+                                    *args[4:-1], str(tmp_path / "s2")], env={"COLUMNS": "200"})
+    assert same.exit_code == 0 and "sweep calls" not in same.output, same.output
+
+
+def test_ctrl_c_in_a_sweep_says_how_to_resume(campaign, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+    from rig.sweep import core
+
+    def interrupted(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(core, "run_variant", interrupted)
+    monkeypatch.setattr(core, "default_stages", lambda p, cache=None: make_stages())
+    r = CliRunner().invoke(app, ["sweep", str(campaign), "--vary",
+                                 "endpointing.silence_timeout_ms=2000", "--out",
+                                 str(tmp_path / "s")], env={"COLUMNS": "200"})
+    assert r.exit_code == 130 and "rerun the same command to resume" in r.output, r.output
+    assert "Traceback" not in r.output

@@ -187,13 +187,14 @@ def _demo_sweep(out: Path, progress: bool) -> None:
     """After the demo campaign: sweep the timer on :data:`DEMO_SWEEP_PROFILE` (its calls and
     the baseline's, renders from the cache) and print the one-line answer."""
     from rig.campaign.schema import SweepNote
-    from rig.cli.sweep import print_sweep
+    from rig.cli.sweep import print_sweep, resumable
     from rig.sweep import Vary, headline, run_sweep
 
     path = "endpointing.silence_timeout_ms"
     try:
-        res = run_sweep(out, [Vary(path, DEMO_SWEEP_TIMERS_MS)], out / "sweep",
-                        profile_ids=(DEMO_SWEEP_PROFILE,), progress=progress)
+        with resumable(out / "sweep"):
+            res = run_sweep(out, [Vary(path, DEMO_SWEEP_TIMERS_MS)], out / "sweep",
+                            profile_ids=(DEMO_SWEEP_PROFILE,), progress=progress)
     except RigError as exc:
         fail(exc)
     print_sweep(res.sweep)

@@ -2,18 +2,20 @@
 each profile's gap, and what it costs (a thin layer over :mod:`rig.sweep`).
 
 Exit codes: 0 success, 2 bad input (a ``--vary`` the pipeline refuses, a folder that is not a
-finished campaign).
+finished campaign), 130 interrupted (Ctrl-C; rerun the same command to resume).
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from rig.cli.common import or_fail
+from rig.cli.common import console, or_fail
 from rig.console import print_table, stdout_console
 
 
@@ -34,6 +36,19 @@ def print_sweep(sweep: dict) -> None:
                   f(r["truncation_rate"], 2), f(r["wer_mean"], 3),
                   f(r["dead_air_added_s"], 2), r["verdict"])
     print_table(t, min_width=120)
+
+
+@contextlib.contextmanager
+def resumable(out: Path):
+    """On Ctrl-C inside, say how to resume (the calls made are logged) and exit 130, as an
+    interrupted campaign does, with no traceback."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        console.print(Text(f"interrupted: the sweep's calls made so far are logged in "
+                           f"{out}/variants; rerun the same command to resume",
+                           style="yellow"))
+        raise typer.Exit(130) from None
 
 
 def sweep_command(
@@ -58,10 +73,11 @@ def sweep_command(
     from rig.sweep import parse_vary, run_sweep
 
     varies = or_fail(lambda: [parse_vary(v) for v in vary])
-    res = or_fail(lambda: run_sweep(campaign_dir, varies, out, grid=grid,
-                                    margin=margin_points, profile_ids=tuple(profile or ()),
-                                    n_boot=n_boot, audio_cache_dir=audio_cache,
-                                    progress=progress))
+    with resumable(out):
+        res = or_fail(lambda: run_sweep(campaign_dir, varies, out, grid=grid,
+                                        margin=margin_points, profile_ids=tuple(profile or ()),
+                                        n_boot=n_boot, audio_cache_dir=audio_cache,
+                                        progress=progress))
     print_sweep(res.sweep)
     stdout_console().print(f"{res.n_run} calls made in {res.seconds:.0f} s; wrote "
                            f"{out}/sweep.json, {out}/sweep.parquet, {out}/report.html",

@@ -28,7 +28,7 @@ from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import PipelineConfig
 from rig.sweep.plan import Variant, Vary, plan_variants
 from rig.sweep.report import write_sweep_report
-from rig.sweep.run import Campaign, load_campaign, run_variant
+from rig.sweep.run import Campaign, load_campaign, logged_calls, run_variant
 from rig.sweep.verdict import variant_costs, verdict_table
 
 SWEEP_SCHEMA = "rig.sweep/1"
@@ -85,7 +85,7 @@ def run_sweep(campaign_dir: Path, varies: list[Vary], out: Path, *, grid: bool =
     """Run (or resume) a sweep of ``campaign_dir`` and write its outputs to ``out``.
 
     ``progress``: show :func:`rig.console.progress_bar` over the variants' calls (those a
-    resumed sweep reads back count as done).
+    resumed sweep has logged count as done; no bar when every variant is the campaign).
 
     ``stages_for(pipeline)``: the stages of a variant (default :func:`default_stages`; tests
     give fakes). ``profile_ids``: sweep these profiles only (the baseline always).
@@ -108,8 +108,10 @@ def run_sweep(campaign_dir: Path, varies: list[Vary], out: Path, *, grid: bool =
     rows_by: dict[str, list[dict]] = {"campaign": camp_rows}
     n_run: dict[str, int] = {"campaign": 0}
     cid = camp.meta.get("campaign_id", camp.folder.name)
-    with progress_bar(progress) as bar:
-        task = bar.add_task(f"{cid}: sweep calls", total=len(camp_rows) * (len(variants) - 1))
+    total = len(camp_rows) * (len(variants) - 1)  # 0: every variant is the campaign
+    done = sum(logged_calls(camp, v, out / "variants" / v.variant_id) for v in variants[1:])
+    with progress_bar(progress and total > 0) as bar:
+        task = bar.add_task(f"{cid}: sweep calls", total=total, completed=done)
         for v in variants[1:]:
             rows_by[v.variant_id], n_run[v.variant_id] = run_variant(
                 camp, v, out / "variants" / v.variant_id, build(v.pipeline), on_call=on_call,

@@ -191,36 +191,49 @@ def _front_from_row(row: dict, question, oracle: ScoreResult, identity: dict,
                                     else scorer_text(text, pipeline.transcript.fillers)))
 
 
-def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, *,
-                on_call: Callable[[dict], None] | None = None,
-                on_row: Callable[[], None] | None = None) -> tuple[list[dict], int]:
-    """Make (or resume) ``variant``'s calls and return (its rows in the campaign's order, the
-    number of calls made now). ``on_call(row)`` after each call made now; ``on_row()`` after
-    each row, made now or read back from the log (a progress bar's step). Never raises on a
-    failing call (its row says which stage)."""
-    make_out_dir(folder)
-    remove_partials(folder)  # a killed sweep's temporary files
-    log = CallLog(folder / "calls.jsonl")
-    oracle = _Oracle(camp, variant, stages, folder)
+def _campaign_calls(camp: Campaign, variant: Variant):
+    """Per campaign row, in order: (row, question, answer, profile, the variant's call id)."""
     questions = {q.question_id: q for q in camp.bank.questions}
     answers = {a.answer_id: a for _, a in camp.bank.answers()}
     profiles = {p.profile_id: p for p in camp.profiles.profiles}
-    campaign_id = f"{camp.meta.get('campaign_id', camp.folder.name)}:{variant.variant_id}"
-    out, n_run = [], 0
     for rec in camp.rows.to_dict("records"):
         row = {k: _clean(v) for k, v in rec.items()}
         q, a = questions[row["question_id"]], answers[row["answer_id"]]
         p = profiles[row["profile_id"]]
+        yield row, q, a, p, call_id(q, a, p, int(row["repeat"]), int(row["seed"]),
+                                    variant.version)
+
+
+def logged_calls(camp: Campaign, variant: Variant, folder: Path) -> int:
+    """How many of ``variant``'s calls are logged ``ok`` in ``folder`` (what a resumed sweep
+    will not make again)."""
+    if not (folder / "calls.jsonl").is_file():
+        return 0
+    log = CallLog(folder / "calls.jsonl")
+    return sum((log.get(cid) or {}).get("status") == "ok"
+               for *_, cid in _campaign_calls(camp, variant))
+
+
+def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, *,
+                on_call: Callable[[dict], None] | None = None,
+                on_row: Callable[[], None] | None = None) -> tuple[list[dict], int]:
+    """Make (or resume) ``variant``'s calls and return (its rows in the campaign's order, the
+    number of calls made now). ``on_call(row)`` and ``on_row()`` (a progress bar's step)
+    after each call made now. Never raises on a failing call (its row says which stage)."""
+    make_out_dir(folder)
+    remove_partials(folder)  # a killed sweep's temporary files
+    log = CallLog(folder / "calls.jsonl")
+    oracle = _Oracle(camp, variant, stages, folder)
+    campaign_id = f"{camp.meta.get('campaign_id', camp.folder.name)}:{variant.variant_id}"
+    out, n_run = [], 0
+    for row, q, a, p, cid in _campaign_calls(camp, variant):
         repeat, seed = int(row["repeat"]), int(row["seed"])
-        cid = call_id(q, a, p, repeat, seed, variant.version)
         # the rubric the variant's scorer grades (scorer.style_criteria); the call id is q's
         q = q.scored_rubric(variant.pipeline.scorer.style_criteria)
         paths = ProfilePaths(camp.profiles.sources[p.profile_id].parent)
         done = log.get(cid)
         if done is not None and done["status"] == "ok":
             out.append(done)
-            if on_row:
-                on_row()
             continue
         orc = oracle.get(q, a, seed, row)
         ident = _identity(variant.pipeline, variant.version, cid, campaign_id)
