@@ -4,7 +4,7 @@ progress bar of long runs (:func:`progress_bar`).
 On a terminal, rich fits a table to the terminal's width. Piped or captured output (a log, a
 CI job) has no width to fit: rich would assume 80 columns and cut cells to ``1.…``, so there
 the console is :data:`WIDE` columns wide and a table's cells fold onto a second line instead
-of being cut.
+of being cut, and a sentence stays on one line (:class:`MessageConsole`).
 """
 
 from __future__ import annotations
@@ -27,14 +27,27 @@ from rich.table import Table
 WIDE = 200
 
 
+class MessageConsole(Console):
+    """A console for sentences (progress, warnings, errors, "wrote ..." lines): where it is
+    not a terminal (a log, a CI job, a test) each ``print`` stays on one line however long,
+    so a path or a figure is never broken across lines (rich would wrap at 80 columns); on
+    a terminal, rich wraps as usual. ``print(..., soft_wrap=...)`` still decides per call."""
+
+    def print(self, *objects, **kwargs) -> None:
+        if kwargs.get("soft_wrap") is None:
+            kwargs["soft_wrap"] = not self.is_terminal
+        super().print(*objects, **kwargs)
+
+
 def stdout_console(min_width: int = 0, **kwargs) -> Console:
     """A console on stdout: the terminal's width (at least ``min_width``) on a terminal,
     :data:`WIDE` columns (or ``min_width``, or ``COLUMNS`` if larger) otherwise. ``kwargs``
-    go to :class:`rich.console.Console` (``highlight=False``, ...)."""
-    out = Console(**kwargs)
+    go to :class:`rich.console.Console` (``highlight=False``, ...). A
+    :class:`MessageConsole`: off a terminal, a sentence printed on it stays on one line."""
+    out = MessageConsole(**kwargs)
     if out.is_terminal:
-        return out if out.width >= min_width else Console(width=min_width, **kwargs)
-    return Console(width=max(out.width, min_width, WIDE), **kwargs)
+        return out if out.width >= min_width else MessageConsole(width=min_width, **kwargs)
+    return MessageConsole(width=max(out.width, min_width, WIDE), **kwargs)
 
 
 def print_table(table: Table, min_width: int = 0) -> None:
@@ -108,8 +121,11 @@ def progress_bar(enabled: bool = True, *, console: Console | None = None,
                  transient: bool = False, every_s: float = 30.0) -> Progress:
     """The progress bar of rig's long runs (campaigns, sweeps, probes, scorer validation):
     description, bar, done of total, elapsed time; shown only when ``enabled``.
-    Where the console is not a terminal, a plain line at most every ``every_s`` seconds and at
-    the end instead of a bar that would show only when the run ends."""
+    Where the console is not a terminal, a plain line when the run starts, then as tasks
+    advance at most every ``every_s`` seconds, and at the end, instead of a bar that would
+    show only when the run ends. ``console``: default :func:`stdout_console` (off a terminal,
+    :data:`WIDE` columns, so a long description is not cut)."""
     return _LoggedProgress(TextColumn("[bold]{task.description}"), BarColumn(),
-                           MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                           MofNCompleteColumn(), TimeElapsedColumn(),
+                           console=console or stdout_console(),
                            disable=not enabled, transient=transient, every_s=every_s)

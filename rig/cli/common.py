@@ -10,14 +10,15 @@ from difflib import get_close_matches
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
 from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
+from rig.console import MessageConsole
 from rig.errors import RigError
 
-#: stderr: progress lines, warnings and errors (results go to :func:`rig.console.stdout_console`)
-console = Console(stderr=True)
+#: stderr: progress lines, warnings and errors, one line each off a terminal (results go to
+#: :func:`rig.console.stdout_console`)
+console = MessageConsole(stderr=True)
 
 
 def fail(exc: Exception | str) -> NoReturn:
@@ -25,8 +26,7 @@ def fail(exc: Exception | str) -> NoReturn:
     is its key's text, not its repr. Where stderr is not a terminal (a log, a test) the
     message stays on one line."""
     msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-    console.print(Text("error: ", style="red") + Text(str(msg)), highlight=False,
-                  soft_wrap=not console.is_terminal)
+    console.print(Text("error: ", style="red") + Text(str(msg)), highlight=False)
     raise typer.Exit(2)
 
 

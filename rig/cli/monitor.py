@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from rig.cli.common import RigTyper, fail
-from rig.console import stdout_console
+from rig.console import MessageConsole, stdout_console
 from rig.errors import RigError
 
 HELP = (
@@ -37,7 +36,7 @@ DbOpt = Annotated[Path, typer.Option("--db", help="The monitoring database (Duck
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", help="A YAML file overriding the defaults (see `rig monitor segments`).")]
 DEFAULT_DB = Path("monitor.duckdb")
-err = Console(stderr=True, highlight=False)
+err = MessageConsole(stderr=True, highlight=False)
 
 
 def _config(path: Path | None):
