@@ -44,3 +44,23 @@ def test_a_terminal_gets_no_extra_lines_and_disabled_prints_nothing():
     with progress_bar(False, console=Console(file=buf, width=120), every_s=0.0) as bar:
         bar.advance(bar.add_task("x", total=1))
     assert buf.getvalue() == ""
+
+
+def test_a_sentence_stays_on_one_line_off_a_terminal_and_a_table_still_folds():
+    from rich.table import Table
+
+    from rig.console import MessageConsole
+
+    buf = io.StringIO()
+    c = MessageConsole(file=buf, width=80)
+    c.print("wrote " + ", ".join(f"/tmp/a-long-folder/{i}/report.html" for i in range(6)))
+    assert len(buf.getvalue().splitlines()) == 1
+    buf = io.StringIO()
+    MessageConsole(file=buf, width=80, force_terminal=True).print("word " * 40)
+    assert len(buf.getvalue().splitlines()) == 3  # a terminal wraps as rich does
+    t = Table()
+    t.add_column("a", no_wrap=False, overflow="fold")
+    t.add_row("x" * 200)
+    buf = io.StringIO()
+    MessageConsole(file=buf, width=80).print(t)
+    assert max(len(x) for x in buf.getvalue().splitlines()) <= 80
