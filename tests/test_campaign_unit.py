@@ -444,3 +444,16 @@ def test_campaign_summary_table_is_not_cut_when_stdout_is_not_a_terminal(tmp_pat
                                    "--n-boot", "100"])
     assert res.exit_code == 0, res.output
     assert "…" not in res.stdout and "95% CI (bootstrap)" in res.stdout
+
+
+def test_gradings_that_gave_no_score_are_named_with_what_they_leave_out():
+    from rig.cli.campaign import _unscored
+
+    rows = ([{"status": "ok", "parse_status": "ok", "oracle_parse_status": "timeout"}] * 5
+            + [{"status": "ok", "parse_status": "invalid_json", "oracle_parse_status": "ok"},
+               {"status": "error", "parse_status": None, "oracle_parse_status": None}])
+    assert _unscored(rows) == (
+        "1 of 6 calls have no score (1 invalid_json): left out of the deltas; 5 of 6 calls "
+        "have no oracle (script) grade (5 timeout): left out of the stage split "
+        "(calls.parquet: parse_status, oracle_parse_status, scorer_error)")
+    assert _unscored([{"status": "ok", "parse_status": "ok"}]) is None

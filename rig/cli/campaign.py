@@ -144,11 +144,36 @@ def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
         console.print(Text(f"warning: {len(failed)} of {len(res.rows)} calls failed (rerun the "
                            f"command to retry them); first error: {failed[0].get('error')}",
                            style="yellow"))
+    unscored = _unscored(res.rows)
+    if unscored:
+        console.print(Text(f"warning: {unscored}", style="yellow"))
     _print_summary(res.summary, res.out_dir)
     if res.rows and len(failed) == len(res.rows):
         # nothing measured: almost always the set-up (credentials, an interviewer URL)
         console.print(Text("error: every call failed; nothing was measured", style="red"))
         raise typer.Exit(2)
+
+
+def _unscored(rows: list[dict]) -> str | None:
+    """What a grading that gave no score did to a run's calls (a timeout under load, a reply
+    that did not parse), or None. A call's own grading missing leaves its pair out of the
+    deltas; its oracle (script) grading missing leaves it out of the stage split. Never
+    scored as 0."""
+    from collections import Counter
+
+    ok = [r for r in rows if r.get("status") == "ok"]
+    parts = []
+    for col, what, effect in (("parse_status", "no score", "the deltas"),
+                              ("oracle_parse_status", "no oracle (script) grade",
+                               "the stage split")):
+        c = Counter(r.get(col) for r in ok if r.get(col) not in (None, "ok"))
+        if c:
+            how = ", ".join(f"{n} {k}" for k, n in c.most_common())
+            parts.append(f"{sum(c.values())} of {len(ok)} calls have {what} ({how}): left "
+                         f"out of {effect}")
+    if not parts:
+        return None
+    return "; ".join(parts) + " (calls.parquet: parse_status, oracle_parse_status, scorer_error)"
 
 
 def demo(
