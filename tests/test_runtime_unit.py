@@ -163,3 +163,22 @@ def test_llamacpp_prefix_cache_counts_hits_and_misses():
     s._prime(llm, [1, 2, 4])
     s._prime(llm, [])  # a prompt that could not be cut: evaluated whole, a miss
     assert s.prefix_cache_stats() == {"hits": 1, "misses": 3}
+
+
+def test_models_are_freed_with_ctrl_c_ignored_and_the_handler_restored():
+    # a second Ctrl-C while llama.cpp frees a model printed a traceback at exit
+    import signal
+
+    from rig.scorer import llamacpp
+
+    seen = []
+
+    class Model:
+        def close(self):
+            seen.append(signal.getsignal(signal.SIGINT))
+
+    before = signal.getsignal(signal.SIGINT)
+    llamacpp._OPEN.append(Model())
+    llamacpp.close_models()
+    assert seen == [signal.SIG_IGN] and not llamacpp._OPEN
+    assert signal.getsignal(signal.SIGINT) is before

@@ -45,7 +45,7 @@ def resumable(out: Path):
     try:
         yield
     except KeyboardInterrupt:
-        console.print(Text(f"interrupted: the sweep's calls made so far are logged in "
+        console.print(Text(f"interrupted: every call the sweep finished is logged in "
                            f"{out}/variants; rerun the same command to resume",
                            style="yellow"))
         raise typer.Exit(130) from None

@@ -76,10 +76,21 @@ def _llama(model: str, n_ctx: int, n_threads: int, n_gpu_layers: int = 0):
 @atexit.register
 def close_models() -> None:
     """Free the loaded models now (also at exit: left to ``Llama.__del__`` during interpreter
-    shutdown, the release printed tracebacks after a test run's summary)."""
+    shutdown, the release printed tracebacks after a test run's summary). Ctrl-C is ignored
+    while they are freed (a second Ctrl-C after the first stopped a run printed a
+    KeyboardInterrupt traceback from inside llama.cpp's free)."""
+    import signal
+    import threading
+
     _llama.cache_clear()
-    while _OPEN:
-        _OPEN.pop().close()
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        while _OPEN:
+            _OPEN.pop().close()
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, old)
 
 
 @lru_cache(maxsize=64)
