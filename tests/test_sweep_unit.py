@@ -251,13 +251,13 @@ def test_the_demo_sweeps_the_timer_on_long_pauses_and_prints_one_line(campaign, 
                                                                       capsys):
     import shutil
 
-    from rig.cli import campaign as cli_campaign
+    from rig.cli.demo import _demo_sweep
     from rig.sweep import core
 
     monkeypatch.setattr(core, "default_stages", lambda p, cache=None: make_stages())
     folder = campaign.parent / "demo_copy"
     shutil.copytree(campaign, folder)
-    cli_campaign._demo_sweep(folder, progress=False)
+    _demo_sweep(folder, progress=False)
     out = capsys.readouterr().out
     assert "a 2,000 ms timer" in out and "long_pauses gap" in out
     assert "every turn waits 1.2 s longer" in out

@@ -6,6 +6,7 @@ text spoken before the turn closed and the two losses it splits ``score - oracle
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -155,8 +156,6 @@ def rounded_parts(total: float, parts: list[float], digits: int = 0) -> list[flo
     order of size, until they sum to the rounded total (the largest-remainder method;
     Hamilton). ``total`` must equal ``sum(parts)`` up to float error (the attribution's
     parts do by construction); when it does not, the parts are rounded one by one."""
-    import math
-
     scale = 10 ** digits
     units = [v * scale for v in parts]
     floors = [math.floor(u) for u in units]

@@ -2,7 +2,7 @@
 
 Modules: ``common`` (the error console, ``fail``, the ``--json`` option, the Typer classes
 that suggest only close options), ``mount`` (a group whose package is missing says what to
-install), ``campaign`` (``rig demo``, ``rig campaign run|summarize``), ``models``
+install), ``campaign`` (``rig campaign run|summarize|export``), ``demo`` (``rig demo``), ``models``
 (``rig models``), ``profiles`` (``rig profiles list|check|render``), ``stats``
 (``rig stats ...``), ``gate`` (``rig gate``), ``probe`` and ``probe_tables``
 (``rig probe ...``), ``scorer`` (``rig scorer validate``), ``interviewer``
@@ -16,8 +16,9 @@ campaign in which every call failed.
 
 from __future__ import annotations
 
-from rig.cli.campaign import campaign_app, demo
+from rig.cli.campaign import campaign_app
 from rig.cli.common import RigTyper
+from rig.cli.demo import demo
 from rig.cli.models import models
 from rig.cli.mount import mount_command, mount_group
 from rig.cli.profiles import profiles_app

@@ -1,5 +1,6 @@
-"""``rig demo``, ``rig campaign run`` and ``rig campaign summarize``: matched-pair campaigns
-(a thin layer over :mod:`rig.campaign` and, for real calls, :mod:`rig.calls`).
+"""``rig campaign run|summarize|export``: matched-pair campaigns (a thin layer over
+:mod:`rig.campaign` and, for real calls, :mod:`rig.calls`); ``rig demo`` is in
+:mod:`rig.cli.demo`.
 
 Exit codes: 0 success, 2 bad input, or a campaign in which every call failed.
 """
@@ -17,7 +18,6 @@ from rich.text import Text
 from rig.cli.common import RigTyper, console, fail
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
-from rig.paths import DEFAULTS
 
 campaign_app = RigTyper(no_args_is_help=True, help="Matched-pair campaigns.")
 
@@ -88,7 +88,7 @@ def _print_summary(summary: dict, out: Path) -> None:
         stdout_console().print(f"noise floor: {nf.get('reason')}", markup=False,
                                highlight=False)
     if summary.get("content_similarity_note"):
-        console.print(Text(summary["content_similarity_note"]), highlight=False, soft_wrap=True)
+        console.print(Text(summary["content_similarity_note"]), highlight=False)
     stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
@@ -174,77 +174,6 @@ def _unscored(rows: list[dict]) -> str | None:
     if not parts:
         return None
     return "; ".join(parts) + " (calls.parquet: parse_status, oracle_parse_status, scorer_error)"
-
-
-def demo(
-    out: Annotated[Path, typer.Option(help="output folder")] = Path("reports/demo"),
-    repeats: Annotated[int, typer.Option(min=1, help="repeats per call")] = 1,
-    progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
-    sweep: Annotated[bool, typer.Option(help="then sweep the endpointing timer on "
-                                        "long_pauses (10 calls more)")] = True,
-    audio: Annotated[bool, typer.Option(help=AUDIO_HELP)] = True,
-) -> None:
-    """Run the demo campaign on the embedded defaults (offline; 30 calls, 5-10 min on 2 idle cores),
-    then a small sweep of the endpointing timer on long_pauses (its pauses outlast the 800 ms
-    timer; the 2,000 ms timer's 10 calls re-use the campaign's renders) with a one-line answer.
-
-    The baseline is planned twice for the noise floor; with the deterministic reference
-    pipeline its second repeat could not differ, so it is skipped and reported as such."""
-    from rig.campaign.plan import CampaignSpec
-
-    d = DEFAULTS
-    spec = CampaignSpec(answers_path=d.answer_bank / "core", profiles_path=d.profiles / "demo",
-                        pipeline_path=d.pipelines / "reference.yaml", out_dir=out,
-                        repeats=repeats, campaign_id="demo",
-                        answer_ids=d.demo_answer_ids, baseline_repeats=2, audio=audio)
-    _run(spec, progress)
-    if sweep:
-        _demo_sweep(out, progress)
-
-
-#: The demo's sweep: the endpointing timer on the profile whose pauses (1.6 s) outlast the
-#: reference pipeline's 800 ms timer; the campaign's own timer is the other value.
-DEMO_SWEEP_PROFILE = "long_pauses"
-DEMO_SWEEP_TIMERS_MS = (2000,)
-
-
-def _demo_sweep(out: Path, progress: bool) -> None:
-    """After the demo campaign: sweep the timer on :data:`DEMO_SWEEP_PROFILE` (its calls and
-    the baseline's, renders from the cache) and print the one-line answer."""
-    from rig.campaign.schema import SweepNote
-    from rig.cli.sweep import print_sweep, resumable
-    from rig.sweep import Vary, headline, run_sweep
-
-    path = "endpointing.silence_timeout_ms"
-    try:
-        with resumable(out / "sweep"):
-            res = run_sweep(out, [Vary(path, DEMO_SWEEP_TIMERS_MS)], out / "sweep",
-                            profile_ids=(DEMO_SWEEP_PROFILE,), progress=progress)
-    except RigError as exc:
-        fail(exc)
-    print_sweep(res.sweep)
-    line = headline(res.sweep, DEMO_SWEEP_PROFILE, path)
-    stdout_console().print(line, markup=False, highlight=False)
-    _note_sweep(out, SweepNote(
-        vary=f"{path}={','.join(str(v) for v in DEMO_SWEEP_TIMERS_MS)}",
-        profile_id=DEMO_SWEEP_PROFILE, verdict=line, report="sweep/report.html"))
-    stdout_console().print(f"wrote {out}/sweep/sweep.json, {out}/sweep/sweep.parquet, "
-                           f"{out}/sweep/report.html ({res.n_run} calls, {res.seconds:.0f} s)",
-                           markup=False, highlight=False)
-
-
-def _note_sweep(out: Path, note) -> None:
-    """Record the demo's sweep (a :class:`rig.campaign.schema.SweepNote`) in the campaign's
-    summary.json and rewrite its report.html, whose verdict then states it."""
-    import pandas as pd
-
-    from rig.campaign.summary_file import load_summary, write_summary
-    from rig.report import write_campaign_report
-
-    summary = load_summary(out / "summary.json").model_copy(update={"sweep": note})
-    write_summary(out / "summary.json", summary)
-    write_campaign_report(out / "report.html", summary.to_dict(),
-                          pd.read_parquet(out / "calls.parquet"))
 
 
 @campaign_app.command("run")

@@ -18,7 +18,7 @@ import math
 
 import pandas as pd
 
-from rig.campaign.attribution import rounded_parts
+from rig.campaign.attribution import TERMS, rounded_parts
 from rig.pages import PALETTE
 from rig.report.verdict import percent, points, verdict_interval
 from rig.svg import (
@@ -177,9 +177,8 @@ def waterfall_plot(summary: dict) -> str:
         y += gap - 6
         parts = []
         # the figures written are rounded so the steps add up to the total written
-        keys = [k for k, _, _ in _STAGES]
-        shown = (dict(zip(keys, rounded_parts(a["mean_delta"], [a[k] for k in keys], 1),
-                          strict=True)) if all(a.get(k) is not None for k in keys) else {})
+        shown = (dict(zip(TERMS, rounded_parts(a["mean_delta"], [a[k] for k in TERMS], 1),
+                          strict=True)) if all(a.get(k) is not None for k in TERMS) else {})
         for k, label, colour in (*_STAGES, ("mean_delta", "total", "#000000")):
             v = a.get(k)
             if v is None:

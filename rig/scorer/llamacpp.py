@@ -79,18 +79,12 @@ def close_models() -> None:
     shutdown, the release printed tracebacks after a test run's summary). Ctrl-C is ignored
     while they are freed (a second Ctrl-C after the first stopped a run printed a
     KeyboardInterrupt traceback from inside llama.cpp's free)."""
-    import signal
-    import threading
+    from rig.sigint import sigint_ignored
 
     _llama.cache_clear()
-    main = threading.current_thread() is threading.main_thread()
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-    try:
+    with sigint_ignored():
         while _OPEN:
             _OPEN.pop().close()
-    finally:
-        if main:
-            signal.signal(signal.SIGINT, old)
 
 
 @lru_cache(maxsize=64)

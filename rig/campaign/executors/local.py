@@ -17,7 +17,6 @@ import contextlib
 import multiprocessing as mp
 import multiprocessing.connection as mpc
 import pickle
-import signal
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from rig.campaign.executors.base import (
     describe_exit,
 )
 from rig.errors import RigError
+from rig.sigint import sigint_ignored
 
 #: Workers that die before they are ready, in a row, before the run stops (a broken install
 #: would otherwise restart workers forever).
@@ -138,15 +138,10 @@ class LocalExecutor:
         parent, child = self.ctx.Pipe()
         proc = self.ctx.Process(target=worker_main, args=(self.setup, child), daemon=True,
                                 name=f"rig-worker-{self.stats.n_workers_started}")
-        main = threading.current_thread() is threading.main_thread()
         # the child starts with SIGINT ignored (a disposition exec keeps): no Ctrl-C
         # traceback from a worker still importing
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-        try:
+        with sigint_ignored():
             proc.start()
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, old)
         child.close()
         self.procs.append(_Proc(proc, parent))
         self.stats.n_workers_started += 1
