@@ -57,6 +57,14 @@ class Audio:
         n = max(0, min(len(self.samples), round(end_s * self.sample_rate_hz)))
         return Audio(self.samples[:n].copy(), self.sample_rate_hz)
 
+    def slice(self, start_s: float, end_s: float | None = None) -> Audio:
+        """The audio from ``start_s`` to ``end_s`` seconds (None: to the end), clipped to the
+        audio's span. Returns a new Audio (a copy)."""
+        n = len(self.samples)
+        a = max(0, min(n, round(start_s * self.sample_rate_hz)))
+        b = n if end_s is None else max(a, min(n, round(end_s * self.sample_rate_hz)))
+        return Audio(self.samples[a:b].copy(), self.sample_rate_hz)
+
     def to_pcm16(self) -> np.ndarray:
         """int16 PCM, shape (n,), with clipping at full scale."""
         return float_to_pcm16(self.samples)

@@ -35,9 +35,11 @@ def _clean(v: object) -> object:
 
 
 class CallLog:
-    """Append-only log of call rows at ``path`` (a ``.jsonl`` file)."""
+    """Append-only log of call rows at ``path`` (a ``.jsonl`` file), keyed by the column
+    ``key`` (``call_id``; ``rig replay`` keys its rows by ``row_id``)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, key: str = "call_id") -> None:
+        self.key = key
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._rows: dict[str, dict] = {}
@@ -75,9 +77,9 @@ class CallLog:
                     self.torn_lines += 1
                     continue
                 raise self._damaged(lineno, f"not a JSON row ({exc.msg})") from exc
-            if not isinstance(row, dict) or not isinstance(row.get("call_id"), str):
-                raise self._damaged(lineno, "a row without a call_id")
-            self._rows[row["call_id"]] = row
+            if not isinstance(row, dict) or not isinstance(row.get(self.key), str):
+                raise self._damaged(lineno, f"a row without a {self.key}")
+            self._rows[row[self.key]] = row
 
     def _repair_tail(self) -> bool:
         """Before an append: move a torn last line (no line break after it, not a JSON row)
@@ -94,7 +96,7 @@ class CallLog:
         tail = data[cut:]
         try:
             row = json.loads(tail.decode("utf-8"))
-            if isinstance(row, dict) and isinstance(row.get("call_id"), str):
+            if isinstance(row, dict) and isinstance(row.get(self.key), str):
                 return True
         except (UnicodeDecodeError, json.JSONDecodeError):
             pass
@@ -124,7 +126,7 @@ class CallLog:
             f.write(line + "\n")
             f.flush()
             os.fsync(f.fileno())
-        self._rows[row["call_id"]] = row
+        self._rows[row[self.key]] = row
 
     def rows(self) -> list[dict]:
         return list(self._rows.values())

@@ -6,8 +6,8 @@ install), ``campaign`` (``rig campaign run|summarize|export``), ``demo`` (``rig 
 (``rig models``), ``profiles`` (``rig profiles list|check|render``), ``stats``
 (``rig stats ...``), ``gate`` (``rig gate``), ``probe`` and ``probe_tables``
 (``rig probe ...``), ``scorer`` (``rig scorer validate``), ``interviewer``
-(``rig interviewer ...``), ``monitor`` (``rig monitor ...``), ``sweep`` (``rig sweep``), ``voices``
-(``rig voices ...``).
+(``rig interviewer ...``), ``monitor`` (``rig monitor ...``), ``sweep`` (``rig sweep``),
+``replay`` (``rig replay``), ``voices`` (``rig voices ...``).
 
 Exit codes: 0 success or pass, 1 a threshold was breached (``rig gate``, ``rig stats``,
 ``rig monitor report --fail-on-alert``), 2 bad input, a package that is not installed, or a
@@ -32,6 +32,7 @@ app.command("models")(models)
 mount_group(app, "stats", "rig.cli.stats", "stats_app")
 mount_command(app, "gate", "rig.cli.gate", "gate_command")
 mount_command(app, "sweep", "rig.cli.sweep", "sweep_command")
+mount_command(app, "replay", "rig.cli.replay", "replay_command", extra="monitor")
 mount_group(app, "probe", "rig.cli.probe", "probe_app", extra="probes")
 mount_group(app, "monitor", "rig.cli.monitor", "monitor_app", extra="monitor")
 mount_group(app, "scorer", "rig.cli.scorer", "scorer_app", extra="pipeline")

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from rig.cli.common import JsonOpt, or_fail, print_json
+from rig.cli.common import JsonOpt, fail, or_fail, print_json
 from rig.console import stdout_console
 from rig.gate import GateResult, run_gate
 
@@ -40,9 +40,11 @@ def _gate_output(res: GateResult, path: Path) -> None:
 
 
 def gate_command(
-    candidate_dir: Annotated[Path, typer.Argument(help="Campaign folder of the candidate.")],
-    baseline: Annotated[Path, typer.Option(
-        "--baseline", help="Campaign folder of the previous release.")],
+    candidate_dir: Annotated[Path, typer.Argument(
+        help="Campaign folder of the candidate, or a replay folder (rig replay).")],
+    baseline: Annotated[Path | None, typer.Option(
+        "--baseline", help="Campaign folder of the previous release (not with a replay "
+        "folder: version A is its baseline).")] = None,
     policy: Annotated[Path | None, typer.Option(help="Gate policy YAML.")] = None,
     out: Annotated[Path | None, typer.Option(
         help="Where to write gate.json (default CANDIDATE_DIR/gate.json).")] = None,
@@ -56,9 +58,22 @@ def gate_command(
 
     Blocks when the pipeline changed in a way the policy forbids.
 
+    A replay folder: blocks when version B lowers any segment's mean score, or flips its
+    decisions, beyond the policy's replay limits.
+
     Writes gate.json (CANDIDATE_DIR/gate.json by default); exit 0 pass, 1 blocked, 2 bad input.
     """
-    res: GateResult = or_fail(lambda: run_gate(candidate_dir, baseline, policy, out))
+    from rig.gate.replay import is_replay_folder, run_replay_gate
+
+    if is_replay_folder(candidate_dir):
+        if baseline is not None:
+            fail(f"--baseline: {candidate_dir} is a replay folder, whose baseline is its "
+                 "version A; give no --baseline")
+        res: GateResult = or_fail(lambda: run_replay_gate(candidate_dir, policy, out))
+    elif baseline is None:
+        fail("--baseline: missing (the previous release's campaign folder)")
+    else:
+        res = or_fail(lambda: run_gate(candidate_dir, baseline, policy, out))
     path = out if out is not None else candidate_dir / "gate.json"
     if json_out:
         print_json(res.to_dict())

@@ -55,6 +55,26 @@ class VersionPolicy(_Strict):
     forbid_changes: tuple[str, ...] = ()
 
 
+class ReplayPolicy(_Strict):
+    """Rules for a replay folder (``rig gate REPLAY_DIR``, :mod:`rig.gate.replay`), checked on
+    the whole replay (``all``) and on every measured segment with at least ``min_calls``
+    interviews: block when B lowers the segment's mean score by more than
+    ``max_mean_drop_points`` (points, 0-100), or when more than ``max_flip_rate`` (share,
+    0-1) of its decisions flip (or more than the no-change flip floor, when that is larger).
+    ``require_significance``: a rule blocks only when the segment's Holm-adjusted p (the
+    replay's cluster sign-flip test) is also under ``alpha``; off by default, because a replay
+    grades the very calls a release would have served, and the point estimate is what those
+    candidates would have got. ``dimensions``: which segment dimensions are checked (default
+    all the replay measured)."""
+
+    enabled: bool = True
+    max_mean_drop_points: float = Field(5.0, ge=0.0, le=100.0)
+    max_flip_rate: float = Field(0.05, ge=0.0, le=1.0)
+    min_calls: int = Field(3, ge=1)
+    require_significance: bool = False
+    dimensions: tuple[str, ...] | None = None
+
+
 class GatePolicy(_Strict):
     """The gate policy (``gate.yaml``); every field has a default (``{}`` is the default policy;
     an empty file is refused).
@@ -71,6 +91,7 @@ class GatePolicy(_Strict):
     flip: FlipPolicy = FlipPolicy()
     impact: ImpactPolicy = ImpactPolicy()
     versions: VersionPolicy = VersionPolicy()
+    replay: ReplayPolicy = ReplayPolicy()
 
 
 def load_policy(path: str | Path | None) -> GatePolicy:

@@ -194,6 +194,9 @@ class CallInput:
     meta: CallMeta | None
     audio_path: Path | None
     error: str | None = None
+    #: the record as read (all its fields, also those CallMeta drops): ``rig replay`` reads
+    #: its own fields (``question_id``, ``turns``) from it; never stored by the monitor
+    raw: dict | None = None
 
 
 def find_manifest(folder: Path, manifest: Path | None = None) -> Path | None:
@@ -312,7 +315,7 @@ def _from_sidecars(here: Path, files: list[str],
             yield CallInput(str(side), None, None,
                             f"{side}: audio: names another file than {path.name}")
             continue
-        yield CallInput(str(path), meta, path)
+        yield CallInput(str(path), meta, path, raw=data)
     stems = {Path(n).stem for n in files if Path(n).suffix.lower() in AUDIO_SUFFIXES}
     for name in files:
         if name.lower().endswith(".json") and Path(name).stem not in stems:
@@ -339,4 +342,4 @@ def _from_manifest(man: Path, score_range: tuple[float, float] | None = None
         if not path.is_file():
             yield CallInput(where, None, None, f"{where}: audio: file not found ({path})")
             continue
-        yield CallInput(str(path), meta, path)
+        yield CallInput(str(path), meta, path, raw=data)

@@ -1,0 +1,251 @@
+"""rig replay's logic on fake stages (tone-burst "words", an energy VAD, a word-counting
+scorer): pairing, truncation, B = A, resume, bad input, logged A, the gate, and the
+statistics against independent computations. The real stages: test_replay_integration.py."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from replay_fakes import answer_samples, fake_signal_stages, fake_stages, write_call
+
+from rig.errors import ConfigError
+from rig.replay.inputs import ReplayFields, parse_fields
+from rig.replay.run import run_replay
+from rig.replay.stats import cluster_bootstrap_ci, pair_rows, segment_stats, sign_flip_p
+from rig.replay.summary import write_outputs
+
+pytestmark = pytest.mark.unit
+ROOT = Path(__file__).resolve().parents[1]
+BANK = ROOT / "answer_bank" / "core"
+LONG, SHORT = [0.3] * 5 + [1.3] + [0.3] * 5, [0.3] * 11  # 12 words; one 1.3 s pause
+
+
+def _pipeline(tmp: Path, name: str, timer_ms: int) -> Path:
+    text = (ROOT / "pipelines" / "reference.yaml").read_text()
+    text = text.replace("name: reference", f"name: {name}").replace(
+        "silence_timeout_ms: 800", f"silence_timeout_ms: {timer_ms}")
+    p = tmp / f"{name}.yaml"
+    p.write_text(text)
+    return p
+
+
+def _fakes(counter: dict | None = None):
+    st = fake_stages()
+    if counter is not None:
+        inner = st.transcribe
+
+        def counting(audio, opts):
+            counter["n"] = counter.get("n", 0) + 1
+            return inner(audio, opts)
+
+        st.transcribe = counting
+    return {"A": st, "B": st}, fake_signal_stages()
+
+
+def _recordings(tmp: Path) -> Path:
+    rec = tmp / "rec"
+    for i, gaps in enumerate([LONG, LONG, SHORT, SHORT, LONG, SHORT]):
+        write_call(rec, f"c{i}", answer_samples(gaps), question_id="q01_conflict",
+                   employer="acme" if i % 2 else "globex", score=80.0, decision="advance",
+                   transcript="word " * 12)
+    return rec
+
+
+def _run(tmp: Path, rec: Path, a_ms: int, b_ms: int, out: str = "out", **kw):
+    a, b = _pipeline(tmp, "a", a_ms), _pipeline(tmp, "b" if b_ms != a_ms else "a", b_ms)
+    res = run_replay(rec, bank=BANK, pipeline_a=a, pipeline_b=b, out=tmp / out,
+                     fakes=kw.pop("fakes", None) or _fakes(), **kw)
+    return res, write_outputs(tmp / out, res.rows, res.problems)
+
+
+def test_shorter_timer_truncates_the_long_pause_turns_and_their_segment_shows_it(tmp_path):
+    _, s = _run(tmp_path, _recordings(tmp_path), 2000, 700)
+    pairs = pd.read_parquet(tmp_path / "out" / "pairs.parquet")
+    assert len(pairs) == 6 and pairs["paired"].all()
+    long_ = pairs[pairs["call_id"].isin(["c0", "c1", "c4"])]
+    assert long_["truncated_b"].all() and not long_["truncated_a"].any()
+    assert (long_["delta"] < 0).all() and (long_["words_lost_b"] == 6).all()
+    short = pairs[~pairs["call_id"].isin(["c0", "c1", "c4"])]
+    assert (short["delta"] == 0).all() and not short["truncated_b"].any()
+    seg = s["segments"]["longest_pause_s"]
+    assert set(seg) == {"[1, 2) s", "<0.5 s"}
+    assert seg["[1, 2) s"]["mean_delta"] == pytest.approx(long_["delta"].mean())
+    assert seg["<0.5 s"]["mean_delta"] == 0
+    assert s["overall"]["flips"] == 3 and s["overall"]["flips_advance_to_reject"] == 3
+    assert s["overall"]["truncation_rate_b"] == 0.5
+    rows = pd.read_parquet(tmp_path / "out" / "calls.parquet")
+    assert len(rows) == 12 and rows["row_id"].is_unique
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "advance -&gt; reject" in html and "c0.wav#t=" in html
+
+
+def test_b_equal_to_a_gives_zero_deltas_and_no_flips(tmp_path):
+    _, s = _run(tmp_path, _recordings(tmp_path), 800, 800)
+    assert s["negative_control"] is True
+    assert s["overall"]["mean_delta"] == 0 and s["overall"]["flips"] == 0
+    assert s["overall"]["ci95"] == [0.0, 0.0]
+    for segs in s["segments"].values():
+        for g in segs.values():
+            assert g["mean_delta"] == 0 and g["flips"] == 0
+
+
+def test_rerun_resumes_without_losing_or_repeating_a_row(tmp_path):
+    rec = _recordings(tmp_path)
+    counter: dict = {}
+    res1, _ = _run(tmp_path, rec, 2000, 700, fakes=_fakes(counter))
+    n_first = counter["n"]
+    lines = (tmp_path / "out" / "rows.jsonl").read_text().splitlines()
+    # a kill mid-write: the last recording's marker is lost and a torn line left behind
+    marks = (tmp_path / "out" / "recordings.jsonl").read_text().splitlines()
+    (tmp_path / "out" / "recordings.jsonl").write_text("\n".join(marks[:-1]) + "\n")
+    with (tmp_path / "out" / "rows.jsonl").open("a") as f:
+        f.write('{"row_id": "torn')
+    counter.clear()
+    res2, _ = _run(tmp_path, rec, 2000, 700, fakes=_fakes(counter))
+    assert counter.get("n", 0) == 0  # its rows were logged ok: nothing replayed twice
+    assert sorted(r["row_id"] for r in res2.rows) == sorted(r["row_id"] for r in res1.rows)
+    assert res2.n_skipped_done == 5 and n_first > 0
+    assert len(lines) == 12
+
+
+def test_bad_input_is_named_and_the_rest_goes_on(tmp_path):
+    rec = tmp_path / "rec"
+    write_call(rec, "good", answer_samples(SHORT), question_id="q01_conflict")
+    x = answer_samples(SHORT)
+    write_call(rec, "past_end", np.concatenate([x, x]), turns=[
+        {"question_id": "q01_conflict", "start_s": 0.0, "end_s": 5.0},
+        {"question_id": "q02_upset_customer", "start_s": 5.0, "end_s": 99.0}])
+    write_call(rec, "unknown_q", x, question_id="q99_nope")
+    write_call(rec, "stereo", np.stack([x, x], axis=1))
+    write_call(rec, "empty", x)
+    (rec / "empty.wav").write_bytes(b"")
+    write_call(rec, "mono_nothing", x)
+    res, s = _run(tmp_path, rec, 800, 800)
+    text = "\n".join(res.problems)
+    assert "turns[1].end_s: past the recording's end" in text and "(got 99)" in text
+    assert "question_id: not in the answer bank (got 'q99_nope')" in text
+    assert "stereo.wav: layout: a stereo recording needs layout" in text
+    assert "empty.wav: empty file" in text
+    assert "mono_nothing.wav: question_id / turns: missing" in text
+    assert {r["call_id"] for r in res.rows} == {"good", "past_end"}
+    assert len(s["left_out"]) == 5
+
+
+def test_logged_a_reads_the_stored_results_and_says_so(tmp_path):
+    rec = _recordings(tmp_path)
+    res, s = _run(tmp_path, rec, 800, 700, logged_a=True)
+    a = [r for r in res.rows if r["version"] == "A"]
+    assert a and all(r["result_source"] == "logged" and r["score"] == 80.0 for r in a)
+    assert s["versions"]["A"]["result_source"] == "logged"
+    assert "logged result" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_turns_of_a_whole_interview_are_replayed_each(tmp_path):
+    rec = tmp_path / "rec"
+    x, y = answer_samples(LONG), answer_samples(SHORT)
+    d = len(x) / 8000
+    write_call(rec, "iv", np.concatenate([x, y]), turns=[
+        {"question_id": "q01_conflict", "start_s": 0.0, "end_s": d},
+        {"question_id": "q02_upset_customer", "start_s": d, "end_s": d + len(y) / 8000,
+         "reference_transcript": "word " * 12}])
+    _, s = _run(tmp_path, rec, 2000, 700)
+    pairs = pd.read_parquet(tmp_path / "out" / "pairs.parquet").sort_values("turn_index")
+    assert list(pairs["question_id"]) == ["q01_conflict", "q02_upset_customer"]
+    assert list(pairs["truncated_b"]) == [True, False]
+    assert pairs["wer_b"].iloc[1] == 0.0
+    assert s["overall"]["n_calls"] == 1 and s["overall"]["ci95"] is None
+
+
+def test_gate_blocks_a_shorter_timer_and_passes_b_equal_to_a(tmp_path):
+    from rig.gate.replay import run_replay_gate
+
+    rec = _recordings(tmp_path)
+    _run(tmp_path, rec, 2000, 700, out="short")
+    _run(tmp_path, rec, 2000, 2000, out="same")
+    blocked = run_replay_gate(tmp_path / "short")
+    assert blocked.verdict == "block"
+    assert any(c.subject == "longest_pause_s=[1, 2) s" and c.blocked for c in blocked.checks)
+    assert run_replay_gate(tmp_path / "same").verdict == "pass"
+    assert json.loads((tmp_path / "same" / "gate.json").read_text())["verdict"] == "pass"
+
+
+def test_replay_fields_errors_name_the_field():
+    with pytest.raises(ConfigError, match="not both"):
+        parse_fields({"question_id": "q", "turns": [{"question_id": "q", "start_s": 0,
+                                                     "end_s": 1}]}, "x.json")
+    with pytest.raises(ConfigError, match=r"turns.0"):
+        parse_fields({"turns": [{"question_id": "q", "start_s": 2, "end_s": 1}]}, "x.json")
+    f = ReplayFields.model_validate({"turns": '[{"question_id": "q", "start_s": 0, '
+                                              '"end_s": 1.5}]'})
+    assert f.turns[0].end_s == 1.5  # a CSV manifest's JSON text
+
+
+def _frame(deltas_by_call: dict[str, list[float]]) -> pd.DataFrame:
+    return pd.DataFrame([{"call_id": c, "delta": d} for c, ds in deltas_by_call.items()
+                         for d in ds])
+
+
+def test_cluster_bootstrap_matches_an_independent_loop():
+    df = _frame({"a": [-10, -20], "b": [0], "c": [-5, -5, -5], "d": [3]})
+    ci = cluster_bootstrap_ci(df, "delta", n_boot=2000, seed=0)
+    rng = np.random.default_rng(0)
+    groups = [df[df.call_id == c]["delta"].to_numpy() for c in sorted(df.call_id.unique())]
+    idx = rng.integers(0, 4, size=(2000, 4))
+    stats = [np.concatenate([groups[i] for i in row]).mean() for row in idx]
+    assert ci == pytest.approx(list(np.percentile(stats, [2.5, 97.5])))
+
+
+def test_sign_flip_p_matches_scipy_permutation_test():
+    from scipy.stats import permutation_test
+
+    df = _frame({"a": [-10, -20], "b": [1], "c": [-5, -5, -5], "d": [3], "e": [-7]})
+    sums = df.groupby("call_id")["delta"].sum().to_numpy()
+    n_turns = len(df)
+    res = permutation_test((sums,), lambda x: np.sum(x) / n_turns, permutation_type="samples",
+                           n_resamples=np.inf, alternative="two-sided")
+    assert sign_flip_p(df) == pytest.approx(res.pvalue)
+    # every sign pattern by hand
+    obs = abs(sums.sum())
+    hits = sum(abs(np.dot(s, sums)) >= obs - 1e-9
+               for s in itertools.product((1, -1), repeat=len(sums)))
+    assert sign_flip_p(df) == pytest.approx(hits / 2 ** len(sums))
+
+
+def test_holm_across_segments_matches_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(16):
+        seg = "x" if i < 8 else "y"
+        for _ in range(2):
+            rows.append({"turn_key": f"t{i}{_}", "call_id": f"c{i}", "paired": True,
+                         "delta": rng.normal(-5 if seg == "x" else 0, 3),
+                         "seg_longest_pause_s": seg, "employer": "e" + str(i % 2),
+                         "flip": False, "flip_direction": None, "truncated_a": False,
+                         "truncated_b": False, "wer_b_vs_a": 0.0, "score_a": 50.0,
+                         "score_b": 50.0})
+    segs = segment_stats(pd.DataFrame(rows))
+    flat = [(d, s, g) for d, ss in segs.items() for s, g in ss.items()]
+    want = multipletests([g["p"] for *_, g in flat], method="holm")[1]
+    assert [g["p_holm"] for *_, g in flat] == pytest.approx(list(want))
+
+
+def test_pair_rows_pairs_only_turns_scored_by_both():
+    base = {"call_id": "c", "source": "s", "turn_index": 0, "question_id": "q",
+            "status": "ok", "decision": "advance", "transcript": "a b", "truncated": False}
+    rows = pd.DataFrame([
+        {**base, "turn_key": "t1", "version": "A", "score": 70.0},
+        {**base, "turn_key": "t1", "version": "B", "score": None, "parse_status": "unparsed",
+         "decision": None},
+        {**base, "turn_key": "t2", "version": "A", "score": 70.0},
+        {**base, "turn_key": "t2", "version": "B", "score": 40.0, "decision": "reject"}])
+    p = pair_rows(rows).set_index("turn_key")
+    assert not p.loc["t1", "paired"] and p.loc["t1", "flip"] is None
+    assert p.loc["t2", "delta"] == -30.0 and p.loc["t2", "flip_direction"] == \
+        "advance -> reject"
