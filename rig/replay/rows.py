@@ -1,9 +1,9 @@
 """The replay's rows: one per (turn, version), typed; ``calls.parquet`` of a replay folder.
 
 Identity: ``turn_key`` names one answer of one recording (the call id, the recording's
-sha256, the turn's span and question, the question's rubric hash); ``row_id`` one replay of it (``turn_key``, the
-version's label and ``pipeline_version``, the profile and whether the codec was re-applied).
-A rerun finds the same ids and skips the rows already logged.
+sha256, the turn's span and question, the question's rubric hash); ``row_id`` one replay of
+it (``turn_key``, the version's label and ``pipeline_version``, the profile and whether the
+codec was re-applied). A rerun finds the same ids and skips the rows already logged.
 """
 
 from __future__ import annotations
