@@ -249,3 +249,15 @@ def test_pair_rows_pairs_only_turns_scored_by_both():
     assert not p.loc["t1", "paired"] and p.loc["t1", "flip"] is None
     assert p.loc["t2", "delta"] == -30.0 and p.loc["t2", "flip_direction"] == \
         "advance -> reject"
+
+
+def _comparable(rows: list[dict]) -> list[dict]:
+    return sorted(({k: v for k, v in r.items() if not k.startswith("t_")} for r in rows),
+                  key=lambda r: r["row_id"])
+
+
+def test_local_workers_give_the_serial_rows(tmp_path):
+    rec = _recordings(tmp_path)
+    serial, _ = _run(tmp_path, rec, 2000, 700, out="serial")
+    local, _ = _run(tmp_path, rec, 2000, 700, out="local", executor="local", workers=2)
+    assert _comparable(local.rows) == _comparable(serial.rows)

@@ -159,6 +159,9 @@ def _turn_panel(out: Path, p: pd.Series, audio: bool, copied: bool, peaks: list[
         close = p.get(f"turn_close_s_{v}")
         label = f"{v.upper()}: what it heard"
         player = audio_html(_audio_src(out, p, close, copied), label) if audio else ""
+        if audio and not copied and str(p["source"]).lower().endswith((".ulaw", ".mulaw")):
+            player = (f"<p class='note'>{esc(label)}: a raw mu-law recording, which browsers "
+                      "do not play: rerun with --copy-audio to hear it here.</p>")
         wave = (waveform_svg(peaks, dur, close, f"{label}: the answer, turn closed at "
                              f"{fmt(close)} s") if audio and peaks and dur else "")
         lost = p.get(f"lost_text_{v}")

@@ -105,10 +105,11 @@ def _run_in_worker(call: ReplayCall, done: frozenset[str]) -> CallOutcome:
 
 
 def _outcomes(calls: list[tuple[ReplayCall, frozenset[str]]], spec: ReplaySpec,
-              executor: ExecutorName, workers: int,
-              worker: ReplayWorker | None) -> Iterator[CallOutcome]:
-    if executor == "serial" or worker is not None:
-        w = worker or ReplayWorker(spec)
+              executor: ExecutorName, workers: int) -> Iterator[CallOutcome]:
+    if not calls:
+        return
+    if executor == "serial":
+        w = ReplayWorker(spec)
         for call, done in calls:
             yield w.run_call(call, done)
         return
@@ -158,7 +159,7 @@ def run_replay(recordings: Path | None, *, bank: Path, pipeline_a: Path, pipelin
                            profile.content_hash if profile else "-", codec_reapplied)
     spec = ReplaySpec(replay_id, str(bank), (va, vb), monitor_config or MonitorConfig(),
                       profile, codec_reapplied, stereo_layout, default_runtime(workers),
-                      str(out / "audio") if copy_audio else None)
+                      str(out / "audio") if copy_audio else None, fakes)
     rows_log = CallLog(out / "rows.jsonl", key="row_id")
     marks = CallLog(out / "recordings.jsonl", key="call_key")
     res = ReplayResult(out, [], [])
@@ -185,8 +186,7 @@ def run_replay(recordings: Path | None, *, bank: Path, pipeline_a: Path, pipelin
             res.n_skipped_done += 1
             continue
         todo.append((item, ok_ids))
-    worker = ReplayWorker(spec, *fakes) if fakes is not None else None
-    for outcome in _outcomes(todo, spec, executor, workers, worker):
+    for outcome in _outcomes(todo, spec, executor, workers):
         for row in outcome.rows:
             rows_log.append(row)
         ids = sorted(outcome.row_ids)

@@ -40,6 +40,9 @@ class ReplaySpec:
     stereo_layout: str | None = None
     runtime: Runtime = field(default_factory=Runtime)
     audio_dir: str | None = None
+    #: ``(stages by version label, signal stages)`` that every worker runs instead of the
+    #: real ones (unit tests; they must pickle for ``local`` and ``ray``)
+    fakes: tuple | None = None
 
 
 @dataclass
@@ -90,6 +93,8 @@ class ReplayWorker:
                  signal_stages: SignalStages | None = None) -> None:
         self.spec = spec
         self.bank: AnswerBank = load_bank(spec.bank_path)
+        if spec.fakes is not None:
+            stages, signal_stages = stages or spec.fakes[0], signal_stages or spec.fakes[1]
         self.stages = stages or {v.label: build_version_stages(v, spec.runtime)
                                  for v in spec.versions}
         self.signal_stages = signal_stages or SignalStages()
