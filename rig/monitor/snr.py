@@ -19,6 +19,10 @@ sat at or near the -10 dB clip on clean and noisy (5 dB white) copies alike. Now
 recording has no noise frames and its SNR is not measurable (None, with the reason); so is
 one whose speech frames are no louder than its noise frames (the split failed: a clipped
 -10 dB would be a wrong value, not a measurement).
+
+**Speech without pauses.** :func:`snr_estimate` falls back to WADA-SNR
+(:func:`rig.monitor.wada.wada_snr_db`, which needs no noise-only frames) where this estimate
+is not measurable; the monitor's stored ``snr_db`` stays this estimate alone.
 """
 
 from __future__ import annotations
@@ -29,7 +33,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from rig.audio import Audio
+from rig.monitor.wada import wada_snr_db
 from rig.vad import Turn
+
+__all__ = ["SNR_RANGE_DB", "estimate_snr_db", "frame_powers", "snr_estimate", "wada_snr_db"]
 
 SNR_RANGE_DB = (-10.0, 60.0)
 FRAME_MS = 20
@@ -90,3 +97,29 @@ def estimate_snr_db(audio: Audio, turns: Sequence[Turn], guard_ms: int = GUARD_M
         return None, ("the speech frames are no louder than the frames outside speech: the "
                       "VAD's split cannot support an estimate")
     return float(min(hi, max(lo, 10.0 * math.log10(p_s / p_n)))), None
+
+
+def snr_estimate(audio: Audio, turns: Sequence[Turn]) -> tuple[float | None, str, str | None]:
+    """The VAD-segmented estimate where it is measurable, else WADA-SNR.
+
+    Args:
+        audio: float32 mono, the audio the turns were found on.
+        turns: the VAD's turns (seconds from the start of ``audio``).
+
+    Returns:
+        ``(snr_db, method, reason)``: ``(snr, "vad_energy", None)`` from
+        :func:`estimate_snr_db`; else, when the VAD found speech (WADA assumes the audio is
+        speech: noise alone would read as its -20 dB floor), ``(snr, "wada", None)`` from
+        :func:`rig.monitor.wada.wada_snr_db`; else ``(None, "none", reason)`` with both
+        methods' reasons. Either value is in dB, clipped to :data:`SNR_RANGE_DB` ([-10, 60]).
+    """
+    snr, why = estimate_snr_db(audio, turns)
+    if snr is not None:
+        return snr, "vad_energy", None
+    if not turns:
+        return None, "none", f"vad_energy: {why}; wada: not tried (no speech detected)"
+    w, why_w = wada_snr_db(audio)
+    if w is None:
+        return None, "none", f"vad_energy: {why}; wada: {why_w}"
+    lo, hi = SNR_RANGE_DB
+    return min(hi, max(lo, w)), "wada", None
