@@ -7,7 +7,10 @@ by its ``segments`` edges): ``snr_db``, ``channel_class``, ``codec``, ``pace_wpm
 ``asr_logprob`` (the monitor's ASR confidence of the call), ``language``, ``employer``,
 ``job_family``. Where the monitor's VAD-segmented SNR is not measurable (an answer recorded
 without pauses around it) the replay falls back to WADA-SNR (Kim and Stern 2008,
-:func:`rig.monitor.wada.wada_snr_db`); ``snr_method`` says which one gave the value.
+:func:`rig.monitor.wada.wada_snr_db`, clipped to the monitor's [-10, 60] dB); ``snr_method``
+says which one gave the value. WADA reads about 3 dB low on real continuous speech, more so
+above 10 dB (measured: docs/monitoring.md), so such a call near a bin edge can land in the
+lower bin.
 
 Per turn (:func:`longest_pause_s`): the longest silence inside the answer, the gap between
 consecutive stretches of speech that the VAD finds with a :data:`PAUSE_TIMER_MS` timer
@@ -54,10 +57,13 @@ def call_segments(audio: CallAudio, meta: CallMeta, config: MonitorConfig,
     sig = measure_call(audio, meta, config.signals, stages)
     snr, method = sig.snr_db, ("vad_energy" if sig.snr_db is not None else None)
     if snr is None:
+        from rig.monitor.snr import SNR_RANGE_DB
         from rig.monitor.wada import wada_snr_db
 
         cand = audio.candidate.resample(vad_rate(audio.candidate.sample_rate_hz))
         snr, _why = wada_snr_db(cand)
+        if snr is not None:  # the monitor's range
+            snr = min(SNR_RANGE_DB[1], max(SNR_RANGE_DB[0], snr))
         method = "wada" if snr is not None else "none"
     seg = config.segments
     return {
