@@ -32,17 +32,17 @@ def _profile(profiles: Path | None, profile_id: str | None):
 
 
 def replay_command(
+    pipeline_b: Annotated[Path, typer.Option(
+        "--pipeline-b", help="Version B's pipeline YAML (the candidate).")],
+    answers: Annotated[Path, typer.Option(help="Answer bank: the questions' rubrics and "
+                                          "cutoffs (the bank the interviews were graded "
+                                          "on).")],
     recordings: Annotated[Path | None, typer.Argument(
         help="Folder of recordings in the monitor's input format (sidecars or a manifest) "
              "with question_id or turns; omit with --from-monitor.")] = None,
     pipeline_a: Annotated[Path | None, typer.Option(
         "--pipeline-a", help="Version A's pipeline YAML (the one that served the calls); "
         "with --logged-a, optional.")] = None,
-    pipeline_b: Annotated[Path, typer.Option(
-        "--pipeline-b", help="Version B's pipeline YAML (the candidate).")] = Path(
-        "pipelines/reference.yaml"),
-    answers: Annotated[Path, typer.Option(help="Answer bank: the questions' rubrics and "
-                                          "cutoffs.")] = Path("answer_bank/core"),
     out: Annotated[Path, typer.Option(help="Output folder (rerun to resume).")] = Path(
         "reports/replay"),
     from_monitor: Annotated[Path | None, typer.Option(
