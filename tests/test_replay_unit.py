@@ -261,3 +261,17 @@ def test_local_workers_give_the_serial_rows(tmp_path):
     serial, _ = _run(tmp_path, rec, 2000, 700, out="serial")
     local, _ = _run(tmp_path, rec, 2000, 700, out="local", executor="local", workers=2)
     assert _comparable(local.rows) == _comparable(serial.rows)
+
+
+def test_a_flac_recording_is_replayed_and_a_misnamed_one_refused(tmp_path):
+    import soundfile as sf
+
+    rec = tmp_path / "rec"
+    write_call(rec, "f", answer_samples(SHORT), question_id="q01_conflict")
+    (rec / "f.wav").unlink()
+    sf.write(rec / "f.flac", answer_samples(SHORT), 8000, format="FLAC", subtype="PCM_16")
+    write_call(rec, "g", answer_samples(SHORT), question_id="q01_conflict")
+    (rec / "g.wav").rename(rec / "g.flac")
+    res, _ = _run(tmp_path, rec, 800, 800)
+    assert {r["call_id"] for r in res.rows} == {"f"}
+    assert any("g.flac: not a FLAC file" in m for m in res.problems)

@@ -50,7 +50,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from rig.config import DuplicateKeyError, loads_strict, validation_error
 from rig.errors import ConfigError
 
-AUDIO_SUFFIXES: tuple[str, ...] = (".wav", ".ulaw", ".mulaw")
+#: Recordings read: WAV (any PCM, float or G.711), raw mu-law, and FLAC (lossless, what many
+#: call recorders archive)
+AUDIO_SUFFIXES: tuple[str, ...] = (".wav", ".ulaw", ".mulaw", ".flac")
 MANIFEST_NAMES: tuple[str, ...] = ("manifest.jsonl", "manifest.csv")
 #: The largest JSON sidecar read (bytes); a bigger one is refused before it is read.
 MAX_SIDECAR_BYTES = 1024 * 1024

@@ -7,6 +7,7 @@ Accepted:
   the candidate is the call's ``layout`` (metadata) or the config's
   ``signals.stereo_layout`` (default ``candidate_left``: channel 0 the candidate, channel 1
   the interviewer). More than two channels is refused.
+* **FLAC** (``.flac``): the same, lossless.
 * **Raw G.711 mu-law** (``.ulaw``/``.mulaw``, or ``audio_format: mulaw`` on the HTTP
   endpoint): headerless, one byte per sample, 8000 Hz, mono (the format Twilio media streams
   and many SBC recorders write), decoded with :func:`rig.channel.g711.mulaw_decode`.
@@ -36,7 +37,7 @@ from rig.audio import wav_truncation as wav_truncation  # its home before
 from rig.channel.g711 import LINE_RATE_HZ, decode
 from rig.monitor.signals import CallAudio, detect_g711
 
-AudioFormat = Literal["wav", "mulaw"]
+AudioFormat = Literal["wav", "flac", "mulaw"]
 _FILE_CODECS = {"ULAW": "mulaw", "ALAW": "alaw"}
 
 
@@ -45,8 +46,11 @@ class RecordingError(ValueError):
 
 
 def format_of(path: Path) -> AudioFormat:
-    """``mulaw`` for ``.ulaw``/``.mulaw`` files, else ``wav``."""
-    return "mulaw" if path.suffix.lower() in (".ulaw", ".mulaw") else "wav"
+    """``mulaw`` for ``.ulaw``/``.mulaw`` files, ``flac`` for ``.flac``, else ``wav``."""
+    suffix = path.suffix.lower()
+    if suffix in (".ulaw", ".mulaw"):
+        return "mulaw"
+    return "flac" if suffix == ".flac" else "wav"
 
 
 def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
@@ -55,7 +59,8 @@ def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
 
     Args:
         data: the file's bytes.
-        fmt: ``wav`` (any container libsndfile reads) or ``mulaw`` (raw 8 kHz G.711).
+        fmt: ``wav`` (a WAV file: another container under that name is refused), ``flac``
+            (a FLAC file) or ``mulaw`` (raw 8 kHz G.711).
         layout: ``mono``, ``candidate_left``, ``candidate_right`` or None (mono files: mono;
             stereo: ``default_layout``).
 
@@ -71,7 +76,9 @@ def read_call_audio(data: bytes, fmt: AudioFormat, layout: str | None,
             raise RecordingError(f"raw mu-law is mono; layout {layout!r} needs a stereo WAV")
         audio = decode(np.frombuffer(data, dtype=np.uint8), "mulaw", LINE_RATE_HZ)
         return CallAudio(audio, None, 1, "mono", "mulaw", "file", "raw-mulaw-8k", sha)
-    cut = container_problem(data, "call.wav")
+    cut = container_problem(data, f"call.{fmt}")
+    if not cut and fmt == "flac" and not data.startswith(b"fLaC"):
+        cut = "not a FLAC file (no fLaC signature): name the file by what it holds"
     if cut:
         raise RecordingError(cut)
     data = fill_streaming_sizes(data)  # a size of 0 followed by samples: read them
