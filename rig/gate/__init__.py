@@ -59,6 +59,8 @@ Modules:
 * :mod:`rig.gate.result`     :class:`GateCheck` and :class:`GateResult` (gate.json).
 * :mod:`rig.gate.evaluate`   Holm across the checks, the verdict (:func:`evaluate_gate`) and
   :func:`run_gate`.
+* :mod:`rig.gate.replay`     a replay folder instead (``rig gate REPLAY_DIR``, no
+  ``--baseline``: version A is the baseline): the policy's ``replay`` rules per segment.
 """
 
 from rig.gate.campaigns import CALLS_FILES, Campaign, load_campaign
