@@ -275,3 +275,24 @@ def test_a_flac_recording_is_replayed_and_a_misnamed_one_refused(tmp_path):
     res, _ = _run(tmp_path, rec, 800, 800)
     assert {r["call_id"] for r in res.rows} == {"f"}
     assert any("g.flac: not a FLAC file" in m for m in res.problems)
+
+
+def test_a_profile_puts_the_real_speech_on_its_line_and_is_recorded(tmp_path):
+    from rig.audio import Audio
+    from rig.pipeline import load_pipeline
+    from rig.profiles import load_profiles
+    from rig.replay.version import line_audio
+
+    prof = load_profiles(ROOT / "profiles" / "core").get("mobile_amr_nb_loss3")
+    clip = Audio(answer_samples(SHORT, sr=16000), 16000)
+    p = load_pipeline(ROOT / "pipelines" / "reference.yaml")
+    plain = line_audio(clip, p, None, 0, False)
+    lossy = line_audio(clip, p, prof, 0, False)
+    assert plain.sample_rate_hz == lossy.sample_rate_hz == 8000
+    assert len(plain.samples) == len(lossy.samples)
+    assert float(abs(plain.samples - lossy.samples).max()) > 0.01  # AMR-NB and 3% loss
+    assert line_audio(clip, p, prof, 0, False).samples.tolist() == lossy.samples.tolist()
+    rec = _recordings(tmp_path)
+    res, s = _run(tmp_path, rec, 800, 700, profile=prof)
+    assert {r["profile_id"] for r in res.rows} == {"mobile_amr_nb_loss3"}
+    assert s["profile_id"] == "mobile_amr_nb_loss3"
