@@ -86,6 +86,19 @@ def test_shorter_timer_truncates_the_thinking_pauses_and_that_segment_shows_it(e
     assert s["overall"]["mean_delta"] < 0 and s["overall"]["ci95"] is not None
 
 
+def test_the_longest_pause_is_measured_within_a_fifth_of_a_second(work):
+    from rig.monitor.recording import format_of, read_call_audio
+    from rig.replay.segments import longest_pause_s
+    from rig.vad import detect_turns
+
+    for path in sorted((work / "rec" / "per_answer").glob("*.wav")):
+        a = data.ANSWERS[_key(path.stem)]
+        audio = read_call_audio(path.read_bytes(), format_of(path), None).candidate
+        got = longest_pause_s(audio, detect_turns)
+        truth = a.longest_pause_s + 0.1  # the trimmed clips keep 50 ms of silence each side
+        assert got == pytest.approx(truth, abs=0.2), (a.answer_key, got, truth)
+
+
 def test_the_gate_blocks_the_shorter_timer(eager):
     code, out = _cli("gate", str(eager))
     assert code == 1, out
