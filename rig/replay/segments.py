@@ -60,7 +60,10 @@ def call_segments(audio: CallAudio, meta: CallMeta, config: MonitorConfig,
     Raises:
         ValueError: the candidate's channel is empty; RigError: a model is missing.
     """
-    sig = measure_call(audio, meta, config.signals, stages)
+    # repeat requests are no replay segment: a count of 0 in the metadata spares the monitor's
+    # transcription of the interviewer's channel for them (turns are found apart)
+    sig = measure_call(audio, meta.model_copy(update={"repeat_requests": 0}), config.signals,
+                       stages)
     snr, method = sig.snr_db, ("vad_energy" if sig.snr_db is not None else None)
     if snr is None:
         from rig.monitor.snr import SNR_RANGE_DB
