@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rig.cli.common import RigTyper, console, fail
+from rig.config import read_json
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
 
@@ -322,8 +323,8 @@ def campaign_summarize(
     meta_path = out / "campaign.json"
     if not meta_path.is_file():
         fail(RigError(f"{meta_path}: not a campaign folder (no campaign.json)"))
-    meta = json.loads(meta_path.read_text())
     try:
+        meta = read_json(meta_path)
         log = CallLog(out / "calls.jsonl")
     except RigError as exc:
         fail(exc)
