@@ -69,3 +69,25 @@ def test_a_csv_named_parquet_is_named_as_text(tmp_path: Path, rows) -> None:
     with pytest.raises(RowsError, match=r"calls\.parquet: not a Parquet file: text with "
                                         r"commas \(a CSV\?\): name it \.csv"):
         read_rows(wrong)
+
+
+# -- a torn last log line in rig campaign summarize -------------------------------------------
+
+def test_summarize_says_a_torn_last_line_was_left_out(tmp_path: Path) -> None:
+    from rig.campaign.runner import run_campaign
+    from rig.cli import app
+    from tests.test_campaign_unit import make_stages, spec
+
+    s = spec(tmp_path, repeats=1, profile_ids=("short_pauses",),
+             question_ids=("q01_conflict",))
+    run_campaign(s, stages=make_stages(), progress=False)
+    log = s.out_dir / "calls.jsonl"
+    with log.open("ab") as f:
+        f.write(b'{"call_id": "cut-off-mid-w')
+    res = CliRunner().invoke(app, ["campaign", "summarize", str(s.out_dir), "--n-boot", "100"])
+    said = " ".join(res.stderr.split())
+    assert res.exit_code == 0, res.output
+    assert f"{log}: 1 torn last line" in said and f"{log}.torn" in said
+    (s.out_dir / "calls.jsonl.torn").write_bytes(b'{"call_id": "x\n{"call_id": "y\n')
+    res = CliRunner().invoke(app, ["campaign", "summarize", str(s.out_dir), "--n-boot", "100"])
+    assert "calls.jsonl.torn: 2 torn line(s) set aside" in " ".join(res.stderr.split())
