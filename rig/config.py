@@ -281,6 +281,13 @@ def _extra_key_hint(model: type[BaseModel] | None, loc: tuple) -> str:
     return f" ({mean}allowed here: {', '.join(sorted(allowed))})"
 
 
+def _wants_text(err_type: str) -> bool:
+    """Whether a pydantic error of this type is a known field that wanted text (a string, one
+    of some words): only then is a YAML 1.1 boolean (``no``, ``on``) the likely cause. Not for
+    a key the model does not have (``extra_forbidden``), nor a number or a list field."""
+    return err_type.startswith("string") or err_type in ("literal_error", "enum")
+
+
 def validation_error(path: str | Path, exc: ValidationError,
                      model: type[BaseModel] | None = None) -> ConfigError:
     """Turn the first pydantic error into a ConfigError naming file, field and value.
@@ -297,7 +304,7 @@ def validation_error(path: str | Path, exc: ValidationError,
         msg = msg[len("Value error, "):]
     if err.get("type") == "extra_forbidden":
         msg += _extra_key_hint(model, tuple(err["loc"]))
-    if isinstance(err.get("input"), bool) and not err.get("type", "").startswith("bool") \
+    if isinstance(err.get("input"), bool) and _wants_text(err.get("type", "")) \
             and str(path).lower().endswith((".yaml", ".yml")):
         msg += ("; YAML reads an unquoted yes/no/on/off (YAML 1.1) as a boolean: quote it, "
                 "e.g. 'no', where text is meant")

@@ -9,9 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import typer
+from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
 from rig.cli.stats import stats_app
+from rig.config import load_model
+from rig.errors import ConfigError
 from rig.stats.rows import RowsError, read_rows
 from rig.stats.simulation import Design, simulate_campaign
 
@@ -91,3 +94,27 @@ def test_summarize_says_a_torn_last_line_was_left_out(tmp_path: Path) -> None:
     (s.out_dir / "calls.jsonl.torn").write_bytes(b'{"call_id": "x\n{"call_id": "y\n')
     res = CliRunner().invoke(app, ["campaign", "summarize", str(s.out_dir), "--n-boot", "100"])
     assert "calls.jsonl.torn: 2 torn line(s) set aside" in " ".join(res.stderr.split())
+
+
+# -- the yes/no hint only for a known text field ----------------------------------------------
+
+class _Cfg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    language: str = "en"
+    repeats: int = 1
+
+
+@pytest.mark.parametrize(("text", "hint"), [
+    ("language: no\n", True),       # a text field that YAML 1.1 made False
+    ("verbose: true\n", False),     # a key the model does not have
+    ("repeats: [1]\n", False),      # not a bool at all
+])
+def test_yes_no_hint_only_where_yaml_turned_text_into_a_bool(tmp_path: Path, text: str,
+                                                             hint: bool) -> None:
+    p = tmp_path / "c.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_model(p, _Cfg)
+    assert ("yes/no" in str(e.value)) is hint, str(e.value)
+    if text.startswith("verbose"):
+        assert "verbose" in str(e.value) and "allowed here" in str(e.value)
