@@ -12,6 +12,7 @@ import typer
 from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
+from rig.answers import Answer, normalise_script, reference_text
 from rig.cli.stats import stats_app
 from rig.config import load_model
 from rig.errors import ConfigError
@@ -118,3 +119,23 @@ def test_yes_no_hint_only_where_yaml_turned_text_into_a_bool(tmp_path: Path, tex
     assert ("yes/no" in str(e.value)) is hint, str(e.value)
     if text.startswith("verbose"):
         assert "verbose" in str(e.value) and "allowed here" in str(e.value)
+
+
+# -- typographic fractions in a script --------------------------------------------------------
+
+@pytest.mark.parametrize(("script", "spoken"), [
+    ("Add ½ a cup.", "Add one half a cup."),
+    ("About 3½ years.", "About 3 and a half years."),
+    ("Then 2 ¾ of it, ⅓ and ⅔.", "Then 2 and three quarters of it, one third and two thirds."),
+    ("A slash: 1⁄4 of it.", "A slash: 1/4 of it."),
+])
+def test_typographic_fractions_are_spoken_as_words(script: str, spoken: str) -> None:
+    assert normalise_script(script) == spoken
+
+
+def test_tts_script_and_wer_reference_read_the_same_fraction_words() -> None:
+    a = Answer(answer_id="a1", tier="borderline", script="I work ½ days [um] and ¼ nights.",
+               reference_grades=[{"grader_id": "g1", "score": 50},
+                                 {"grader_id": "g2", "score": 60}])
+    assert a.script == "I work one half days [um] and one quarter nights."
+    assert reference_text(a.script) == "I work one half days and one quarter nights."
