@@ -134,3 +134,19 @@ def test_gate_refuses_a_pipeline_file_with_a_duplicate_key(tmp_path: Path, name:
     said = " ".join(res.output.split())
     assert res.exit_code == 2, said
     assert name in said and f"duplicate key '{key}'" in said
+
+
+def test_an_earlier_runs_json_naming_a_key_twice_is_refused_by_name(tmp_path: Path) -> None:
+    """summary.json through its typed reader, and campaign.json in rig campaign summarize."""
+    from rig.campaign.summary_file import load_summary_header
+
+    s = tmp_path / "summary.json"
+    s.write_text('{"pipeline_version": "v1", "pipeline_version": "v2"}')
+    with pytest.raises(ConfigError, match=r"summary\.json: pipeline_version: duplicate key"):
+        load_summary_header(s)
+    out = tmp_path / "c"
+    out.mkdir()
+    (out / "campaign.json").write_text('{"campaign_id": "a", "campaign_id": "b"}')
+    res = CliRunner().invoke(app, ["campaign", "summarize", str(out)])
+    said = " ".join(res.stderr.split())
+    assert res.exit_code == 2 and "campaign.json: campaign_id: duplicate key" in said, said
