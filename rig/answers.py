@@ -107,17 +107,20 @@ _FRACTIONS = {"½": "one half", "⅓": "one third", "⅔": "two thirds", "¼": "
               "⅘": "four fifths", "⅙": "one sixth", "⅚": "five sixths", "⅐": "one seventh",
               "⅛": "one eighth", "⅜": "three eighths", "⅝": "five eighths",
               "⅞": "seven eighths", "⅑": "one ninth", "⅒": "one tenth", "↉": "zero thirds"}
-_FRACTION = re.compile(r"(?:(\d) ?)?([" + "".join(_FRACTIONS) + r"])")
+_FRACTION = re.compile(r"(?:(\d+) ?)?([" + "".join(_FRACTIONS) + r"])")
 #: a fraction written with the fraction slash U+2044 ("1⁄2") or its NFKC forms
 _SLASHED = re.compile(r"(\d+)\u2044(\d+)")
 
 
 def _fraction_words(m: re.Match) -> str:
-    """"½" -> "one half"; after a whole number, "3½" -> "3 and a half"."""
+    """"½" -> "one half"; after a whole number, "3½" -> "3 and a half"; set apart by spaces
+    from a letter or digit it touches ("a½cup" -> "a one half cup")."""
     words = _FRACTIONS[m.group(2)]
-    if not m.group(1):
-        return words
-    return f"{m.group(1)} and {'a ' + words[4:] if words.startswith('one ') else words}"
+    if m.group(1):
+        words = f"{m.group(1)} and {'a ' + words[4:] if words.startswith('one ') else words}"
+    before = m.string[m.start() - 1:m.start()]
+    after = m.string[m.end():m.end() + 1]
+    return (" " if before.isalnum() else "") + words + (" " if after.isalnum() else "")
 
 
 _RTL_BIDI = {"R", "AL", "RLE", "RLO", "RLI", "LRE", "LRO", "LRI", "FSI", "PDF", "PDI"}

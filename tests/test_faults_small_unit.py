@@ -125,9 +125,10 @@ def test_yes_no_hint_only_where_yaml_turned_text_into_a_bool(tmp_path: Path, tex
 
 @pytest.mark.parametrize(("script", "spoken"), [
     ("Add ½ a cup.", "Add one half a cup."),
-    ("About 3½ years.", "About 3 and a half years."),
+    ("About 3½ years, 13½ in all.", "About 3 and a half years, 13 and a half in all."),
     ("Then 2 ¾ of it, ⅓ and ⅔.", "Then 2 and three quarters of it, one third and two thirds."),
     ("A slash: 1⁄4 of it.", "A slash: 1/4 of it."),
+    ("Add½cup, x⅔.", "Add one half cup, x two thirds."),
 ])
 def test_typographic_fractions_are_spoken_as_words(script: str, spoken: str) -> None:
     assert normalise_script(script) == spoken
