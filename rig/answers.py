@@ -99,13 +99,40 @@ _PLAIN = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "
                         "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',
                         "\u201f": '"', "\u2033": '"', "\u2013": "-", "\u2014": " - ",
                         "\u2026": "..."})
+#: Typographic fractions as words: NFKC would make "½" the digits "1⁄2" (a fraction slash),
+#: which voices read as "one two" or "one slash two" while WER, comparing the same mangled
+#: text, hides the misreading.
+_FRACTIONS = {"½": "one half", "⅓": "one third", "⅔": "two thirds", "¼": "one quarter",
+              "¾": "three quarters", "⅕": "one fifth", "⅖": "two fifths", "⅗": "three fifths",
+              "⅘": "four fifths", "⅙": "one sixth", "⅚": "five sixths", "⅐": "one seventh",
+              "⅛": "one eighth", "⅜": "three eighths", "⅝": "five eighths",
+              "⅞": "seven eighths", "⅑": "one ninth", "⅒": "one tenth", "↉": "zero thirds"}
+_FRACTION = re.compile(r"(?:(\d+) ?)?([" + "".join(_FRACTIONS) + r"])")
+#: a fraction written with the fraction slash U+2044 ("1⁄2") or its NFKC forms
+_SLASHED = re.compile(r"(\d+)\u2044(\d+)")
+
+
+def _fraction_words(m: re.Match) -> str:
+    """"½" -> "one half"; after a whole number, "3½" -> "3 and a half"; set apart by spaces
+    from a letter or digit it touches ("a½cup" -> "a one half cup")."""
+    words = _FRACTIONS[m.group(2)]
+    if m.group(1):
+        words = f"{m.group(1)} and {'a ' + words[4:] if words.startswith('one ') else words}"
+    before = m.string[m.start() - 1:m.start()]
+    after = m.string[m.end():m.end() + 1]
+    return (" " if before.isalnum() else "") + words + (" " if after.isalnum() else "")
+
+
 _RTL_BIDI = {"R", "AL", "RLE", "RLO", "RLI", "LRE", "LRO", "LRI", "FSI", "PDF", "PDI"}
 
 
 def normalise_script(script: str) -> str:
     """A script as the voices speak it: Unicode NFKC (a non-breaking or other odd space
     becomes a space, full-width letters plain), curly quotes and apostrophes straight, en/em
-    dashes and the ellipsis character plain, line breaks (CR LF too) as spaces.
+    dashes and the ellipsis character plain, line breaks (CR LF too) as spaces; a typographic
+    fraction as words ("½" -> "one half", "2¾" -> "2 and three quarters") and one written
+    with the fraction slash U+2044 ("1⁄2") as "1/2", so the voices and the WER reference read
+    the same words.
 
     Raises:
         ValueError: a character no voice speaks: right-to-left letters (Hebrew, Arabic) or
@@ -113,7 +140,8 @@ def normalise_script(script: str) -> str:
             Cyrillic, Devanagari...), emoji and other symbols, control characters, or
             invisible format characters (zero-width space, joiner); the message names it
             (``U+200B ZERO WIDTH SPACE at character 41``) and the fix."""
-    text = unicodedata.normalize("NFKC", script).translate(_PLAIN)
+    text = _FRACTION.sub(_fraction_words, script)
+    text = _SLASHED.sub(r"\1/\2", unicodedata.normalize("NFKC", text)).translate(_PLAIN)
     for i, ch in enumerate(text):
         if ch in "\n\r\t":
             continue

@@ -281,6 +281,13 @@ def _extra_key_hint(model: type[BaseModel] | None, loc: tuple) -> str:
     return f" ({mean}allowed here: {', '.join(sorted(allowed))})"
 
 
+def _wants_text(err_type: str) -> bool:
+    """Whether a pydantic error of this type is a known field that wanted text (a string, one
+    of some words): only then is a YAML 1.1 boolean (``no``, ``on``) the likely cause. Not for
+    a key the model does not have (``extra_forbidden``), nor a number or a list field."""
+    return err_type.startswith("string") or err_type in ("literal_error", "enum")
+
+
 def validation_error(path: str | Path, exc: ValidationError,
                      model: type[BaseModel] | None = None) -> ConfigError:
     """Turn the first pydantic error into a ConfigError naming file, field and value.
@@ -297,7 +304,7 @@ def validation_error(path: str | Path, exc: ValidationError,
         msg = msg[len("Value error, "):]
     if err.get("type") == "extra_forbidden":
         msg += _extra_key_hint(model, tuple(err["loc"]))
-    if isinstance(err.get("input"), bool) and not err.get("type", "").startswith("bool") \
+    if isinstance(err.get("input"), bool) and _wants_text(err.get("type", "")) \
             and str(path).lower().endswith((".yaml", ".yml")):
         msg += ("; YAML reads an unquoted yes/no/on/off (YAML 1.1) as a boolean: quote it, "
                 "e.g. 'no', where text is meant")
@@ -339,7 +346,12 @@ def content_hash(obj: object, n: int = 12) -> str:
 
 
 class DuplicateKeyError(ValueError):
-    """A JSON object names a key twice (``json.loads`` would keep the last value silently)."""
+    """A JSON object names a key twice (``json.loads`` would keep the last value silently);
+    ``key`` is the key."""
+
+    def __init__(self, message: str, key: str = "") -> None:
+        super().__init__(message)
+        self.key = key
 
 
 def _short(v: object) -> str:
@@ -353,7 +365,7 @@ def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
         if k in seen:
             raise DuplicateKeyError(f"duplicate key {k!r} (the object names it twice: which "
                                     f"value is meant?); values ({_short(seen[k])} and "
-                                    f"{_short(v)})")
+                                    f"{_short(v)})", k)
         seen[k] = v
     return seen
 
@@ -366,3 +378,43 @@ def loads_strict(text: str) -> object:
         json.JSONDecodeError: not JSON. DuplicateKeyError (a ValueError): a key named twice,
             with both values. RecursionError: nested too deeply."""
     return json.loads(text, object_pairs_hook=_no_duplicates)
+
+
+def read_json(path: str | Path) -> object:
+    """Parse a JSON file that a user or an earlier run wrote, refusing a key named twice.
+
+    Raises:
+        ConfigError: the file is missing or unreadable, not UTF-8, not JSON (line and column
+            given), or an object names a key twice (the key and both values given; plain
+            ``json.loads`` would keep the last value without a word).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError(path, "", "file not found") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, "", f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+                                    f"offset {exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read the file ({exc.strerror or exc})") from None
+    return loads_json(path, text)
+
+
+def loads_json(where: str | Path, text: str | bytes, field: str = "") -> object:
+    """:func:`loads_strict` with its errors as a ConfigError naming ``where`` (a file, or a
+    file and ``field``, e.g. a row's column holding JSON text).
+
+    Raises:
+        ConfigError: not JSON (line and column), a key named twice, nested too deeply."""
+    try:
+        return loads_strict(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(where, field, f"not valid JSON: {exc.msg} (line {exc.lineno}, "
+                                        f"column {exc.colno})") from None
+    except DuplicateKeyError as exc:
+        raise ConfigError(where, field or exc.key, str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(where, field, f"not UTF-8 text ({exc.reason})") from None
+    except RecursionError:
+        raise ConfigError(where, field, "nested too deeply to be read") from None

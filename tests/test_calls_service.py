@@ -103,7 +103,8 @@ def test_a_webhook_result_never_replaces_the_interviewers_own(service):
 def test_webhook_corrections_win_and_bad_bodies_are_refused(service, tmp_path):
     """The webhook log is time-ordered: a later POST for a call id corrects an earlier one,
     on GET and in import-scores of the webhook's own log; one body listing a call id twice
-    with different contents is refused naming the call id; a non-JSON body is a 400."""
+    with different contents is refused naming the call id; a non-JSON body, or one naming a
+    key twice, is a 400."""
     from rig.cli import app
 
     url, store = service
@@ -121,6 +122,10 @@ def test_webhook_corrections_win_and_bad_bodies_are_refused(service, tmp_path):
     assert http("POST", url + "/results", same, ok) == (200, '{"accepted":1}')
     status, text = http("POST", url + "/results", b"not json{", ok)
     assert status == 400 and "not JSON" in text
+    status, text = http("POST", url + "/results",
+                        b'{"call_id": "d", "score": 42, "score": 50}', ok)
+    assert status == 400 and "duplicate key 'score'" in text  # which score: unknowable
+    assert ResultStore(store.path.with_name("webhook.jsonl")).get("d") is None
     status, text = http("POST", url + "/results", b"[1]", ok)
     assert status == 422 and "item 0" in text
     camp = tmp_path / "camp"

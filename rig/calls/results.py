@@ -38,6 +38,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rig.config import DuplicateKeyError, loads_strict
 from rig.errors import ConfigError, RigError
 
 
@@ -119,10 +120,12 @@ def _jsonl_records(path: Path) -> list[tuple[int, dict]]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = loads_strict(line)
         except json.JSONDecodeError as exc:
             raise ConfigError(path, f"line {n}", f"not JSON ({exc.msg} at column {exc.colno})"
                               ) from exc
+        except DuplicateKeyError as exc:
+            raise ConfigError(path, f"line {n}", str(exc)) from None
         if not isinstance(rec, dict):
             raise ConfigError(path, f"line {n}", "not a JSON object", type(rec).__name__)
         out.append((n, rec))
@@ -242,7 +245,7 @@ def pending_404(body: bytes, headers: object = None) -> bool:
     if headers is not None and str(headers.get("X-Rig-Result") or "").lower() == "pending":
         return True
     try:
-        data = json.loads(body or b"null")
+        data = loads_strict(body or b"null")
     except (ValueError, UnicodeDecodeError):
         return False
     if not isinstance(data, dict):

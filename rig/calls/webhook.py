@@ -16,6 +16,7 @@ from fastapi import HTTPException, Request
 from pydantic import ValidationError
 
 from rig.calls.results import ResultStore
+from rig.config import DuplicateKeyError, loads_strict
 from rig.errors import ConfigError
 from rig.webguard import read_body
 
@@ -87,7 +88,6 @@ def results_router(store: ResultStore, token_env: str, max_body_mb: float = MAX_
             unauthenticated results endpoint).
     """
     import hmac
-    import json
 
     from fastapi import APIRouter
 
@@ -105,8 +105,10 @@ def results_router(store: ResultStore, token_env: str, max_body_mb: float = MAX_
             raise HTTPException(status_code=401, detail="bad or missing bearer token")
         raw = await read_body(request, max_bytes)
         try:
-            body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            body = loads_strict(raw)
+        except DuplicateKeyError as exc:
+            raise HTTPException(400, f"the body names a key twice: {exc}") from None
+        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
             raise HTTPException(400, f"the body is not JSON ({exc}); send "
                                 '{"call_id": ..., "score": ...} or a list of them') from None
         scores = _external_scores(body)

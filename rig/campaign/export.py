@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rig.config import read_json
 from rig.errors import ConfigError, RigError
 
 #: The campaign folder's files a bundle must hold (missing: refused).
@@ -137,10 +138,7 @@ def _campaign_meta(cdir: Path) -> dict:
         raise RigError(f"{cdir}: not a folder")
     if not meta_path.is_file():
         raise RigError(f"{cdir}: not a campaign folder (no campaign.json)")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(meta_path, "", f"not JSON ({exc})") from exc
+    meta = read_json(meta_path)  # not JSON, a key named twice: ConfigError
     for key in ("campaign_id", "pipeline_version", "answers_path", "profiles_path",
                 "pipeline_path"):
         if not isinstance(meta, dict) or not meta.get(key):
@@ -193,7 +191,7 @@ def campaign_files(cdir: Path) -> dict[str, Path]:
     out.update({n: cdir / n for n in OPTIONAL if (cdir / n).is_file()})
     partial = (".tmp", ".part", ".partial")  # an atomic write's temporary file
     folders = [cdir / "audio"]
-    sweep = (json.loads((cdir / "summary.json").read_text(encoding="utf-8")).get("sweep")
+    sweep = (read_json(cdir / "summary.json").get("sweep")
              or {}).get("report")
     if sweep:  # the sweep `rig demo` ran, which the summary and the report cite
         folders.append((cdir / sweep).parent)

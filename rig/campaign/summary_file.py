@@ -41,7 +41,7 @@ from rig.campaign.schema import (
     SummaryHeader,
     ValidityThresholds,
 )
-from rig.config import validation_error
+from rig.config import read_json, validation_error
 from rig.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
@@ -87,10 +87,7 @@ def _read(path: str | Path, model: type[M]) -> M:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, "", "file not found")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(path, "", f"not valid JSON: {exc}") from exc
+    data = read_json(path)  # not UTF-8, not JSON, a key named twice: ConfigError
     if not isinstance(data, dict):
         raise ConfigError(path, "", "expected a JSON object", type(data).__name__,
                           has_value=True)

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rig.cli.common import RigTyper, console, fail
+from rig.config import read_json
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
 
@@ -310,6 +311,21 @@ def executor_spec(kind: str, workers: int | None, ray_address: str | None, concu
     return ExecutorSpec(kind, workers, ray_address, concurrency, runtime, overlap)
 
 
+def _torn_note(log: Path, torn: int) -> None:
+    """Say (on stderr) that the log's torn last line (a write cut off mid-row) is left out,
+    and where torn lines are set aside (``<log>.torn``, by the next append)."""
+    aside = log.with_name(log.name + ".torn")
+    earlier = (len(aside.read_bytes().splitlines()) if aside.is_file() else 0)
+    if torn:
+        console.print(Text(
+            f"note: {log}: {torn} torn last line (a write cut off mid-row) left out of the "
+            f"summary; the next `rig campaign run` into this folder moves it to {aside} and "
+            "runs that call again", style="yellow"), highlight=False)
+    if earlier:
+        console.print(Text(f"note: {aside}: {earlier} torn line(s) set aside by earlier runs "
+                           "(not in the summary)"), highlight=False)
+
+
 @campaign_app.command("summarize")
 def campaign_summarize(
     out: Annotated[Path, typer.Argument(help="a campaign output folder")],
@@ -322,11 +338,12 @@ def campaign_summarize(
     meta_path = out / "campaign.json"
     if not meta_path.is_file():
         fail(RigError(f"{meta_path}: not a campaign folder (no campaign.json)"))
-    meta = json.loads(meta_path.read_text())
     try:
+        meta = read_json(meta_path)
         log = CallLog(out / "calls.jsonl")
     except RigError as exc:
         fail(exc)
+    _torn_note(log.path, log.torn_lines)
     rows = [r for r in log.rows() if r.get("pipeline_version") == meta["pipeline_version"]]
     write_outputs(out, rows, campaign_id=meta["campaign_id"], version=meta["pipeline_version"],
                   baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"),

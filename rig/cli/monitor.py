@@ -15,6 +15,7 @@ import typer
 from rich.table import Table
 
 from rig.cli.common import RigTyper, fail
+from rig.config import read_json
 from rig.console import MessageConsole, stdout_console
 from rig.errors import RigError
 
@@ -151,7 +152,7 @@ def _with_scorer_floor(cfg, summary: Path):
     """``cfg`` with ``alerts.scorer_repeat_sd_points`` from a campaign summary's noise floor
     (its single-call ``repeat_sd``; the alerts scale it to a shift of weekly means)."""
     try:
-        data = json.loads(summary.read_text(encoding="utf-8"))
+        data = read_json(summary)  # a key named twice: ConfigError, raised as is
         nf = data["noise_floor"]
         sd = nf["repeat_sd"]
     except (OSError, ValueError, KeyError, TypeError) as exc:

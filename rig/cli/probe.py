@@ -22,6 +22,7 @@ from rig.cli.probe_tables import (
     print_name_swap,
     print_shibboleth,
 )
+from rig.config import read_json
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
 from rig.paths import write_text_atomic
@@ -156,9 +157,9 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
     if not meta_path.is_file():
         fail(RigError(f"{meta_path}: not a probe folder (no probe.json)"))
     try:
-        meta = json.loads(meta_path.read_text())
-    except json.JSONDecodeError as exc:
-        fail(RigError(f"{meta_path}: not valid JSON ({exc.msg}, line {exc.lineno})"))
+        meta = read_json(meta_path)  # not JSON, a key named twice: ConfigError
+    except RigError as exc:
+        fail(exc)
     if not isinstance(meta, dict):
         fail(RigError(f"{meta_path}: not a probe's probe.json (expected a JSON object)"))
     kind = meta.get("probe")

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rig.config import loads_strict
 from rig.paths import atomic_write
 
 if TYPE_CHECKING:
@@ -115,6 +116,6 @@ def read_call_audio(audio_dir: str | Path, call_id: str) -> dict | None:
     with ``--no-audio``, or over a real transport) or it cannot be read."""
     p = audio_paths(audio_dir, call_id)["json"]
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
+        return loads_strict(p.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None

@@ -9,9 +9,9 @@ substituted heard words underlined, and each alignment mark carries a letter (S,
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
+from rig.config import loads_strict
 from rig.drilldown.align import AlignedWord, ScriptWord, alignment_counts
 from rig.pages import PALETTE, fmt
 
@@ -162,7 +162,7 @@ def criteria_html(criteria_json: str | None, reason: str | None) -> str:
     """The scorer's per-criterion points (a table) and its reason, when recorded."""
     out = []
     try:
-        crit = json.loads(criteria_json) if criteria_json else None
+        crit = loads_strict(criteria_json) if criteria_json else None
     except ValueError:
         crit = None
     if crit:
@@ -196,7 +196,7 @@ def agent_events_html(recording_json: Path) -> str:
     connect, kind, detail; :mod:`rig.calls.brain`) as a collapsed list; "" when the file is
     missing, unreadable or has none."""
     try:
-        events = json.loads(recording_json.read_text()).get("events") or []
+        events = loads_strict(recording_json.read_text()).get("events") or []
     except (OSError, ValueError, AttributeError):
         return ""
     if not events:

@@ -7,14 +7,13 @@ A campaign folder holds ``calls.parquet`` (or ``calls.csv``), optionally ``summa
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from rig.campaign.summary_file import load_summary_header
+from rig.config import read_json, read_yaml
 from rig.errors import ConfigError
 from rig.stats.rows import RowsError, read_rows
 
@@ -57,8 +56,9 @@ def load_campaign(folder: str | Path) -> Campaign:
 
     Raises:
         ConfigError: the folder or its calls file is missing, a file is unreadable, or the rows
-            hold several pipeline versions or disagree with summary.json, or a field of
-            summary.json the gate reads is malformed (names file, field, value).
+            hold several pipeline versions or disagree with summary.json, a field of
+            summary.json the gate reads is malformed, or ``pipeline.yaml``/``pipeline.json``
+            is not valid or names a key twice (names file, field or key, value).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -82,11 +82,8 @@ def load_campaign(folder: str | Path) -> Campaign:
     for name in ("pipeline.yaml", "pipeline.json"):
         p = folder / name
         if pipeline is None and p.is_file():
-            try:
-                text = p.read_text(encoding="utf-8")
-                data = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
-            except (OSError, json.JSONDecodeError, yaml.YAMLError) as exc:
-                raise ConfigError(p, "", f"cannot read: {exc}") from exc
+            # the strict readers: a key named twice is refused (naming it), never resolved
+            data = read_json(p) if name.endswith(".json") else read_yaml(p)
             if isinstance(data, dict):
                 pipeline = data
     return Campaign(str(folder), rows, version, pipeline)

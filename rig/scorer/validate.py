@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from rig.answers import Answer, AnswerBank, Question
+from rig.config import loads_json
 from rig.paths import write_text_atomic
 from rig.scorer.base import Scorer
 from rig.stats.validity import inter_grader, judge_validity
@@ -105,12 +106,13 @@ def criterion_agreement(rows: pd.DataFrame) -> dict:
     mean absolute error, Pearson correlation and the number of pairs; and the same per
     criterion id. Rows whose note gives no per-criterion points are left out."""
     pairs = []
+    where = rows.attrs.get("source", "rows")
     for _, r in rows.iterrows():
         if not isinstance(r.get("reference_points_json"), str) or not isinstance(
                 r.get("criteria_json"), str):
             continue
-        ref = json.loads(r["reference_points_json"])
-        for c in json.loads(r["criteria_json"]):
+        ref = loads_json(where, r["reference_points_json"], "reference_points_json")
+        for c in loads_json(where, r["criteria_json"], "criteria_json"):
             if c["criterion_id"] in ref and c["points_max"]:
                 pairs.append((c["criterion_id"], c["points"] / c["points_max"],
                               ref[c["criterion_id"]] / c["points_max"]))

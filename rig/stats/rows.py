@@ -50,17 +50,25 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
     ``total`` column as ``score``). The returned frame's ``attrs["source"]`` is the path, so
     later errors name the file.
 
+    In a CSV only an empty cell or ``NaN`` is missing; a text such as ``N/A`` stays text (a score
+    column holding it is refused by :func:`numeric_column`, naming the row and value).
+
     Raises:
-        RowsError: the file is missing, has another extension, cannot be read, or lacks a
-            mapped column (the message lists the columns it has).
+        RowsError: the file is missing, has another extension, is a Parquet file named
+            ``.csv`` (or a text file named ``.parquet``), cannot be read, or lacks a mapped
+            column (the message lists the columns it has).
     """
     path = Path(path)
     if not path.is_file():
         raise RowsError(path, "", "file not found")
     suffix = path.suffix.lower()
+    check_table_format(path)
     try:
         if suffix == ".csv":
-            df = pd.read_csv(path)
+            # only an empty cell or a float's NaN is missing: pandas' default would also read
+            # "N/A", "NA", "null" as missing, so a text score would pass as a scorer's
+            # unparsed reply and a segment value "NA" (Namibia) would vanish
+            df = pd.read_csv(path, keep_default_na=False, na_values=list(CSV_MISSING))
         elif suffix in (".parquet", ".pq"):
             df = pd.read_parquet(path)
         else:
@@ -77,6 +85,39 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
         df = df.rename(columns={theirs: ours for ours, theirs in columns.items()})
     df.attrs["source"] = str(path)
     return df
+
+
+#: the CSV cells read as missing: empty, or a float's not-a-number as Python and R write it
+CSV_MISSING = ("", "NaN", "nan")
+
+#: the first bytes of every Parquet file
+PARQUET_MAGIC = b"PAR1"
+
+
+def check_table_format(path: Path) -> None:
+    """Refuse a file whose contents are the other table format than its name says.
+
+    Raises:
+        RowsError: a ``.csv`` file starting with the Parquet magic bytes ``PAR1`` ("name it
+            .parquet"), or a ``.parquet``/``.pq`` file without them that reads as UTF-8 text
+            ("name it .csv" when it has a comma in its first line)."""
+    suffix = path.suffix.lower()
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return  # read_rows names the problem
+    if suffix == ".csv" and head.startswith(PARQUET_MAGIC):
+        raise RowsError(path, "", "this is a Parquet file (it starts with PAR1), not a CSV: "
+                        "name it .parquet")
+    if suffix in (".parquet", ".pq") and head and not head.startswith(PARQUET_MAGIC):
+        try:
+            first = head.decode("utf-8").splitlines()[0]
+        except (UnicodeDecodeError, IndexError):
+            first = ""
+        what = "text with commas (a CSV?): name it .csv" if "," in first else \
+            "no Parquet magic bytes PAR1 at its start"
+        raise RowsError(path, "", f"not a Parquet file: {what}")
 
 
 def parse_column_map(items: Iterable[str], source: str = "--col") -> dict[str, str]:
@@ -103,12 +144,17 @@ def require_columns(df: pd.DataFrame, columns: Iterable[str], why: str = "") -> 
                             f"column missing{extra}; the rows have {list(map(str, df.columns))}")
 
 
+#: texts that people write for "no value" (pandas' defaults, among others)
+_MISSING_WORDS = {"n/a", "na", "nan", "null", "none", "-", "--", "#n/a", "missing", "?"}
+
+
 def numeric_column(df: pd.DataFrame, col: str) -> pd.Series:
     """``df[col]`` as floats; empty cells become NaN.
 
     Raises:
-        RowsError: a cell that is not a number (names the column, the row and the value), or an
-            infinite value.
+        RowsError: a cell that is not a number (names the column, the row, the value and how
+            many such cells; a text such as ``N/A`` is named as a text in the input, not a
+            scorer's unparsed reply), or an infinite value.
     """
     raw = df[col]
     if pd.api.types.is_bool_dtype(raw):
@@ -122,8 +168,13 @@ def numeric_column(df: pd.DataFrame, col: str) -> pd.Series:
         bad = values.isna() & raw.notna() & (raw.astype(str).str.strip() != "")
     if bad.any():
         i = bad.to_numpy().nonzero()[0][0]
-        raise RowsError(source_of(df), col, f"not a number in row {i + 1}", raw.iloc[i],
-                        has_value=True)
+        n = int(bad.sum())
+        more = f" ({n} such cells)" if n > 1 else ""
+        text = str(raw.iloc[i]).strip().lower()
+        hint = ("; a text in the input, not a scorer's reply: leave the cell empty where the "
+                "value is missing" if text in _MISSING_WORDS else "")
+        raise RowsError(source_of(df), col, f"not a number in row {i + 1}{more}{hint}",
+                        raw.iloc[i], has_value=True)
     inf = np.isinf(values.to_numpy())
     if inf.any():
         i = inf.nonzero()[0][0]

@@ -22,6 +22,7 @@ import pandas as pd
 from rig.campaign.call import ROW_TYPES, Stages
 from rig.campaign.store import write_parquet, write_text_atomic
 from rig.campaign.summary import campaign_summary
+from rig.config import read_json
 from rig.console import progress_bar
 from rig.errors import ConfigError
 from rig.paths import make_out_dir, remove_partials
@@ -168,7 +169,7 @@ def write_outputs(out: Path, sweep: dict, rows_by: dict[str, list[dict]]) -> dic
 def recompute(out: Path, margin: float | None = None) -> list[dict]:
     """The verdict table recomputed from ``sweep.parquet`` and ``sweep.json``'s campaign
     settings alone (what a reviewer checks): same rows, same table."""
-    sweep = json.loads((out / "sweep.json").read_text())
+    sweep = read_json(out / "sweep.json")
     df = pd.read_parquet(out / "sweep.parquet")
     margin = sweep["margin_points"] if margin is None else margin
     summaries = {v["variant_id"]: campaign_summary(

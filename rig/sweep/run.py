@@ -27,7 +27,6 @@ process (the models are loaded once and kept, :func:`rig.runtime.build_stages`).
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from rig.answers import load_bank
 from rig.campaign.call import FrontResult, Stages, call_id, finish_call, run_call_front
 from rig.campaign.executors import ProfilePaths
 from rig.campaign.store import CallLog
+from rig.config import read_json
 from rig.errors import ConfigError
 from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import PipelineConfig
@@ -95,7 +95,7 @@ def load_campaign(folder: Path) -> Campaign:
     if not meta_path.is_file() or not (folder / "calls.parquet").is_file():
         raise ConfigError(folder, "CAMPAIGN_DIR", "not a finished campaign folder (needs "
                           "campaign.json and calls.parquet: run `rig campaign run` first)")
-    meta = json.loads(meta_path.read_text())
+    meta = read_json(meta_path)
     if meta.get("transport", "sim") != "sim":
         raise ConfigError(meta_path, "transport", "a sweep re-runs simulated calls only",
                           meta.get("transport"))

@@ -10,12 +10,12 @@ Raises :class:`rig.errors.RigError` naming the file, the field and the value on 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rig.config import loads_strict
 from rig.errors import RigError
 
 #: File name of the description inside a speaker folder.
@@ -73,8 +73,8 @@ def read_speaker(folder: str | Path) -> SpeakerInfo:
         raise RigError(f"{path}: no {SPEAKER_FILE} in the speaker folder (rig voices record "
                        "and rig voices import write one)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = loads_strict(path.read_text(encoding="utf-8"))
+    except ValueError as exc:  # not UTF-8, not JSON, a key named twice
         raise RigError(f"{path}: not a JSON file ({exc})") from exc
     try:
         return SpeakerInfo.model_validate(data)

@@ -9,7 +9,6 @@ text (:class:`Pair`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -17,6 +16,7 @@ from typing import Literal
 import pandas as pd
 
 from rig.answers import load_bank
+from rig.config import loads_strict
 from rig.errors import ConfigError
 from rig.paths import DEFAULTS
 from rig.probes.core import sample_sessions
@@ -204,8 +204,8 @@ def _bank_path(folder: Path, given: str | Path | None) -> Path:
     meta = folder / "campaign.json"
     if meta.is_file():
         try:
-            info = json.loads(meta.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            info = loads_strict(meta.read_text(encoding="utf-8"))
+        except ValueError as exc:  # not JSON, not UTF-8, a key named twice
             raise ConfigError(meta, "", f"not valid JSON ({exc}); give --answers") from None
         p = info.get("answers_path") if isinstance(info, dict) else None
         if p and Path(p).exists():

@@ -1,7 +1,8 @@
 """Regenerate the binary and derived files of the bad-input corpus (``python
 tests/data/bad/make_corpus.py``). The text files were written by hand from real layouts
 (answer_bank/mini, profiles/core, pipelines/reference.yaml) with one fault each; this script
-writes the audio files, whose faults are easier to make than to type. Deterministic."""
+writes the audio files, whose faults are easier to make than to type, and the Parquet file
+named ``.csv``. Deterministic."""
 
 from __future__ import annotations
 
@@ -71,6 +72,16 @@ def main() -> None:
     empty[4:8] = struct.pack("<I", len(empty) - 8)
     (audio / "empty_data_then_list.wav").write_bytes(bytes(empty))
     write("good.wav", x)
+    parquet_named_csv()
+
+
+def parquet_named_csv() -> None:
+    """``stats/parquet_named.csv``: score_text.csv's rows with numeric scores, as Parquet."""
+    import pandas as pd
+
+    rows = pd.read_csv(HERE / "stats" / "score_text.csv")
+    rows["score"] = [70, 65, 55, 50, 30, 28, 80, 78]
+    rows.to_parquet(HERE / "stats" / "parquet_named.csv", index=False)
 
 
 if __name__ == "__main__":

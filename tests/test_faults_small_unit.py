@@ -1,0 +1,142 @@
+"""The smaller faults of issue 30, each named for what it is: a text score in the input, a
+Parquet file named .csv, a torn log line, a yes/no hint only where it applies, and
+typographic fractions in a script."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import typer
+from pydantic import BaseModel, ConfigDict
+from typer.testing import CliRunner
+
+from rig.answers import Answer, normalise_script, reference_text
+from rig.cli.stats import stats_app
+from rig.config import load_model
+from rig.errors import ConfigError
+from rig.stats.rows import RowsError, read_rows
+from rig.stats.simulation import Design, simulate_campaign
+
+pytestmark = pytest.mark.unit
+
+stats = typer.Typer()
+stats.add_typer(stats_app, name="stats")
+
+
+@pytest.fixture(scope="module")
+def rows() -> pd.DataFrame:
+    return simulate_campaign(Design(), seed=5)
+
+
+# -- a text score in rig stats' input -------------------------------------------------------
+
+def test_a_text_score_is_named_as_input_not_as_a_scorer_parse_failure(tmp_path: Path,
+                                                                      rows) -> None:
+    df = rows.astype({"score": object})
+    df.loc[[2, 5], "score"] = "N/A"
+    csv = tmp_path / "calls.csv"
+    df.to_csv(csv, index=False)
+    res = CliRunner().invoke(stats, ["stats", "paired", str(csv)])
+    said = " ".join(res.stderr.split())
+    assert res.exit_code == 2, said
+    assert "calls.csv: score: not a number in row 3 (2 such cells)" in said
+    assert "not a scorer's reply" in said and "'N/A'" in said
+    assert "parse failure" not in said and "unparsed" not in said
+
+
+def test_only_an_empty_csv_cell_is_missing(tmp_path: Path) -> None:
+    csv = tmp_path / "calls.csv"
+    csv.write_text("answer_id,score,country\na1,,NA\na2,50,null\na3,NaN,-\n")
+    df = read_rows(csv)
+    assert pd.isna(df.loc[0, "score"]) and df.loc[1, "score"] == 50 and pd.isna(df.loc[2, "score"])
+    assert list(df["country"]) == ["NA", "null", "-"]  # Namibia stays Namibia
+
+
+# -- a Parquet file named .csv, and the reverse -----------------------------------------------
+
+def test_a_parquet_file_named_csv_is_named_as_parquet(tmp_path: Path, rows) -> None:
+    wrong = tmp_path / "calls.csv"
+    rows.to_parquet(wrong)
+    with pytest.raises(RowsError, match=r"calls\.csv: this is a Parquet file .*name it "
+                                        r"\.parquet"):
+        read_rows(wrong)
+    res = CliRunner().invoke(stats, ["stats", "paired", str(wrong)])
+    assert res.exit_code == 2 and "name it .parquet" in " ".join(res.stderr.split())
+    assert "utf-8" not in res.stderr.lower()
+
+
+def test_a_csv_named_parquet_is_named_as_text(tmp_path: Path, rows) -> None:
+    wrong = tmp_path / "calls.parquet"
+    rows.to_csv(wrong, index=False)
+    with pytest.raises(RowsError, match=r"calls\.parquet: not a Parquet file: text with "
+                                        r"commas \(a CSV\?\): name it \.csv"):
+        read_rows(wrong)
+
+
+# -- a torn last log line in rig campaign summarize -------------------------------------------
+
+def test_summarize_says_a_torn_last_line_was_left_out(tmp_path: Path) -> None:
+    from rig.campaign.runner import run_campaign
+    from rig.cli import app
+    from tests.test_campaign_unit import make_stages, spec
+
+    s = spec(tmp_path, repeats=1, profile_ids=("short_pauses",),
+             question_ids=("q01_conflict",))
+    run_campaign(s, stages=make_stages(), progress=False)
+    log = s.out_dir / "calls.jsonl"
+    with log.open("ab") as f:
+        f.write(b'{"call_id": "cut-off-mid-w')
+    res = CliRunner().invoke(app, ["campaign", "summarize", str(s.out_dir), "--n-boot", "100"])
+    said = " ".join(res.stderr.split())
+    assert res.exit_code == 0, res.output
+    assert f"{log}: 1 torn last line" in said and f"{log}.torn" in said
+    (s.out_dir / "calls.jsonl.torn").write_bytes(b'{"call_id": "x\n{"call_id": "y\n')
+    res = CliRunner().invoke(app, ["campaign", "summarize", str(s.out_dir), "--n-boot", "100"])
+    assert "calls.jsonl.torn: 2 torn line(s) set aside" in " ".join(res.stderr.split())
+
+
+# -- the yes/no hint only for a known text field ----------------------------------------------
+
+class _Cfg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    language: str = "en"
+    repeats: int = 1
+
+
+@pytest.mark.parametrize(("text", "hint"), [
+    ("language: no\n", True),       # a text field that YAML 1.1 made False
+    ("verbose: true\n", False),     # a key the model does not have
+    ("repeats: [1]\n", False),      # not a bool at all
+])
+def test_yes_no_hint_only_where_yaml_turned_text_into_a_bool(tmp_path: Path, text: str,
+                                                             hint: bool) -> None:
+    p = tmp_path / "c.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_model(p, _Cfg)
+    assert ("yes/no" in str(e.value)) is hint, str(e.value)
+    if text.startswith("verbose"):
+        assert "verbose" in str(e.value) and "allowed here" in str(e.value)
+
+
+# -- typographic fractions in a script --------------------------------------------------------
+
+@pytest.mark.parametrize(("script", "spoken"), [
+    ("Add ½ a cup.", "Add one half a cup."),
+    ("About 3½ years, 13½ in all.", "About 3 and a half years, 13 and a half in all."),
+    ("Then 2 ¾ of it, ⅓ and ⅔.", "Then 2 and three quarters of it, one third and two thirds."),
+    ("A slash: 1⁄4 of it.", "A slash: 1/4 of it."),
+    ("Add½cup, x⅔.", "Add one half cup, x two thirds."),
+])
+def test_typographic_fractions_are_spoken_as_words(script: str, spoken: str) -> None:
+    assert normalise_script(script) == spoken
+
+
+def test_tts_script_and_wer_reference_read_the_same_fraction_words() -> None:
+    a = Answer(answer_id="a1", tier="borderline", script="I work ½ days [um] and ¼ nights.",
+               reference_grades=[{"grader_id": "g1", "score": 50},
+                                 {"grader_id": "g2", "score": 60}])
+    assert a.script == "I work one half days [um] and one quarter nights."
+    assert reference_text(a.script) == "I work one half days and one quarter nights."

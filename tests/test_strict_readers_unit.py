@@ -1,0 +1,151 @@
+"""Every YAML and JSON file rig reads goes through the strict readers (a key named twice is an
+error naming the file and the key); the few raw parses left are listed with their reason."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rig.cli import app
+from rig.config import read_json
+from rig.errors import ConfigError
+from rig.gate import load_campaign
+from tests.test_gate import crafted, write_campaign
+
+pytestmark = pytest.mark.unit
+
+RIG = Path(__file__).resolve().parents[1] / "rig"
+RAW = re.compile(r"\b(yaml\.safe_load|yaml\.load|yaml\.full_load|yaml\.unsafe_load|"
+                 r"json\.loads?)\(|^\s*from (json|yaml) import .*\b(loads?|safe_load|full_load)\b")
+
+#: (file, the stripped source line) -> why a raw parse is right there
+ALLOWED = {
+    ("config.py", "return json.loads(text, object_pairs_hook=_no_duplicates)"):
+        "the strict JSON reader itself",
+    ("config.py", "return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass"):
+        "the strict YAML reader itself",
+    ("sweep/plan.py", "v = yaml.safe_load(text)"):
+        "one --vary value parsed as a scalar; a mapping is kept as the text given",
+    ("campaign/runner.py",
+     'return CampaignResult(out, rows, json.loads(files["summary"].read_text()), len(todo),'):
+        "the summary.json this run has just written (json.dumps of a dict)",
+    ("probes/core.py", 'summary = json.loads(files["summary"].read_text())'):
+        "the summary.json this run has just written",
+    ("probes/shibboleth/run.py", 'summary = json.loads(files["summary"].read_text())'):
+        "the summary.json this run has just written",
+    ("cli/campaign.py", '_print_summary(json.loads((out / "summary.json").read_text()), out)'):
+        "the summary.json write_outputs has just written",
+    ("cli/probe.py",
+     'BIAS_PRINTERS[kind](json.loads((out / "summary.json").read_text()), out)'):
+        "the summary.json write_outputs has just written",
+    ("scorer/openai_compat.py", "return json.loads(payload)"):
+        "an HTTP response envelope; the model's reply inside is parsed by scorer/prompt.py "
+        "with loads_strict",
+    ("calls/results.py", "row = json.loads(r.read())"):
+        "rig's own results endpoint (written by ResultStore, json.dumps of a dict)",
+    ("calls/transports/twilio/stream.py", "msg = json.loads(text)"):
+        "a Twilio media-stream protocol message, not a file",
+    ("calls/transports/webrtc.py", "self.messages.append((t, json.loads(message)))"):
+        "an RTVI protocol message on the data channel, not a file",
+    ("calls/routes.py", "body = json.loads(await request.body())"):
+        "a WebRTC SDP offer from the browser page rig serves",
+    ("models.py", "rec = json.loads(marker.read_text())"):
+        "rig's own verification marker; any doubt re-verifies the model",
+    ("models.py", "if json.loads(marker.read_text()) == record:"):
+        "rig's own verification marker; any doubt re-verifies the model",
+    ("synth/cache.py", 'info = json.loads(meta.read_text(encoding="utf-8"))'):
+        "rig's own render cache; a damaged entry is rendered again",
+    ("synth/piper.py",
+     'config = json.loads(voice_pkg.config_path().read_text(encoding="utf-8"))'):
+        "a voice package's own config (third party, not the user's)",
+    ("synth/coqui.py", 'raw = json.loads(config.read_text(encoding="utf-8"))'):
+        "a TTS model's own config (third party, not the user's)",
+    ("synth/kokoro.py",
+     'vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))["vocab"]'):
+        "a TTS model's own vocabulary (third party, not the user's)",
+    ("voices/shipped.py", "doc = json.loads(text)"):
+        "rig's packaged rig/data/voices.json, written by rig voices validate",
+    # not yet routed: these files were under another change the day this list was made
+    ("campaign/store.py", "row = json.loads(text)"):
+        "rig's own append-only call log (json.dumps of a dict per line); not yet routed",
+    ("campaign/store.py", 'row = json.loads(tail.decode("utf-8"))'):
+        "rig's own call log's torn last line; not yet routed",
+    ("campaign/store.py", 'was = json.loads((out / "campaign.json").read_text())'):
+        "rig's own campaign.json on resume; not yet routed",
+    ("gate/replay.py", 's = json.loads(path.read_text(encoding="utf-8"))'):
+        "a replay's summary.json; not yet routed",
+    ("replay/inputs.py", "return json.loads(v)"):
+        "a replay manifest's turns column; not yet routed",
+    ("replay/summary.py", 'replay = json.loads((out / "replay.json").read_text())'):
+        "rig's own replay.json on resume; not yet routed",
+}
+
+
+def _raw_parses() -> set[tuple[str, str]]:
+    """(file under rig/, stripped line) of every line calling a raw YAML or JSON parser."""
+    found = set()
+    for f in sorted(RIG.rglob("*.py")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if RAW.search(line) and not line.lstrip().startswith("#"):
+                found.add((f.relative_to(RIG).as_posix(), line.strip()))
+    return found
+
+
+def test_every_raw_yaml_or_json_parse_is_listed_with_a_reason() -> None:
+    found = _raw_parses()
+    new = sorted(found - set(ALLOWED))
+    assert not new, ("parse user or earlier-run YAML/JSON with rig.config.read_yaml / "
+                     f"read_json / loads_json (strict: a key named twice is an error), or "
+                     f"list the line in ALLOWED with its reason: {new}")
+    gone = sorted(set(ALLOWED) - found)
+    assert not gone, f"ALLOWED lists lines no longer in rig/: drop them: {gone}"
+    assert all(reason.strip() for reason in ALLOWED.values())
+
+
+def test_read_json_refuses_a_duplicate_key_naming_file_and_key(tmp_path: Path) -> None:
+    p = tmp_path / "meta.json"
+    p.write_text('{"a": {"seed": 1, "seed": 2}}')
+    with pytest.raises(ConfigError, match=r"meta\.json: seed: duplicate key 'seed'") as e:
+        read_json(p)
+    assert "1" in str(e.value) and "2" in str(e.value)
+    p.write_text('{"a": ')
+    with pytest.raises(ConfigError, match=r"meta\.json: not valid JSON: .*line 1"):
+        read_json(p)
+    with pytest.raises(ConfigError, match="file not found"):
+        read_json(tmp_path / "none.json")
+
+
+@pytest.mark.parametrize(("name", "text", "key"), [
+    ("pipeline.yaml", "scorer:\n  model: a\n  model: b\n", "model"),
+    ("pipeline.json", '{"scorer": {"model": "a", "model": "b"}}', "model"),
+])
+def test_gate_refuses_a_pipeline_file_with_a_duplicate_key(tmp_path: Path, name: str,
+                                                          text: str, key: str) -> None:
+    cand = write_campaign(tmp_path / "cand", crafted())
+    base = write_campaign(tmp_path / "base", crafted())
+    (cand / name).write_text(text)
+    with pytest.raises(ConfigError, match=rf"{re.escape(name)}: .*duplicate key '{key}'"):
+        load_campaign(cand)
+    res = CliRunner().invoke(app, ["gate", str(cand), "--baseline", str(base)])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2, said
+    assert name in said and f"duplicate key '{key}'" in said
+
+
+def test_an_earlier_runs_json_naming_a_key_twice_is_refused_by_name(tmp_path: Path) -> None:
+    """summary.json through its typed reader, and campaign.json in rig campaign summarize."""
+    from rig.campaign.summary_file import load_summary_header
+
+    s = tmp_path / "summary.json"
+    s.write_text('{"pipeline_version": "v1", "pipeline_version": "v2"}')
+    with pytest.raises(ConfigError, match=r"summary\.json: pipeline_version: duplicate key"):
+        load_summary_header(s)
+    out = tmp_path / "c"
+    out.mkdir()
+    (out / "campaign.json").write_text('{"campaign_id": "a", "campaign_id": "b"}')
+    res = CliRunner().invoke(app, ["campaign", "summarize", str(out)])
+    said = " ".join(res.stderr.split())
+    assert res.exit_code == 2 and "campaign.json: campaign_id: duplicate key" in said, said
