@@ -68,19 +68,6 @@ ALLOWED = {
         "a TTS model's own vocabulary (third party, not the user's)",
     ("voices/shipped.py", "doc = json.loads(text)"):
         "rig's packaged rig/data/voices.json, written by rig voices validate",
-    # not yet routed: these files were under another change the day this list was made
-    ("campaign/store.py", "row = json.loads(text)"):
-        "rig's own append-only call log (json.dumps of a dict per line); not yet routed",
-    ("campaign/store.py", 'row = json.loads(tail.decode("utf-8"))'):
-        "rig's own call log's torn last line; not yet routed",
-    ("campaign/store.py", 'was = json.loads((out / "campaign.json").read_text())'):
-        "rig's own campaign.json on resume; not yet routed",
-    ("gate/replay.py", 's = json.loads(path.read_text(encoding="utf-8"))'):
-        "a replay's summary.json; not yet routed",
-    ("replay/inputs.py", "return json.loads(v)"):
-        "a replay manifest's turns column; not yet routed",
-    ("replay/summary.py", 'replay = json.loads((out / "replay.json").read_text())'):
-        "rig's own replay.json on resume; not yet routed",
 }
 
 

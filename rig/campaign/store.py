@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rig.config import DuplicateKeyError, loads_strict
 from rig.errors import ConfigError, RigError
 from rig.paths import (
     make_out_dir,
@@ -71,12 +72,14 @@ class CallLog:
                 raise self._damaged(lineno, f"not UTF-8 text (byte {start + exc.start} of the "
                                             "file)") from exc
             try:
-                row = json.loads(text)
+                row = loads_strict(text)
             except json.JSONDecodeError as exc:
                 if last:
                     self.torn_lines += 1
                     continue
                 raise self._damaged(lineno, f"not a JSON row ({exc.msg})") from exc
+            except DuplicateKeyError as exc:
+                raise self._damaged(lineno, str(exc)) from exc
             if not isinstance(row, dict) or not isinstance(row.get(self.key), str):
                 raise self._damaged(lineno, f"a row without a {self.key}")
             self._rows[row[self.key]] = row
@@ -95,10 +98,10 @@ class CallLog:
         cut = data.rfind(b"\n") + 1
         tail = data[cut:]
         try:
-            row = json.loads(tail.decode("utf-8"))
+            row = loads_strict(tail.decode("utf-8"))
             if isinstance(row, dict) and isinstance(row.get(self.key), str):
                 return True
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (UnicodeDecodeError, json.JSONDecodeError, DuplicateKeyError):
             pass
         if not tail.strip():
             return True
@@ -202,9 +205,9 @@ def open_campaign_folder(out: Path, transport: str) -> list[dict]:
     if not (out / "campaign.json").is_file():
         return []
     try:
-        was = json.loads((out / "campaign.json").read_text())
+        was = loads_strict((out / "campaign.json").read_text())
         transport_was = was.get("transport", "sim")
-    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, DuplicateKeyError, AttributeError) as exc:
         raise ConfigError(out / "campaign.json", "", "not a JSON object (damaged, e.g. by "
                           "an older rig killed while writing it): delete it and rerun the "
                           "same command (the calls logged are kept)") from exc

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rig.config import read_json
 from rig.errors import ConfigError
 from rig.gate.policy import GatePolicy, load_policy
 from rig.gate.result import GateCheck, GateResult, Verdict
@@ -28,10 +29,9 @@ def is_replay_folder(path: str | Path) -> bool:
 
 def _load_summary(folder: Path) -> dict:
     path = folder / "summary.json"
-    try:
-        s = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(path, "", "missing or not JSON: rerun rig replay to write it") from exc
+    if not path.is_file():
+        raise ConfigError(path, "", "missing: rerun rig replay to write it")
+    s = read_json(path)
     if not isinstance(s, dict) or s.get("kind") != "replay":
         raise ConfigError(path, "kind", "a replay's summary (kind: replay)",
                           s.get("kind") if isinstance(s, dict) else s, True)

@@ -37,7 +37,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rig.config import validation_error
+from rig.config import DuplicateKeyError, loads_strict, validation_error
 from rig.errors import ConfigError, RigError
 from rig.monitor.meta import CallInput, CallMeta
 
@@ -87,8 +87,8 @@ class ReplayFields(BaseModel):
             if not v.strip():
                 return None
             try:
-                return json.loads(v)
-            except json.JSONDecodeError as exc:
+                return loads_strict(v)
+            except (json.JSONDecodeError, DuplicateKeyError) as exc:
                 raise ValueError(f"not a JSON list of turns ({exc})") from exc
         return v
 

@@ -92,14 +92,14 @@ def write_outputs(out: Path, rows: list[dict], left_out: list[str], *, audio: bo
 
     Raises:
         ConfigError: ``out/replay.json`` is missing or damaged (rerun the replay)."""
+    from rig.config import read_json
     from rig.errors import ConfigError
     from rig.replay.report import write_report
 
-    try:
-        replay = json.loads((out / "replay.json").read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(out / "replay.json", "", "missing or not JSON: rerun the same "
-                          "rig replay command (the rows logged are kept)") from exc
+    if not (out / "replay.json").is_file():
+        raise ConfigError(out / "replay.json", "", "missing: rerun the same rig replay "
+                          "command (the rows logged are kept)")
+    replay = read_json(out / "replay.json")
     summary, df, pairs = summarize(rows, replay, left_out, alpha=alpha)
     write_parquet(df.to_dict("records"), out / "calls.parquet", row_types())
     write_parquet(jsonable(pairs.to_dict("records")), out / "pairs.parquet")
