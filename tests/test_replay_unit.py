@@ -191,13 +191,17 @@ def _frame(deltas_by_call: dict[str, list[float]]) -> pd.DataFrame:
 
 
 def test_cluster_bootstrap_matches_an_independent_loop():
-    df = _frame({"a": [-10, -20], "b": [0], "c": [-5, -5, -5], "d": [3]})
+    df = _frame({"a": [-10, -20], "b": [0], "c": [-5, -5, -5], "d": [3], "e": [-1, 2],
+                 "f": [-30]})
     ci = cluster_bootstrap_ci(df, "delta", n_boot=2000, seed=0)
     rng = np.random.default_rng(0)
     groups = [df[df.call_id == c]["delta"].to_numpy() for c in sorted(df.call_id.unique())]
-    idx = rng.integers(0, 4, size=(2000, 4))
+    idx = rng.integers(0, 6, size=(2000, 6))
     stats = [np.concatenate([groups[i] for i in row]).mean() for row in idx]
     assert ci == pytest.approx(list(np.percentile(stats, [2.5, 97.5])))
+    # under 5 interviews a cluster bootstrap has almost no spread: no interval
+    assert cluster_bootstrap_ci(_frame({"a": [-10], "b": [-12], "c": [-11], "d": [-9]}),
+                                "delta") is None
 
 
 def test_sign_flip_p_matches_scipy_permutation_test():
@@ -296,3 +300,51 @@ def test_a_profile_puts_the_real_speech_on_its_line_and_is_recorded(tmp_path):
     res, s = _run(tmp_path, rec, 800, 700, profile=prof)
     assert {r["profile_id"] for r in res.rows} == {"mobile_amr_nb_loss3"}
     assert s["profile_id"] == "mobile_amr_nb_loss3"
+
+
+def test_gate_fails_closed_on_too_few_interviews_and_prints_each_subject(tmp_path):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+    from rig.gate.replay import run_replay_gate
+
+    rec = _recordings(tmp_path)
+    _run(tmp_path, rec, 2000, 700, out="short")
+    res = CliRunner().invoke(app, ["gate", str(tmp_path / "short")])
+    assert res.exit_code == 1
+    blocked = [ln for ln in res.output.splitlines() if ln.startswith("blocked:")]
+    assert any("[employer=globex]" in ln for ln in blocked), res.output  # not eaten as markup
+    small = tmp_path / "small"
+    for name in ("c0.wav", "c0.json", "c2.wav", "c2.json"):
+        small.mkdir(exist_ok=True)
+        (small / name).write_bytes((rec / name).read_bytes())
+    _run(tmp_path, small, 2000, 2000, out="two")
+    g = run_replay_gate(tmp_path / "two")  # B = A, but 2 interviews cannot show it is safe
+    assert g.verdict == "block" and "under min_calls 3" in g.reasons[0]
+
+
+def test_logged_a_without_a_score_or_off_scale_is_left_out_by_name(tmp_path):
+    rec = tmp_path / "rec"
+    write_call(rec, "ok", answer_samples(SHORT), question_id="q01_conflict", score=70.0)
+    write_call(rec, "none", answer_samples(SHORT), question_id="q01_conflict")
+    write_call(rec, "ten", answer_samples(SHORT), question_id="q01_conflict", score=150.0)
+    write_call(rec, "typo", answer_samples(SHORT), questionid="q01_conflict", score=70.0)
+    res, s = _run(tmp_path, rec, 800, 700, logged_a=True)
+    text = "\n".join(s["left_out"])
+    assert "none.json" not in text and "none.wav: score: --logged-a needs version A's" in text
+    assert "ten.wav: score: version A's logged score must be on the bank's 0-100 scale, " \
+           "as B's is (got 150)" in text
+    assert "typo.wav: question_id / turns: missing (the metadata has 'questionid' (did you " \
+           "mean question_id?))" in text
+    assert {r["call_id"] for r in res.rows} == {"ok"}
+
+
+def test_copy_audio_on_a_resumed_replay_copies_every_turn(tmp_path):
+    rec = _recordings(tmp_path)
+    _run(tmp_path, rec, 2000, 700)
+    counter: dict = {}
+    _run(tmp_path, rec, 2000, 700, copy_audio=True, fakes=_fakes(counter))
+    assert len(list((tmp_path / "out" / "audio").glob("*.flac"))) == 6
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "audio/" in html and "c0.wav#t=" not in html
+    assert counter.get("n", 0) == 0  # nothing graded again: the rows were logged

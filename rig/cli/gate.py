@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from rig.cli.common import JsonOpt, fail, or_fail, print_json
@@ -28,14 +29,14 @@ def _gate_output(res: GateResult, path: Path) -> None:
         return "n/a" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
 
     for c in res.checks:
-        t.add_row(c.check, c.subject, v(c.value), v(c.previous), v(c.threshold),
+        t.add_row(c.check, escape(c.subject), v(c.value), v(c.previous), v(c.threshold),
                   v(c.p_value), v(c.p_adjusted), "BLOCK" if c.blocked else "",
-                  c.reason if c.computable else "not computable: " + c.reason)
+                  escape(c.reason if c.computable else "not computable: " + c.reason))
     out.print(t)
     for note in res.notes:
-        out.print(f"note: {note}")
-    for r in res.reasons:
-        out.print(f"[bold red]blocked[/bold red]: {r}")
+        out.print(f"note: {escape(note)}")
+    for r in res.reasons:  # a subject such as [snr_db=>=30 dB] is text, not markup
+        out.print(f"[bold red]blocked[/bold red]: {escape(r)}")
     out.print(f"wrote {path}")
 
 

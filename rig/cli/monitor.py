@@ -51,8 +51,8 @@ def _config(path: Path | None):
 
 @monitor_app.command("ingest")
 def ingest_command(
-    path: Annotated[Path, typer.Argument(help="A folder of recordings (.wav, .ulaw, .mulaw) "
-                                              "with JSON sidecars or a manifest.")],
+    path: Annotated[Path, typer.Argument(help="A folder of recordings (.wav, .flac, .ulaw, "
+                                              ".mulaw) with JSON sidecars or a manifest.")],
     db: DbOpt = DEFAULT_DB,
     manifest: Annotated[Path | None, typer.Option(
         help="A manifest (.jsonl or .csv) instead of sidecars; default PATH/manifest.jsonl "

@@ -101,8 +101,8 @@ def replay_command(
 
     def tick(outcome) -> None:
         done[0] += 1
-        console.print(f"replay: {done[0]} recordings: {outcome.source}: {len(outcome.rows)} "
-                      f"rows, {len(outcome.problems)} left out")
+        console.print(f"replay: recording {done[0]}: {outcome.source}: {len(outcome.rows)} "
+                      f"rows replayed, {len(outcome.problems)} left out")
 
     res = or_fail(lambda: run_replay(
         recordings, bank=answers, pipeline_a=pipeline_a or pipeline_b, pipeline_b=pipeline_b,
@@ -110,6 +110,9 @@ def replay_command(
         stereo_layout=stereo_layout, manifest=manifest, from_monitor=from_monitor,
         monitor_config=cfg, executor=executor, workers=workers,  # type: ignore[arg-type]
         copy_audio=copy_audio, on_recording=tick))
+    if res.n_skipped_done:
+        console.print(f"replay: resumed: {res.n_skipped_done} of {res.n_recordings} recordings "
+                      f"were done already in {out} (skipped); {done[0]} replayed now")
     summary = or_fail(lambda: write_outputs(out, res.rows, res.problems, audio=not no_audio,
                                             alpha=alpha))
     if json_out:

@@ -6,8 +6,10 @@ Each rule runs on the whole replay (``all``) and on every segment of the replay'
 ``summary.json`` with at least ``min_calls`` interviews: a mean drop (B - A below
 ``-max_mean_drop_points``) blocks, and so does a flip rate above ``max_flip_rate`` (or the
 no-change flip floor, when measured and larger). A segment under ``min_calls`` is listed as
-not computable and does not block (unless ``fail_on_not_computable``). A replay in which no
-turn was scored under both versions cannot show B is safe and blocks.
+not computable and does not block (unless ``fail_on_not_computable``); a dimension whose
+turns all fall in one segment repeats ``all`` and is not checked again. A replay in which no
+turn was scored under both versions, or with fewer than ``min_calls`` interviews in all,
+cannot show B is safe and blocks.
 """
 
 from __future__ import annotations
@@ -39,12 +41,19 @@ def _load_summary(folder: Path) -> dict:
 
 
 def _groups(summary: dict, dims: tuple[str, ...] | None) -> list[tuple[str, dict]]:
+    """``all`` and each segment, leaving out a dimension whose turns all fall in one segment
+    (it repeats ``all``)."""
     out = [("all", summary["overall"])] if summary.get("overall") else []
     for dim, segs in summary.get("segments", {}).items():
-        if dims is not None and dim not in dims:
+        if (dims is not None and dim not in dims) or any(s.get("same_as_all")
+                                                         for s in segs.values()):
             continue
         out += [(f"{dim}={seg}", s) for seg, s in segs.items()]
     return out
+
+
+def _ci(ci: list | None) -> str:
+    return "no CI under 5 interviews" if not ci else f"95% CI [{ci[0]:+.1f}, {ci[1]:+.1f}]"
 
 
 def replay_checks(summary: dict, policy: GatePolicy) -> list[GateCheck]:
@@ -58,11 +67,20 @@ def replay_checks(summary: dict, policy: GatePolicy) -> list[GateCheck]:
         return [GateCheck("replay_mean_drop", "all", None, None, -rp.max_mean_drop_points,
                           None, None, True, False, "no turn was scored under both versions: "
                           "the replay cannot show B is safe")]
+    overall = summary["overall"]
+    if overall["n_calls"] < rp.min_calls:  # fails closed, as with no paired turn
+        return [GateCheck(
+            "replay_mean_drop", "all", overall["mean_delta"], overall["mean_score_a"],
+            -rp.max_mean_drop_points, overall.get("p"), None, True, False,
+            f"{overall['n_calls']} interviews, under min_calls {rp.min_calls}: too few to "
+            "judge B on (replay more recordings, or lower replay.min_calls)")]
     for subject, s in groups:
         small = s["n_calls"] < rp.min_calls
         why_small = f"{s['n_calls']} interviews, under min_calls {rp.min_calls}"
-        p_holm = s.get("p_holm") if subject != "all" else s.get("p")
-        significant = p_holm is not None and p_holm < policy.alpha
+        # Holm across segments; the whole replay is one test of its own (not adjusted)
+        p_holm = s.get("p_holm") if subject != "all" else None
+        p_test = s.get("p") if subject == "all" else p_holm
+        significant = p_test is not None and p_test < policy.alpha
         sig_ok = significant or not rp.require_significance
         d = s["mean_delta"]
         if small or d is None:
@@ -74,17 +92,17 @@ def replay_checks(summary: dict, policy: GatePolicy) -> list[GateCheck]:
             checks.append(GateCheck(
                 "replay_mean_drop", subject, d, s["mean_score_a"], -rp.max_mean_drop_points,
                 s.get("p"), p_holm, blocked, True,
-                f"B changes the mean score by {d:+.1f} points (95% CI {s['ci95']}, "
+                f"B changes the mean score by {d:+.1f} points ({_ci(s['ci95'])}, "
                 f"{s['n_pairs']} turns of {s['n_calls']} interviews); limit "
                 f"-{rp.max_mean_drop_points:g}", {"ci95": s["ci95"]}))
         fr = s["flip_rate"]
         if small or fr is None:
             checks.append(GateCheck("replay_flip_rate", subject, fr, floor, flip_limit, None,
                                     None, False, False, why_small if small else "no decision"))
-        else:
+        else:  # no test of its own: require_significance reads the segment's delta test
             blocked = fr > flip_limit and sig_ok
             checks.append(GateCheck(
-                "replay_flip_rate", subject, fr, floor, flip_limit, None, p_holm, blocked, True,
+                "replay_flip_rate", subject, fr, floor, flip_limit, None, None, blocked, True,
                 f"{s['flips']} of {s['n_decided']} decisions flip ({fr:.1%}; "
                 f"{s['flips_advance_to_reject']} advance -> reject); limit {flip_limit:.1%}",
                 {"flip_ci95": s["flip_ci95"]}))

@@ -135,6 +135,8 @@ class ReplayCall:
     layout: str | None
     turns: tuple[ReplayTurn, ...] | None
     skipped: tuple[str, ...] = field(default_factory=tuple)
+    #: fields of the record close to one rig reads (a typo): named in errors
+    near_misses: tuple[str, ...] = ()
 
 
 def parse_fields(raw: dict | None, source: str) -> ReplayFields:
@@ -178,6 +180,43 @@ def turns_of(fields: ReplayFields, meta: CallMeta, known_questions: set[str], so
     return tuple(out), tuple(skipped)
 
 
+def check_logged(turn: ReplayTurn, source: str) -> None:
+    """Refuse, under ``--logged-a``, an answer without version A's logged result or with a
+    score off the bank's 0-100 scale (its delta against B's 0-100 score would mean nothing).
+
+    Raises:
+        ReplayInputError: names the file, the field and the value."""
+    field = "score" if turn.source == "whole_recording" else f"turns[{turn.index}].score"
+    if turn.logged_score is None and turn.logged_decision is None:
+        raise ReplayInputError(f"{source}: {field}: --logged-a needs version A's logged score "
+                               "or decision (got null); the answer is left out")
+    if turn.logged_score is not None and not 0 <= turn.logged_score <= 100:
+        raise ReplayInputError(f"{source}: {field}: version A's logged score must be on the "
+                               f"bank's 0-100 scale, as B's is (got {turn.logged_score:g}); "
+                               "rescale it, or replay A (drop --logged-a); the answer is left "
+                               "out")
+
+
+#: The fields rig reads from a replay record (the monitor's and the replay's).
+KNOWN_FIELDS = frozenset({*CallMeta.model_fields, *ReplayFields.model_fields})
+
+
+def near_misses(raw: dict | None) -> list[str]:
+    """``'questionid' (did you mean question_id?)`` for each field of ``raw`` that rig does
+    not read but that is close to one it does (other fields, a name or a phone number, are
+    dropped without a word, by design)."""
+    import difflib
+
+    out = []
+    for key in raw or {}:
+        if key in KNOWN_FIELDS:
+            continue
+        close = difflib.get_close_matches(key, sorted(KNOWN_FIELDS), n=1, cutoff=0.8)
+        if close:
+            out.append(f"{key!r} (did you mean {close[0]}?)")
+    return out
+
+
 def check_span(turn: ReplayTurn, duration_s: float, source: str) -> None:
     """Refuse a turn that reaches past the recording's end (by more than 50 ms: rounding).
 
@@ -211,4 +250,5 @@ def replay_call(item: CallInput, known_questions: set[str], stereo_layout: str |
         raise ReplayInputError(str(exc)) from exc
     turns, skipped = turns_of(fields, item.meta, known_questions, item.source)
     return ReplayCall(item.source, item.meta, str(item.audio_path), fields,
-                      item.meta.layout or stereo_layout, turns, skipped)
+                      item.meta.layout or stereo_layout, turns, skipped,
+                      tuple(near_misses(item.raw)))

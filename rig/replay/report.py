@@ -11,7 +11,6 @@ offline (no CDN, no font, no script).
 from __future__ import annotations
 
 import html
-import json
 import os
 from pathlib import Path
 
@@ -31,11 +30,17 @@ def _pts(v: float | None) -> str:
 
 
 def _ci(ci: list | None) -> str:
-    return "no CI: under 2 interviews" if not ci else f"95% CI [{ci[0]:+.1f}, {ci[1]:+.1f}]"
+    return ("no CI: under 5 interviews" if not ci
+            else f"95% CI [{ci[0]:+.1f}, {ci[1]:+.1f}]")
 
 
 def _pct(v: float | None) -> str:
     return "n/a" if v is None else f"{100 * v:.0f}%"
+
+
+def _n(k: int, word: str) -> str:
+    """``1 turn``, ``2 turns``."""
+    return f"{k} {word}" + ("" if k == 1 else "s")
 
 
 def verdict_sentences(summary: dict) -> list[str]:
@@ -43,6 +48,10 @@ def verdict_sentences(summary: dict) -> list[str]:
     va, vb = summary["versions"]["A"], summary["versions"]["B"]
     o = summary.get("overall")
     out = []
+    if summary.get("profile_id"):
+        out.append(f"Both versions heard the recordings through profile "
+                   f"{summary['profile_id']}'s noise and line; the segments describe the "
+                   "recordings as stored.")
     if va["result_source"] == "logged":
         out.append("Version A is the logged result stored with each recording (transcript, "
                    "score, decision), not replayed; version B was replayed on the recordings.")
@@ -58,7 +67,7 @@ def verdict_sentences(summary: dict) -> list[str]:
     out.append(
         f"Version B ({vb['name']}) changes the mean score by {_pts(o['mean_delta'])} points "
         f"({_ci(o['ci95'])}, clustered by interview; p = {fmt(o['p'], 3)}) over "
-        f"{o['n_pairs']} turns of {o['n_calls']} interviews; {o['flips']} of "
+        f"{_n(o['n_pairs'], 'turn')} of {_n(o['n_calls'], 'interview')}; {o['flips']} of "
         f"{o['n_decided']} advance/reject decisions flip ({o['flips_advance_to_reject']} "
         f"advance -> reject, {o['flips_reject_to_advance']} reject -> advance).")
     if o.get("truncation_rate_b") is not None:
@@ -74,6 +83,9 @@ def verdict_sentences(summary: dict) -> list[str]:
                    f"({_ci(s['ci95'])}; Holm p = {fmt(s.get('p_holm'), 3)}, {sig}); "
                    f"{s['flips']} of {s['n_decided']} decisions flip, truncation "
                    f"{_pct(s['truncation_rate_a'])} -> {_pct(s['truncation_rate_b'])}.")
+    if summary.get("n_rows_failed"):
+        out.append(f"{_n(summary['n_rows_failed'], 'row')} failed in a stage (no score; the "
+                   "error is in calls.parquet's error column); a rerun retries them.")
     if summary["left_out"]:
         out.append(f"{len(summary['left_out'])} recordings or turns were left out (listed at "
                    "the end).")
@@ -116,21 +128,22 @@ def _impact_table(summary: dict) -> str:
         for seg, e in segs.items():
             rows.append(
                 f"<tr><th scope='row'>{esc(dim)}</th><td>{esc(seg)}</td>"
+                f"<td>{e.get('n_a', 'n/a')}</td><td>{e.get('n_b', 'n/a')}</td>"
                 f"<td>{fmt(e.get('scoring_impact_ratio_a'))}</td>"
                 f"<td>{fmt(e.get('scoring_impact_ratio_b'))}</td>"
                 f"<td>{fmt(e.get('selection_impact_ratio_a'))}</td>"
                 f"<td>{fmt(e.get('selection_impact_ratio_b'))}</td></tr>")
     head = "".join(f"<th scope='col'>{h}</th>" for h in (
-        "dimension", "segment", "scoring IR, A", "scoring IR, B", "selection IR, A",
-        "selection IR, B"))
+        "dimension", "segment", "turns, A", "turns, B", "scoring IR, A", "scoring IR, B",
+        "selection IR, A", "selection IR, B"))
     return ("<div class='table-wrap' tabindex='0'><table><caption>Impact ratios (LL144 scoring "
             "rate; four-fifths selection rate) per segment, under A and under B</caption>"
             f"<thead><tr>{head}</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
 
 
 def _forest(summary: dict) -> str:
-    rows = [ForestRow(f"{dim}: {seg}", s["mean_delta"], s["ci95"], dim,
-                      "" if s["ci95"] else "under 2 interviews")
+    rows = [ForestRow(f"{dim}: {seg}", s["mean_delta"], s["ci95"], "",
+                      "" if s["ci95"] else "no CI under 5 interviews")
             for dim, segs in summary.get("segments", {}).items() for seg, s in segs.items()
             if s["mean_delta"] is not None]
     if not rows:
@@ -152,8 +165,9 @@ def _audio_src(out: Path, p: pd.Series, close: float | None, copied: bool) -> st
     return f"{src}#t={start:.2f},{start + float(close):.2f}"
 
 
-def _turn_panel(out: Path, p: pd.Series, audio: bool, copied: bool, peaks: list[float],
+def _turn_panel(out: Path, p: pd.Series, audio: bool, peaks: list[float],
                 dur: float | None) -> str:
+    copied = _copied(out, p)
     cols = []
     for v in ("a", "b"):
         close = p.get(f"turn_close_s_{v}")
@@ -171,20 +185,27 @@ def _turn_panel(out: Path, p: pd.Series, audio: bool, copied: bool, peaks: list[
             f"<p><b>Heard:</b> {esc(str(p[f'transcript_{v}'] or ''))}</p>"
             + (f"<p><b>Lost after the close:</b> <del class='dd-lost'>{esc(lost)}</del></p>"
                if isinstance(lost, str) and lost else "") + "</div>")
-    diff = aligned_html(align_transcript(p["transcript_a"] or "", p["transcript_b"] or ""))
+    diff = aligned_html(align_transcript(p["transcript_a"] or "", p["transcript_b"] or "")
+                        ).replace("heard as scripted", "the same in A and B")
     return (f"<section class='dd-pair'><h3>{esc(str(p['call_id']))}, turn {p['turn_index']} "
             f"({esc(str(p['question_id']))}): {esc(str(p['flip_direction']))}, delta "
             f"{_pts(p['delta'])}</h3><div class='dd-cols'>{''.join(cols)}</div>"
-            f"<p><b>B's transcript against A's</b> (WER {fmt(p['wer_b_vs_a'])}): {diff}</p>"
+            f"<p><b>B's transcript against A's</b> (WER {fmt(p['wer_b_vs_a'])}; D: a word A "
+            f"heard and B did not, I: the reverse, S: heard differently): {diff}</p>"
             "</section>")
 
 
-def _peaks(p: pd.Series, copied: bool, out: Path) -> tuple[list[float], float | None]:
+def _copied(out: Path, p: pd.Series) -> bool:
+    """The answer's audio was copied into ``out/audio`` (``--copy-audio``)."""
+    return (out / "audio" / f"{p['turn_key']}.flac").is_file()
+
+
+def _peaks(p: pd.Series, out: Path) -> tuple[list[float], float | None]:
     from rig.drilldown.audio import peaks
     from rig.monitor.recording import format_of, read_call_audio
 
     try:
-        if copied:
+        if _copied(out, p):
             import soundfile as sf
 
             x, sr = sf.read(out / "audio" / f"{p['turn_key']}.flac", dtype="float32")
@@ -201,11 +222,9 @@ def _peaks(p: pd.Series, copied: bool, out: Path) -> tuple[list[float], float | 
 
 def report_html(out: Path, summary: dict, pairs: pd.DataFrame, audio: bool = True) -> str:
     """The whole page (see the module docstring)."""
-    copied = (out / "audio").is_dir()
     verdict = "".join(f"<li>{esc(s)}</li>" for s in verdict_sentences(summary))
     flipped = pairs[pairs["flip"].fillna(False).astype(bool)] if len(pairs) else pairs
-    panels = "".join(_turn_panel(out, p, audio, copied, *(_peaks(p, copied, out) if audio
-                                                          else ([], None)))
+    panels = "".join(_turn_panel(out, p, audio, *(_peaks(p, out) if audio else ([], None)))
                      for _, p in flipped.iterrows())
     left = "".join(f"<li>{esc(m)}</li>" for m in summary["left_out"])
     va, vb = summary["versions"]["A"], summary["versions"]["B"]
@@ -213,18 +232,21 @@ def report_html(out: Path, summary: dict, pairs: pd.DataFrame, audio: bool = Tru
         "<!doctype html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' "
         "content='width=device-width,initial-scale=1'><title>rig replay report</title>"
         f"<style>{CSS}{STYLE}.dd-cols{{display:flex;flex-wrap:wrap;gap:1rem}}"
-        ".dd-side{flex:1 1 22rem}</style></head><body>"
+        ".dd-side{flex:1 1 22rem}pre{white-space:pre-wrap}</style></head><body>"
         f"<h1>Replay: B ({esc(str(vb['pipeline_version']))}) against A "
         f"({esc(str(va['pipeline_version'] or 'logged results'))})</h1>"
         f"<p class='note'>replay {esc(summary['replay_id'])}; A {va['result_source']}, "
         f"endpointing {va['silence_timeout_ms']} ms; B {vb['result_source']}, endpointing "
-        f"{vb['silence_timeout_ms']} ms; {summary['n_recordings']} recordings.</p>"
+        f"{vb['silence_timeout_ms']} ms; {_n(summary['n_recordings'], 'recording')}"
+        + (f"; profile {esc(summary['profile_id'])}" if summary.get("profile_id") else "")
+        + ".</p>"
         f"<ul class='verdict'>{verdict}</ul>{_forest(summary)}{_segment_table(summary)}"
         f"<h2>Impact ratios under A and B</h2>{_impact_table(summary)}"
         f"<h2>The turns that flipped ({len(flipped)})</h2>"
         + (panels or "<p class='note'>No decision flipped.</p>")
         + f"<h2>Left out ({len(summary['left_out'])})</h2><ul>{left}</ul>"
-        f"<h2>Method</h2><pre>{esc(json.dumps(summary['method'], indent=1))}</pre>"
+        "<h2>Method</h2><dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>"
+                                        for k, v in summary["method"].items()) + "</dl>"
         "</body></html>")
 
 

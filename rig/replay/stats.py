@@ -9,7 +9,9 @@ independent: every interval and test here resamples or permutes **whole intervie
 * **Mean delta** (points, 0-100 scale): the turn-weighted mean of the paired deltas.
 * **95% CI**: cluster bootstrap by interview (Davison and Hinkley 1997, section 3.8; Field
   and Welsh 2007): resample interviews with replacement, ``n_boot`` (2000) times, seed 0,
-  the statistic recomputed on all turns of the drawn interviews; percentile interval.
+  the statistic recomputed on all turns of the drawn interviews; percentile interval. None
+  under :data:`MIN_CLUSTERS_CI` (5) interviews: a bootstrap over 2-4 clusters has almost no
+  spread and would look sure when it is not (the p-value is still given).
 * **p**: cluster sign-flip randomization test of "B changes nothing" (each interview's sum
   of deltas is symmetric about 0 under the null): the signs of whole interviews are flipped,
   exactly (all 2^n patterns) up to 12 interviews, else 20,000 random patterns (seed 0, with
@@ -20,7 +22,9 @@ independent: every interval and test here resamples or permutes **whole intervie
   construction when A is deterministic (greedy ASR, llama.cpp at temperature 0, the VAD),
   which ``flip_floor`` says instead of printing a measured 0.
 * **Holm** (Holm 1979) across every segment's test (all dimensions together: one family),
-  so a B that changes nothing flags a segment with probability at most alpha.
+  so a B that changes nothing flags a segment with probability at most alpha. A dimension
+  whose turns all fall in one segment repeats the whole replay: it is listed
+  (``same_as_all``) and left out of the family, as the monitor does.
 * **Impact ratios** per segment dimension, for A and for B (LL144 scoring rates: share of a
   segment's turns scored strictly above the median of that version's scores; four-fifths
   selection rates: share advanced; :mod:`rig.stats.rates`), and their change B - A.
@@ -40,6 +44,10 @@ from rig.stats.equivalence import holm
 from rig.wer import wer
 
 N_BOOT = 2000
+#: the fewest interviews a cluster bootstrap interval is given for: with fewer, resampling 2-4
+#: clusters has almost no spread and the interval looks sure when it is not (bootstrap
+#: intervals undercover with few clusters: Cameron, Gelbach and Miller 2008)
+MIN_CLUSTERS_CI = 5
 EXACT_MAX_CLUSTERS = 12
 N_PERMUTATIONS = 20000
 
@@ -94,9 +102,10 @@ def _clusters(df: pd.DataFrame, col: str) -> tuple[np.ndarray, np.ndarray]:
 def cluster_bootstrap_ci(df: pd.DataFrame, col: str, n_boot: int = N_BOOT, seed: int = 0
                          ) -> list[float] | None:
     """Percentile 95% CI of the turn-weighted mean of ``col``, resampling interviews
-    (``call_id``) with replacement. None with fewer than 2 interviews."""
+    (``call_id``) with replacement. None with fewer than :data:`MIN_CLUSTERS_CI`
+    interviews."""
     sums, counts = _clusters(df, col)
-    if len(sums) < 2:
+    if len(sums) < MIN_CLUSTERS_CI:
         return None
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(sums), size=(n_boot, len(sums)))
@@ -167,9 +176,15 @@ def segment_stats(pairs: pd.DataFrame, alpha: float = 0.05, n_boot: int = N_BOOT
         if col not in pairs.columns:
             continue
         out[dim] = {}
-        for seg, grp in pairs.groupby(pairs[col].fillna("unknown").astype(str), sort=True):
+        groups = list(pairs.groupby(pairs[col].fillna("unknown").astype(str), sort=True))
+        for seg, grp in groups:
             out[dim][seg] = group_stats(grp, n_boot)
-            family.append((dim, seg))
+            out[dim][seg]["same_as_all"] = len(groups) == 1
+            if len(groups) > 1:
+                family.append((dim, seg))
+    for segs in out.values():
+        for g in segs.values():
+            g["p_holm"], g["significant"] = None, None
     adj = holm([out[d][s]["p"] for d, s in family], alpha)
     for (d, s), (p_adj, rej) in zip(family, adj, strict=True):
         out[d][s]["p_holm"] = p_adj

@@ -18,7 +18,13 @@ from rig.monitor.config import MonitorConfig
 from rig.monitor.recording import RecordingError, format_of, read_call_audio
 from rig.monitor.signals import SignalStages, vad_rate
 from rig.profiles import Profile
-from rig.replay.inputs import ReplayCall, ReplayInputError, ReplayTurn, check_span
+from rig.replay.inputs import (
+    ReplayCall,
+    ReplayInputError,
+    ReplayTurn,
+    check_logged,
+    check_span,
+)
 from rig.replay.rows import checked, short_hash
 from rig.replay.segments import call_segments, longest_pause_s, pause_segment
 from rig.replay.version import Version, VersionStages, logged_row, replay_turn
@@ -63,7 +69,7 @@ def call_key(call: ReplayCall, spec: ReplaySpec, audio_sha256: str) -> str:
                       call.fields.model_dump_json(), *(v.version or "logged" for v in
                                                         spec.versions),
                       spec.profile.content_hash if spec.profile else "-", spec.codec_reapplied,
-                      spec.stereo_layout)
+                      spec.stereo_layout, spec.audio_dir is not None)
 
 
 def row_id(turn_key: str, version: Version, spec: ReplaySpec) -> str:
@@ -120,9 +126,12 @@ class ReplayWorker:
         except Exception as exc:  # one recording that breaks a stage; the rest goes on
             out.problems.append(f"{call.source}: {type(exc).__name__}: {exc}")
             return out
+        logged = any(v.logged for v in self.spec.versions)
         for turn in turns:
             try:
                 check_span(turn, audio.candidate.duration_s, call.source)
+                if logged:
+                    check_logged(turn, call.source)
             except ReplayInputError as exc:
                 out.problems.append(str(exc))
                 continue
@@ -147,8 +156,10 @@ class ReplayWorker:
         from rig.replay.turns import turns_from_interviewer
 
         if audio.interviewer is None:
+            typo = (f" (the metadata has {', '.join(call.near_misses)})"
+                    if call.near_misses else "")
             raise ReplayInputError(
-                f"{call.source}: question_id / turns: missing; a mono recording needs "
+                f"{call.source}: question_id / turns: missing{typo}; a mono recording needs "
                 "question_id (one answer) or turns (a whole interview): rig finds the turns "
                 "itself only from the interviewer's channel of a stereo recording")
         iv = audio.interviewer.resample(vad_rate(audio.interviewer.sample_rate_hz))
