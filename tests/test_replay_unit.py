@@ -348,3 +348,19 @@ def test_copy_audio_on_a_resumed_replay_copies_every_turn(tmp_path):
     html = (tmp_path / "out" / "report.html").read_text()
     assert "audio/" in html and "c0.wav#t=" not in html
     assert counter.get("n", 0) == 0  # nothing graded again: the rows were logged
+
+
+def test_an_answer_the_vad_never_hears_is_not_graded_and_is_counted(tmp_path):
+    rec = tmp_path / "rec"
+    for i in range(5):
+        write_call(rec, f"c{i}", answer_samples(SHORT), question_id="q01_conflict")
+    quiet = answer_samples(SHORT) * 0.05  # under the fake VAD's energy threshold
+    write_call(rec, "quiet", quiet, question_id="q01_conflict")
+    res, s = _run(tmp_path, rec, 800, 700)
+    q = [r for r in res.rows if r["call_id"] == "quiet"]
+    assert len(q) == 2 and all(r["score"] is None and r["parse_status"] == "no_speech"
+                               and r["transcript"] is None for r in q)
+    assert s["overall"]["heard_nothing_a"] == s["overall"]["heard_nothing_b"] == 1
+    assert s["overall"]["n_pairs"] == 5
+    assert "heard no speech in 1 answers under B" in (tmp_path / "out" / "report.html"
+                                                       ).read_text()

@@ -74,6 +74,10 @@ def verdict_sentences(summary: dict) -> list[str]:
         out.append(f"B cuts off {_pct(o['truncation_rate_b'])} of turns (the candidate was "
                    f"still answering when B's timer closed the turn); A "
                    f"{_pct(o['truncation_rate_a'])}.")
+    if o.get("heard_nothing_a") or o.get("heard_nothing_b"):
+        out.append(f"The VAD heard no speech in {o['heard_nothing_b']} answers under B and "
+                   f"{o['heard_nothing_a']} under A (too short or too quiet for it): those "
+                   "answers were not graded and are not in the deltas.")
     worst = _worst_segment(summary)
     if worst is not None:
         dim, seg, s = worst

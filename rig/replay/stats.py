@@ -162,6 +162,10 @@ def group_stats(pairs: pd.DataFrame, n_boot: int = N_BOOT) -> dict:
         truncation_rate_b=_rate(pairs["truncated_b"]) if "truncated_b" in pairs else None,
         wer_b_vs_a_mean=(float(pairs["wer_b_vs_a"].dropna().mean())
                          if pairs["wer_b_vs_a"].notna().any() else None))
+    for v in ("a", "b"):
+        col = f"closed_by_{v}"
+        out[f"heard_nothing_{v}"] = (int((pairs[col] == "no_speech").sum())
+                                     if col in pairs else 0)
     ta, tb = out["truncation_rate_a"], out["truncation_rate_b"]
     out["truncation_change"] = tb - ta if ta is not None and tb is not None else None
     return out

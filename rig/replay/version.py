@@ -12,6 +12,12 @@ where the version's interviewer takes the turn (what it heard ends there); any s
 finds after it (``speech_after_close_s``, more turns) is the candidate still answering, lost
 to that version: ``truncated``. ``words_lost`` counts the words the version's ASR finds in the
 audio after the close (``lost_text``).
+
+**Heard nothing.** When the version's VAD finds no speech in the answer (too short or too
+quiet for it), its interviewer never heard the answer: the row says ``closed_by: no_speech``
+and ``parse_status: no_speech``, and nothing is transcribed or graded (never a score for an
+answer the interviewer did not hear). The pair is then not paired; the summary counts such
+turns per version (``heard_nothing_a``/``_b``).
 """
 
 from __future__ import annotations
@@ -108,8 +114,12 @@ def replay_turn(clip: Audio, question: Question, version: Version, stages: Versi
     if turns:
         first, after = turns[0], turns[1:]
         close, closed_by, start = first.close_s, first.closed_by, first.start_s
-    else:
-        after, close, closed_by, start = (), line.duration_s, "no_speech", None
+    else:  # the version's interviewer never heard the answer start: nothing to grade
+        return {"turn_duration_s": line.duration_s, "speech_start_s": None,
+                "turn_close_s": None, "closed_by": "no_speech", "truncated": None,
+                "speech_after_close_s": None, "words_lost": None, "transcript": None,
+                "reference_transcript": reference, "parse_status": "no_speech",
+                "cutoff": question.cutoff, "t_vad_s": t_vad}
     opts = asr_options(p)
     t0 = time.perf_counter()
     tr = stages.transcribe(line.head(close), opts)
