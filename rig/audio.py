@@ -201,6 +201,39 @@ def container_problem(data: bytes, name: str) -> str | None:
     return wav_truncation(data)
 
 
+#: The longest recording rig reads (seconds). A recording is decoded whole (float32, and a
+#: resampled copy or two beside it: about 12 bytes per sample per channel at the file's
+#: rate), so a 2-hour stereo 44.1 kHz file would take about 7.6 GB; rig refuses longer ones
+#: before reading them, with this limit in the message.
+MAX_RECORDING_S = 3 * 3600.0
+#: Bytes of memory per sample and channel while a recording is decoded and resampled.
+_BYTES_PER_SAMPLE = 12
+
+
+def recording_too_long(path: str | Path, max_s: float | None = None) -> str | None:
+    """Why ``path`` is too long to read whole, or None; from its header only (raw G.711
+    ``.ulaw``/``.mulaw``: its size at 8000 bytes a second). A file whose header cannot be read
+    is left to the decoder (None).
+
+    ``max_s`` defaults to :data:`MAX_RECORDING_S` (read at call time)."""
+    max_s = MAX_RECORDING_S if max_s is None else max_s
+    path = Path(path)
+    try:
+        if path.suffix.lower() in (".ulaw", ".mulaw"):
+            frames, rate, channels = path.stat().st_size, 8000, 1
+        else:
+            info = sf.info(str(path))
+            frames, rate, channels = info.frames, info.samplerate, info.channels
+    except (OSError, RuntimeError, sf.LibsndfileError):
+        return None
+    if rate <= 0 or frames / rate <= max_s:
+        return None
+    gb = frames * channels * _BYTES_PER_SAMPLE / 1e9
+    return (f"{frames / rate / 3600:.1f} h of audio; rig reads a recording whole (about "
+            f"{gb:.1f} GB of memory for this one) and refuses recordings over "
+            f"{max_s / 3600:g} h: split it (for instance one file per answer, with question_id)")
+
+
 #: The lowest sample rate read as speech (Hz): telephone audio is 8000; a rate under 4000 is
 #: a wrong header (or not speech), and resampling it would invent a signal.
 MIN_SAMPLE_RATE_HZ = 4000
@@ -237,7 +270,8 @@ def read_wav(path: str | Path, sample_rate_hz: int | None = None) -> Audio:
     8-, 16-, 24- and 32-bit PCM, float, G.711 WAVs, WAVE_FORMAT_EXTENSIBLE and streaming
     WAVs (size fields 0 or 0xFFFFFFFF: :func:`fill_streaming_sizes`) are accepted and
     converted to float32; stereo is mixed down. Refused (:class:`AudioFileError`): see
-    :func:`container_problem` and :func:`samples_problem`.
+    :func:`container_problem` and :func:`samples_problem`; one longer than
+    :data:`MAX_RECORDING_S` (:func:`recording_too_long`), before it is read.
 
     Raises:
         FileNotFoundError: the file does not exist.
@@ -247,6 +281,9 @@ def read_wav(path: str | Path, sample_rate_hz: int | None = None) -> Audio:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: audio file not found")
+    too_long = recording_too_long(path)
+    if too_long:
+        raise AudioFileError(path, too_long)
     try:
         data_bytes = path.read_bytes()
     except OSError as exc:

@@ -364,3 +364,34 @@ def test_an_answer_the_vad_never_hears_is_not_graded_and_is_counted(tmp_path):
     assert s["overall"]["n_pairs"] == 5
     assert "heard no speech in 1 answers under B" in (tmp_path / "out" / "report.html"
                                                        ).read_text()
+
+
+def test_a_recording_over_the_length_limit_is_refused_before_it_is_read(tmp_path,
+                                                                        monkeypatch):
+    import rig.audio
+    from rig.audio import AudioFileError, read_wav, recording_too_long
+    from rig.monitor.config import MonitorConfig
+    from rig.monitor.ingest import ingest_folder
+
+    rec = tmp_path / "rec"
+    write_call(rec, "long", answer_samples(SHORT), question_id="q01_conflict")
+    (rec / "raw.ulaw").write_bytes(b"\xff" * 80000)
+    (rec / "raw.json").write_text((rec / "long.json").read_text().replace('"long"', '"raw"'))
+    assert recording_too_long(rec / "long.wav") is None
+    monkeypatch.setattr(rig.audio, "MAX_RECORDING_S", 3.0)
+    why = recording_too_long(rec / "long.wav")
+    assert why.startswith("0.0 h of audio; rig reads a recording whole (about 0.0 GB")
+    assert "refuses recordings over 0.000833333 h" in why
+    assert recording_too_long(rec / "raw.ulaw")  # 10 s of raw mu-law
+    with pytest.raises(AudioFileError, match=r"long\.wav: 0\.0 h of audio"):
+        read_wav(rec / "long.wav")  # noise files and recorded voices too
+    res, _ = _run(tmp_path, rec, 800, 800)
+    assert not res.rows and any("long.wav: 0.0 h of audio" in m for m in res.problems)
+
+    class Store:  # never reached: the file is refused before it is read
+        def fingerprint(self, call_id):
+            raise AssertionError("read")
+
+    out = ingest_folder(rec, Store(), MonitorConfig())
+    assert out.n_ingested == 0 and len(out.bad) == 2
+    assert all("h of audio" in b.reason for b in out.bad)

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from rig.audio import recording_too_long
 from rig.errors import EngineUnavailable, ModelIntegrityError, ModelMissingError, RigError
 from rig.monitor.config import MonitorConfig
 from rig.monitor.meta import CallMeta, iter_calls
@@ -141,6 +142,12 @@ def ingest_folder(folder: str | Path, store: MonitorStore, config: MonitorConfig
         if item.error is not None or item.meta is None or item.audio_path is None:
             res.bad.append(BadFile(item.source, item.error or "unusable"))
         else:
+            too_long = recording_too_long(item.audio_path)
+            if too_long:
+                res.bad.append(BadFile(item.source, f"{item.source}: {too_long}"))
+                if on_call is not None:
+                    on_call(item.source, "bad")
+                continue
             try:
                 data = item.audio_path.read_bytes()
                 outcome, rec = ingest_one(store, item.meta, data, format_of(item.audio_path),

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from rig.answers import load_bank
+from rig.audio import recording_too_long
 from rig.campaign.store import CallLog
 from rig.errors import ConfigError
 from rig.monitor.config import MonitorConfig
@@ -174,6 +175,10 @@ def run_replay(recordings: Path | None, *, bank: Path, pipeline_a: Path, pipelin
             res.problems.append(item)
             continue
         res.n_recordings += 1
+        too_long = recording_too_long(item.audio_path)
+        if too_long:
+            res.problems.append(f"{item.source}: {too_long}")
+            continue
         try:
             sha = hashlib.sha256(Path(item.audio_path).read_bytes()).hexdigest()
         except OSError as exc:
