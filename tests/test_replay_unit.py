@@ -395,3 +395,14 @@ def test_a_recording_over_the_length_limit_is_refused_before_it_is_read(tmp_path
     out = ingest_folder(rec, Store(), MonitorConfig())
     assert out.n_ingested == 0 and len(out.bad) == 2
     assert all("h of audio" in b.reason for b in out.bad)
+
+
+def test_wer_is_pooled_beside_the_mean_and_empty_references_are_counted_apart():
+    from rig.replay.stats import wer_figures
+
+    pairs = pd.DataFrame({"reference_transcript": ["a b c d e f g h i j", "x", "", None],
+                          "transcript_b": ["a b c d e f g h i j", "y z w", "hello", "q"]})
+    f = wer_figures(pairs, "b")
+    assert f["n_wer_b"] == 2 and f["n_empty_reference"] == 1
+    assert f["wer_mean_b"] == pytest.approx((0.0 + 3.0) / 2)  # one short turn swamps the mean
+    assert f["wer_pooled_b"] == pytest.approx(3 / 11)  # 3 errors over 11 reference words

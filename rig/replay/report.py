@@ -74,6 +74,11 @@ def verdict_sentences(summary: dict) -> list[str]:
         out.append(f"B cuts off {_pct(o['truncation_rate_b'])} of turns (the candidate was "
                    f"still answering when B's timer closed the turn); A "
                    f"{_pct(o['truncation_rate_a'])}.")
+    if o.get("n_wer_b"):
+        out.append(f"Against the human reference transcripts ({_n(o['n_wer_b'], 'turn')}), "
+                   f"B's WER is {fmt(o['wer_pooled_b'])} pooled (all errors over all reference "
+                   f"words; mean of turns {fmt(o['wer_mean_b'])}), A's "
+                   f"{fmt(o.get('wer_pooled_a'))} (mean {fmt(o.get('wer_mean_a'))}).")
     if o.get("heard_nothing_a") or o.get("heard_nothing_b"):
         out.append(f"The VAD heard no speech in {o['heard_nothing_b']} answers under B and "
                    f"{o['heard_nothing_a']} under A (too short or too quiet for it): those "

@@ -163,12 +163,38 @@ def group_stats(pairs: pd.DataFrame, n_boot: int = N_BOOT) -> dict:
         wer_b_vs_a_mean=(float(pairs["wer_b_vs_a"].dropna().mean())
                          if pairs["wer_b_vs_a"].notna().any() else None))
     for v in ("a", "b"):
+        out.update(wer_figures(pairs, v))
         col = f"closed_by_{v}"
         out[f"heard_nothing_{v}"] = (int((pairs[col] == "no_speech").sum())
                                      if col in pairs else 0)
     ta, tb = out["truncation_rate_a"], out["truncation_rate_b"]
     out["truncation_change"] = tb - ta if ta is not None and tb is not None else None
     return out
+
+
+def wer_figures(pairs: pd.DataFrame, v: str) -> dict:
+    """Version ``v``'s WER against the human ``reference_transcript`` over the turns that have
+    one: the mean of per-turn WERs (``wer_mean_<v>``) and the pooled WER (``wer_pooled_<v>``:
+    all errors over all reference words, so a short turn with an empty or tiny reference
+    cannot swamp it; jiwer's corpus WER), with the number of turns (``n_wer_<v>``). A turn
+    whose reference is empty is left out of both and counted (``n_empty_reference``)."""
+    sums = [0, 0]
+    per: list[float] = []
+    empty = 0
+    col = f"transcript_{v}"
+    for ref, hyp in zip(pairs.get("reference_transcript", ()), pairs.get(col, ()), strict=True):
+        if not isinstance(ref, str) or not isinstance(hyp, str):
+            continue
+        r = wer(ref, hyp)
+        if r.reference_words == 0:
+            empty += 1
+            continue
+        per.append(float(r.wer))
+        sums[0] += r.substitutions + r.deletions + r.insertions
+        sums[1] += r.reference_words
+    return {f"wer_mean_{v}": float(np.mean(per)) if per else None,
+            f"wer_pooled_{v}": sums[0] / sums[1] if sums[1] else None,
+            f"n_wer_{v}": len(per), "n_empty_reference": empty}
 
 
 def segment_stats(pairs: pd.DataFrame, alpha: float = 0.05, n_boot: int = N_BOOT) -> dict:
