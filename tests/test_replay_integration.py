@@ -140,7 +140,12 @@ def test_b_equal_to_a_gives_zero_from_a_folder_and_from_a_monitoring_database(wo
         assert list(found["question_id"]) == [x["question_id"] for x in t["turns"]]
         for (_, f), x in zip(found.iterrows(), t["turns"], strict=True):
             assert x["start_s"] - 2.0 < f["start_in_file_s"] <= x["speech_start_s"]
-    assert _cli("gate", str(out))[0] == 0
+    # two interviews are too few for the default min_calls (3): the gate fails closed ...
+    code, text = _cli("gate", str(out))
+    assert code == 1 and "under min_calls 3" in text, text
+    # ... and passes B = A where the policy judges two
+    (work / "two.yaml").write_text("replay:\n  min_calls: 2\n")
+    assert _cli("gate", str(out), "--policy", str(work / "two.yaml"))[0] == 0
     # the same recordings from a monitoring database: the same turns, rows reused
     db = work / "monitor.duckdb"
     code, text = _cli("monitor", "ingest", str(stereo), "--db", str(db))

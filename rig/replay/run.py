@@ -100,25 +100,25 @@ def _init_worker(spec: ReplaySpec) -> None:
     _WORKER = ReplayWorker(spec)
 
 
-def _run_in_worker(call: ReplayCall, done: frozenset[str]) -> CallOutcome:
+def _run_in_worker(call: ReplayCall, done: frozenset[str], key: str) -> CallOutcome:
     assert _WORKER is not None
-    return _WORKER.run_call(call, done)
+    return _WORKER.run_call(call, done, key)
 
 
-def _outcomes(calls: list[tuple[ReplayCall, frozenset[str]]], spec: ReplaySpec,
+def _outcomes(calls: list[tuple[ReplayCall, frozenset[str], str]], spec: ReplaySpec,
               executor: ExecutorName, workers: int) -> Iterator[CallOutcome]:
     if not calls:
         return
     if executor == "serial":
         w = ReplayWorker(spec)
-        for call, done in calls:
-            yield w.run_call(call, done)
+        for call, done, key in calls:
+            yield w.run_call(call, done, key)
         return
     if executor == "local":
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                  initargs=(spec,)) as pool:
-            futures = [pool.submit(_run_in_worker, c, d) for c, d in calls]
+            futures = [pool.submit(_run_in_worker, c, d, k) for c, d, k in calls]
             for f in as_completed(futures):
                 yield f.result()
         return
@@ -164,7 +164,7 @@ def run_replay(recordings: Path | None, *, bank: Path, pipeline_a: Path, pipelin
     rows_log = CallLog(out / "rows.jsonl", key="row_id")
     marks = CallLog(out / "recordings.jsonl", key="call_key")
     res = ReplayResult(out, [], [])
-    todo: list[tuple[ReplayCall, frozenset[str]]] = []
+    todo: list[tuple[ReplayCall, frozenset[str], str]] = []
     current: list[str] = []
     ok_ids = frozenset(k for k, r in ((r["row_id"], r) for r in rows_log.rows())
                        if r.get("status") == "ok")
@@ -190,7 +190,7 @@ def run_replay(recordings: Path | None, *, bank: Path, pipeline_a: Path, pipelin
         if mark is not None and mark.get("status") == "done":
             res.n_skipped_done += 1
             continue
-        todo.append((item, ok_ids))
+        todo.append((item, ok_ids, key))
     for outcome in _outcomes(todo, spec, executor, workers):
         for row in outcome.rows:
             rows_log.append(row)

@@ -105,9 +105,12 @@ class ReplayWorker:
                                  for v in spec.versions}
         self.signal_stages = signal_stages or SignalStages()
 
-    def run_call(self, call: ReplayCall, done: frozenset[str] = frozenset()) -> CallOutcome:
+    def run_call(self, call: ReplayCall, done: frozenset[str] = frozenset(),
+                 key: str | None = None) -> CallOutcome:
         """Every turn of ``call`` under every version whose row is not in ``done``. Never
-        raises for one recording's problem: it is in ``problems``, the rest goes on."""
+        raises for one recording's problem: it is in ``problems``, the rest goes on. ``key``:
+        the recording's :func:`call_key` as the driver computed it (the one its marker is
+        filed under), else computed here."""
         out = CallOutcome("", call.source, problems=list(call.skipped))
         try:
             data = Path(call.audio_path).read_bytes()
@@ -115,7 +118,7 @@ class ReplayWorker:
             out.problems.append(f"{call.source}: cannot read the recording ({exc.strerror})")
             return out
         sha = hashlib.sha256(data).hexdigest()
-        out.call_key = call_key(call, self.spec, sha)
+        out.call_key = key or call_key(call, self.spec, sha)
         try:
             audio = self._decode(call, data)
             segs = call_segments(audio, call.meta, self.spec.monitor_config, self.signal_stages)
