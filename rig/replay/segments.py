@@ -20,7 +20,9 @@ endpointing timer races against, so a shorter timer's truncations show in the se
 long pauses. Bins :data:`PAUSE_EDGES_S`. Measured on 9 real answers with known pauses of
 0.45-1.8 s (tests/replay_data.py: studio speech, two with kitchen noise at 10 dB, half
 through G.711): mean absolute error 0.05 s, largest 0.16 s; the VAD's own settings (250 ms,
-200 ms, at the file's rate) erred by up to 0.6 s on the noisy ones.
+200 ms, at the file's rate) erred by up to 0.6 s on the noisy ones. A soft, quiet sentence
+end can be missed and lengthen the pause (a reviewer's 1.5 s gaps after a LibriVox clip
+ending 15 dB under the rest read 2.0 s).
 
 Segments are audio and line conditions and the interview's context, never a person's
 demographics.
