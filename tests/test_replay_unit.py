@@ -406,3 +406,12 @@ def test_wer_is_pooled_beside_the_mean_and_empty_references_are_counted_apart():
     assert f["n_wer_b"] == 2 and f["n_empty_reference"] == 1
     assert f["wer_mean_b"] == pytest.approx((0.0 + 3.0) / 2)  # one short turn swamps the mean
     assert f["wer_pooled_b"] == pytest.approx(3 / 11)  # 3 errors over 11 reference words
+
+
+def test_the_word_level_change_from_a_to_b_is_in_the_pairs():
+    from rig.replay.stats import transcript_diff
+
+    assert transcript_diff("I fixed the bug and then I wrote a test", "I fixed the bug") == \
+        json.dumps([["delete", w, None] for w in ["and", "then", "i", "wrote", "a", "test"]])
+    assert transcript_diff("same words", "Same words.") == "[]"
+    assert transcript_diff(None, "x") is None

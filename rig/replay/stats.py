@@ -64,8 +64,8 @@ def pair_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per turn with both versions side by side (``score_a``, ``score_b``, ...),
     ``delta`` (B - A, points; NaN unless both scored), ``flip`` (decisions differ; None
     unless both decided), ``flip_direction``, ``wer_b_vs_a`` (B's transcript against A's,
-    jiwer WER on Whisper-normalised words; None when A's is empty) and ``paired`` (both
-    scored)."""
+    jiwer WER on Whisper-normalised words; None when A's is empty), ``diff_b_vs_a``
+    (:func:`transcript_diff`) and ``paired`` (both scored)."""
     if rows.empty:
         return pd.DataFrame(columns=["turn_key", "delta", "flip", "paired"])
     a = rows[rows["version"] == "A"].set_index("turn_key")
@@ -90,7 +90,23 @@ def pair_rows(rows: pd.DataFrame) -> pd.DataFrame:
     out["wer_b_vs_a"] = [wer(ta, tb).wer if isinstance(ta, str) and ta.strip()
                          and isinstance(tb, str) else None
                          for ta, tb in zip(out["transcript_a"], out["transcript_b"], strict=True)]
+    out["diff_b_vs_a"] = [transcript_diff(ta, tb) for ta, tb in
+                          zip(out["transcript_a"], out["transcript_b"], strict=True)]
     return out.reset_index()
+
+
+def transcript_diff(a: object, b: object) -> str | None:
+    """The word-level change from A's transcript to B's, as JSON: a list of ``[op, A's word,
+    B's word]`` for each step that differs (``delete``: A heard it, B did not; ``insert``: the
+    reverse; ``substitute``), on Whisper-normalised words (:func:`rig.drilldown.align.
+    align_transcript`, jiwer); ``"[]"`` when they agree; None when either is missing."""
+    import json
+
+    from rig.drilldown.align import align_transcript
+
+    if not isinstance(a, str) or not isinstance(b, str):
+        return None
+    return json.dumps([[s.op, s.ref, s.hyp] for s in align_transcript(a, b) if s.op != "equal"])
 
 
 def _clusters(df: pd.DataFrame, col: str) -> tuple[np.ndarray, np.ndarray]:
