@@ -29,3 +29,34 @@ def sigint_ignored() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+#: set when SIGTERM arrived inside :func:`sigterm_as_interrupt` (read by :func:`interrupted_code`)
+_terminated = threading.Event()
+
+
+def _raise_interrupt(signum, frame) -> None:
+    _terminated.set()
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM inside raises :class:`KeyboardInterrupt`, as Ctrl-C does, so a campaign, demo
+    or sweep stopped by ``kill`` (or a scheduler) stops its workers and says how to resume;
+    :func:`interrupted_code` then gives 143 (128 + SIGTERM), not Ctrl-C's 130. The handler
+    before it is restored on the way out; outside the main thread it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _terminated.clear()
+    old = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def interrupted_code() -> int:
+    """The exit status of an interrupted run: 143 after SIGTERM, else 130 (Ctrl-C)."""
+    return 128 + signal.SIGTERM if _terminated.is_set() else 130

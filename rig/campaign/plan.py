@@ -61,17 +61,19 @@ def _select(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet
                               sorted(unknown))
         pairs = [(q, a) for q, a in pairs if q.question_id in spec.question_ids]
     if spec.answer_ids:
-        unknown = set(spec.answer_ids) - {a.answer_id for _, a in bank.answers()}
+        known = [a.answer_id for _, a in bank.answers()]
+        unknown = set(spec.answer_ids) - set(known)
         if unknown:
-            raise ConfigError(bank.path, "--answer-id", "unknown answer id(s)",
-                              sorted(unknown))
+            raise ConfigError(bank.path, "--answer-id", "unknown answer id(s) "
+                              f"{', '.join(sorted(unknown))}; the bank has {_listed(known)}")
         pairs = [(q, a) for q, a in pairs if a.answer_id in spec.answer_ids]
     profs = list(profiles.profiles)
     if spec.profile_ids:
-        unknown = set(spec.profile_ids) - {p.profile_id for p in profs}
+        known = [p.profile_id for p in profs]
+        unknown = set(spec.profile_ids) - set(known)
         if unknown:
-            raise ConfigError(profiles.path, "--profile", "unknown profile id(s)",
-                              sorted(unknown))
+            raise ConfigError(profiles.path, "--profile", "unknown profile id(s) "
+                              f"{', '.join(sorted(unknown))}; the set has {_listed(known)}")
         keep = set(spec.profile_ids) | {profiles.baseline.profile_id}
         profs = [p for p in profs if p.profile_id in keep]
     if not pairs:
@@ -93,6 +95,12 @@ class CampaignPlan:
 def no_repeats_skipped() -> dict:
     """``repeats_skipped`` of a campaign that skipped nothing."""
     return {"n": 0, "reason": None, "by_profile": {}}
+
+
+def _listed(ids: list[str], most: int = 20) -> str:
+    """``ids`` for an error message, the first ``most`` of them and how many more."""
+    shown = ", ".join(ids[:most])
+    return shown + (f" ... ({len(ids) - most} more)" if len(ids) > most else "")
 
 
 def plan_campaign(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, version: str,

@@ -82,6 +82,7 @@ class CampaignResult:
     repeats_skipped: dict = field(default_factory=dict)  # ... this, as in summary.json)
     n_dropped: int = 0  # workers' rows for calls already logged ok (not written again)
     runtime: dict = field(default_factory=dict)  # campaign.json's (+ judge_prefix_cache)
+    audio_s: float = 0.0  # caller audio of the calls this run made (seconds), for the rate
 
 
 def default_scorer(pipeline: PipelineConfig) -> Scorer:
@@ -130,10 +131,11 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     version = pipeline_version(pipeline)
     campaign_id = spec.campaign_id or spec.out_dir.name
     out = spec.out_dir
-    earlier_runs = open_campaign_folder(out, spec.transport)
+    # planned first: an unknown --profile or --answer-id fails before the folder is made
     campaign_plan = plan_campaign(spec, bank, profiles, version, pipeline,
                                   0.0 if bank.read_speech  # no scorer runs
                                   else None if stages is None else stages.scorer.temperature)
+    earlier_runs = open_campaign_folder(out, spec.transport)
     groups = None
     if bank.read_speech:  # rig.campaign.read_speech: no oracle, no scorer; per speaker
         from rig.campaign.read_speech import speaker_groups
@@ -241,7 +243,13 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     return CampaignResult(out, rows, json.loads(files["summary"].read_text()), len(todo),
                           n_skipped, time.perf_counter() - t_start, files,
                           campaign_plan.repeats_skipped["n"], campaign_plan.repeats_skipped,
-                          n_dropped, campaign_json["runtime"])
+                          n_dropped, campaign_json["runtime"], _audio_s(rows, todo))
+
+
+def _audio_s(rows: list[dict], todo: list) -> float:
+    """Seconds of caller audio in the rows of the calls ``todo`` (this run's), ok or not."""
+    ran = {c.call_id for c in todo}
+    return float(sum(r.get("audio_duration_s") or 0.0 for r in rows if r.get("call_id") in ran))
 
 
 def _oracle_of(oracle_log: CallLog, key: str, seed: int, read_speech: bool):

@@ -16,6 +16,10 @@ campaign in which every call failed.
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from rig.cli.campaign import campaign_app
 from rig.cli.common import RigTyper
 from rig.cli.demo import demo
@@ -40,8 +44,19 @@ mount_group(app, "interviewer", "rig.cli.interviewer", "interviewer_app", extra=
 mount_group(app, "voices", "rig.cli.voices", "voices_app")
 
 
+def _print_version(value: bool) -> None:
+    """``rig --version``: rig's version from its installed package metadata, then exit 0."""
+    if value:
+        from importlib.metadata import version
+
+        print(f"rig {version('rig')}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _quiet() -> None:
+def _quiet(version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version,
+        help="print rig's version and exit")] = False) -> None:
     """rig: a voice-channel test rig for AI phone interviewers."""
     from rig.console import quiet_pipecat_logs
 

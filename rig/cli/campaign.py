@@ -8,6 +8,7 @@ Exit codes: 0 success, 2 bad input, or a campaign in which every call failed.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rig.cli.common import RigTyper, console, fail
+from rig.cli.finish import print_finish
 from rig.config import read_json
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
@@ -93,33 +95,25 @@ def _print_summary(summary: dict, out: Path) -> None:
     stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
-def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
+def _run(spec, progress: bool, executor=None, stages=None, finish: bool = True, **calls):
     """Run ``spec`` (over its transport; ``calls``: :class:`rig.calls.campaign.TransportCaller`'s
     options) on ``executor`` (:class:`rig.campaign.executors.ExecutorSpec`; ``stages``: fakes,
     for tests), print what was run and the summary; exit 2 when every call failed, 130 on
-    Ctrl-C (with how to resume, no traceback)."""
+    Ctrl-C and 143 on SIGTERM (with how to resume, no traceback). With ``finish``, end with
+    the wall time, the audio rate and the report's path (:mod:`rig.cli.finish`). Returns the
+    :class:`rig.campaign.runner.CampaignResult`."""
     from rig.campaign.executors import CampaignInterrupted
-    from rig.campaign.runner import run_campaign
+    from rig.sigint import interrupted_code, sigterm_as_interrupt
 
+    t0 = time.perf_counter()
     try:
-        if spec.transport == "sim":
-            res = run_campaign(spec, progress=progress, executor=executor, stages=stages)
-        else:  # a real call per campaign call (rig.calls)
-            from rig.calls.campaign import TransportCaller
-            from rig.calls.service import quiet_logs
-            from rig.paths import make_out_dir
-
-            make_out_dir(spec.out_dir)  # the caller writes there before the campaign starts
-            quiet_logs()
-            with TransportCaller(spec.transport, spec.answers_path, spec.out_dir,
-                                 **calls) as caller:
-                res = run_campaign(spec, progress=progress, call_fn=caller,
-                                   executor=executor, stages=stages)
+        with sigterm_as_interrupt():
+            res = _run_calls(spec, progress, executor, stages, **calls)
     except RigError as exc:
         fail(exc)
     except CampaignInterrupted as exc:
         console.print(Text(str(exc), style="yellow"))
-        raise typer.Exit(130) from None
+        raise typer.Exit(interrupted_code()) from None
     rt = getattr(res, "runtime", None) or {}
     pc = rt.get("judge_prefix_cache") or {}
     rate = "" if pc.get("hit_rate") is None else (
@@ -153,6 +147,28 @@ def _run(spec, progress: bool, executor=None, stages=None, **calls) -> None:
         # nothing measured: almost always the set-up (credentials, an interviewer URL)
         console.print(Text("error: every call failed; nothing was measured", style="red"))
         raise typer.Exit(2)
+    if finish:
+        print_finish(time.perf_counter() - t0, getattr(res, "audio_s", 0.0), res.seconds,
+                     res.out_dir / "report.html")
+    return res
+
+
+def _run_calls(spec, progress: bool, executor, stages, **calls):
+    """Run ``spec``'s calls: in this process's simulation, or one real call each over its
+    transport (:class:`rig.calls.campaign.TransportCaller`); the campaign's result."""
+    from rig.campaign.runner import run_campaign
+
+    if spec.transport == "sim":
+        return run_campaign(spec, progress=progress, executor=executor, stages=stages)
+    from rig.calls.campaign import TransportCaller
+    from rig.calls.service import quiet_logs
+    from rig.paths import make_out_dir
+
+    make_out_dir(spec.out_dir)  # the caller writes there before the campaign starts
+    quiet_logs()
+    with TransportCaller(spec.transport, spec.answers_path, spec.out_dir, **calls) as caller:
+        return run_campaign(spec, progress=progress, call_fn=caller, executor=executor,
+                            stages=stages)
 
 
 def _unscored(rows: list[dict]) -> str | None:

