@@ -20,6 +20,7 @@ from rig.report.verdict import (
     verdict_interval,
     verdict_sentences,
 )
+from rig.stats.few_pairs import MIN_PAIRS, pairs_needed, too_few_pairs
 from tests.test_attribution_unit import attributed_rows
 
 pytestmark = pytest.mark.unit
@@ -28,7 +29,10 @@ NUM = r"[-+]?\d+\.\d"
 SENTENCE = re.compile(
     rf"^(?P<pid>\S+): candidates score (?:(?P<mag>\d+\.\d) points (?P<dir>lower|higher) than"
     rf" under|the same as under) (?P<base>\S+)(?: \(0\.0 points\))?"
-    rf"(?: \(95% CI (?P<lo>{NUM}) to (?P<hi>{NUM}), (?P<kind>t|bootstrap) interval\))?"
+    rf"(?: \(95% CI (?P<lo>{NUM}) to (?P<hi>{NUM}), (?P<kind>t|bootstrap) interval\)"
+    rf"| \(too few pairs \((?P<few>\d+)\) for an interval; (?:about (?P<need>\d+) are needed "
+    rf"to see a 5-point change \(at this SD of the deltas, (?P<sd>\d+\.\d) points\)"
+    rf"|at least (?P<least>\d+) are needed)\))?"
     rf"(?:; (?P<k>\d+) of (?P<n>\d+) decisions flip)?"
     rf"(?:; (?:answers cut off on (?P<trunc>\d+)% of calls|no answer cut off)"
     rf"(?:(?:, most of it [^:]+|, split): (?P<split>[^;]+))?)?"
@@ -50,7 +54,12 @@ def check(summary: dict, sentence: str) -> dict:
     else:
         assert g["mag"] == f"{abs(r):.1f}" and g["dir"] == ("lower" if r < 0 else "higher")
     ci, kind = verdict_interval(d)
-    if ci:
+    if too_few_pairs(d):  # the pairs needed instead of an unreadable interval
+        need = pairs_needed(d.get("sd_delta"))
+        assert int(g["few"]) == d["n_pairs"] and g["lo"] is None
+        assert (g["need"], g["least"]) == ((None, str(MIN_PAIRS)) if need is None
+                                           else (str(need), None))
+    elif ci:
         assert (g["lo"], g["hi"], g["kind"]) == (points(ci[0]), points(ci[1]), kind)
     else:
         assert g["lo"] is None

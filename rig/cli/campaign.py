@@ -21,6 +21,7 @@ from rig.cli.finish import print_finish
 from rig.config import read_json
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
+from rig.stats.few_pairs import few_pairs_text, too_few_pairs
 
 campaign_app = RigTyper(no_args_is_help=True, help="Matched-pair campaigns.")
 
@@ -57,12 +58,18 @@ def _print_summary(summary: dict, out: Path) -> None:
 
     for pid, d in summary["profiles"].items():
         ci, tci = d.get("ci95"), d.get("t_ci95")
+        few = too_few_pairs(d)  # the interval is unreadable: the line below says what is needed
         t.add_row(pid, f(d.get("n_pairs")), f(d.get("mean_delta")),
-                  f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a",
-                  f"[{f(tci[0])}, {f(tci[1])}]" if tci else "n/a", f(d.get("flip_rate"), 3),
+                  "too few pairs" if few else f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a",
+                  "too few pairs" if few else f"[{f(tci[0])}, {f(tci[1])}]" if tci else "n/a",
+                  f(d.get("flip_rate"), 3),
                   f(d.get("wer_mean"), 3), f(d.get("content_similarity_mean"), 3),
                   f(d.get("truncation_rate"), 3))
     print_table(t, min_width=140)
+    for pid, d in summary["profiles"].items():
+        if too_few_pairs(d):
+            console.print(Text(f"warning: {pid}: {few_pairs_text(d)}", style="yellow"),
+                          highlight=False, soft_wrap=True)
     from rig.campaign.attribution import split_text
 
     for pid, d in summary["profiles"].items():

@@ -103,7 +103,9 @@ def rates_plot(summary: dict) -> str:
     row_h, top, bar_h = 46, 30, 14
     bottom = top + row_h * len(names)
     height = bottom + 50
-    sx = Scale(0, 1, _LABEL_W, _W - 70)
+    # room right of 100% for the longest label, so none is cut at the figure's edge
+    longest = max((len(_flip_label(profs[p]) or "") for p in names), default=0)
+    sx = Scale(0, 1, _LABEL_W, _W - max(70, math.ceil(longest * 0.62 * (FONT - 2)) + 12))
     ticks = [0, 0.25, 0.5, 0.75, 1.0]
     body = [x_axis(sx, ticks, bottom, top, "share of pairs (flips) / of calls (truncation)",
                    fmt=percent)]
@@ -131,9 +133,7 @@ def rates_plot(summary: dict) -> str:
                 if ci:
                     body.append(line(sx(ci[0]), y + bar_h / 2, sx(ci[1]), y + bar_h / 2,
                                      "#222", 1.2))
-                    label += f" [{percent(ci[0])}, {percent(ci[1])}]"
-                if d.get("n_flips") is not None:
-                    label = f"{d['n_flips']}/{d.get('n_pairs')} = {label}"
+                label = _flip_label(d)
             right = max(sx(v), sx(ci[1]) if key == "flip_rate" and d.get("flip_ci95") else 0)
             body.append(text(right + 5, y + bar_h - 3, label, size=FONT - 2))
             parts.append(f"{what} {label}")
@@ -142,6 +142,19 @@ def rates_plot(summary: dict) -> str:
     return figure("fig-rates", _W, height, "Flip rate and truncation rate per profile", desc,
                   "".join(body), f"Flips: decisions that differ from the baseline's. "
                   f"Truncation: calls with script words spoken after the turn closed. {desc}.")
+
+
+def _flip_label(d: dict) -> str | None:
+    """A profile's flip label, ``"1/2 = 50% [9%, 91%]"`` (None without a flip rate)."""
+    if d.get("flip_rate") is None:
+        return None
+    label = percent(d["flip_rate"])
+    ci = d.get("flip_ci95")
+    if ci:
+        label += f" [{percent(ci[0])}, {percent(ci[1])}]"
+    if d.get("n_flips") is not None:
+        label = f"{d['n_flips']}/{d.get('n_pairs')} = {label}"
+    return label
 
 
 _STAGES = (("turn_detection", "turn detection", PALETTE[3]), ("asr", "ASR", PALETTE[5]),

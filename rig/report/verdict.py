@@ -6,6 +6,7 @@ parse a sentence back and find summary.json's figure exactly as formatted:
 
 * a mean paired delta: its magnitude in points, 1 decimal (``"30.1 points lower"``);
 * its interval: :func:`verdict_interval`'s pair, signed, 1 decimal (``"-34.9 to -25.3"``);
+  below :data:`rig.stats.few_pairs.MIN_PAIRS` pairs, the pairs needed instead;
   the Student t interval below 30 pairs (the percentile bootstrap runs narrow there,
   docs/measurement.md), else the bootstrap one;
 * flips: ``n_flips`` of ``n_pairs`` decisions, integers;
@@ -19,6 +20,7 @@ parse a sentence back and find summary.json's figure exactly as formatted:
 from __future__ import annotations
 
 from rig.campaign.attribution import TERMS, split_text
+from rig.stats.few_pairs import few_pairs_text, too_few_pairs
 
 #: Below this many pairs the verdict quotes the Student t interval (the bootstrap's runs
 #: narrow; rig.campaign.schema.ProfileSummary.ci95).
@@ -64,7 +66,9 @@ def _delta_clause(pid: str, baseline: str, d: dict) -> str:
         head = (f"{pid}: candidates score {abs(r):.1f} points "
                 f"{'lower' if r < 0 else 'higher'} than under {baseline}")
     ci, kind = verdict_interval(d)
-    if ci:
+    if too_few_pairs(d):  # an interval on 1-3 degrees of freedom reads as noise
+        head += f" ({few_pairs_text(d)})"
+    elif ci:
         head += f" (95% CI {points(ci[0])} to {points(ci[1])}, {kind} interval)"
     return head
 
