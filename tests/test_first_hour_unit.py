@@ -162,3 +162,31 @@ def test_the_flip_label_fits_inside_the_rates_figure():
     m = re.search(r'<text x="([\d.]+)"[^>]*>(2/2 = 100% \[34%, 100%\])</text>', svg)
     assert m, svg
     assert float(m.group(1)) + len(m.group(2)) * 0.62 * (FONT - 2) <= width
+
+
+def test_sigterm_during_a_sweep_says_how_to_resume_and_exits_143(tmp_path, capsys):
+    import typer
+
+    from rig.cli.sweep import resumable
+
+    with pytest.raises(typer.Exit) as exc, resumable(tmp_path / "s"):
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(10**6):
+            pass
+    assert exc.value.exit_code == 143
+    assert "rerun the same command to resume" in " ".join(capsys.readouterr().err.split())
+
+
+def test_the_demo_ends_with_the_report_path_after_its_sweep(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    demo = importlib.import_module("rig.cli.demo")  # rig.cli.demo is also the command
+    calls = []
+    monkeypatch.setattr(demo, "_run", lambda spec, progress, finish=True: calls.append(
+        finish) or SimpleNamespace(audio_s=90.0, seconds=60.0))
+    monkeypatch.setattr(demo, "_demo_sweep", lambda out, progress: print("sweep line"))
+    res = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d"), "--no-progress"])
+    assert res.exit_code == 0 and calls == [False]  # the campaign's own closing lines held
+    lines = res.stdout.strip().splitlines()
+    assert lines[-3] == "sweep line" and "1.50 audio s per wall s" in lines[-2]
+    assert lines[-1] == f"report: {tmp_path / 'd' / 'report.html'}"
