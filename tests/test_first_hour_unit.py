@@ -190,3 +190,17 @@ def test_the_demo_ends_with_the_report_path_after_its_sweep(tmp_path, monkeypatc
     lines = res.stdout.strip().splitlines()
     assert lines[-3] == "sweep line" and "1.50 audio s per wall s" in lines[-2]
     assert lines[-1] == f"report: {tmp_path / 'd' / 'report.html'}"
+
+
+def test_check_selectors_raises_before_a_real_transport_makes_the_folder(tmp_path):
+    from rig.campaign.plan import CampaignSpec, check_selectors
+    from rig.errors import ConfigError
+
+    spec = CampaignSpec(answers_path=ROOT / "answer_bank" / "core",
+                        profiles_path=ROOT / "profiles" / "demo",
+                        pipeline_path=ROOT / "pipelines" / "reference.yaml",
+                        out_dir=tmp_path / "c", profile_ids=("nope",), transport="pipecat")
+    with pytest.raises(ConfigError, match=r"--profile: unknown profile id\(s\) nope; the set "
+                                          r"has .*long_pauses"):
+        check_selectors(spec)
+    assert not (tmp_path / "c").exists()

@@ -97,6 +97,16 @@ def no_repeats_skipped() -> dict:
     return {"n": 0, "reason": None, "by_profile": {}}
 
 
+def check_selectors(spec: CampaignSpec) -> None:
+    """Raise :class:`ConfigError` (naming the option, the value and what exists) when
+    ``spec``'s --question, --answer-id or --profile names nothing: called before anything is
+    written, so a typo leaves no output folder behind."""
+    from rig.answers import load_bank
+    from rig.profiles import load_profiles
+
+    _select(spec, load_bank(spec.answers_path), load_profiles(spec.profiles_path))
+
+
 def _listed(ids: list[str], most: int = 20) -> str:
     """``ids`` for an error message, the first ``most`` of them and how many more."""
     shown = ", ".join(ids[:most])

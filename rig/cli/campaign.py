@@ -169,8 +169,10 @@ def _run_calls(spec, progress: bool, executor, stages, **calls):
         return run_campaign(spec, progress=progress, executor=executor, stages=stages)
     from rig.calls.campaign import TransportCaller
     from rig.calls.service import quiet_logs
+    from rig.campaign.plan import check_selectors
     from rig.paths import make_out_dir
 
+    check_selectors(spec)  # a typo in --profile or --answer-id leaves no folder behind
     make_out_dir(spec.out_dir)  # the caller writes there before the campaign starts
     quiet_logs()
     with TransportCaller(spec.transport, spec.answers_path, spec.out_dir, **calls) as caller:
