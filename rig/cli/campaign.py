@@ -21,7 +21,6 @@ from rig.cli.finish import print_finish
 from rig.config import read_json
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
-from rig.stats.few_pairs import few_pairs_text, too_few_pairs
 
 campaign_app = RigTyper(no_args_is_help=True, help="Matched-pair campaigns.")
 
@@ -48,6 +47,8 @@ def _print_summary(summary: dict, out: Path) -> None:
     if summary.get("mode") == "read_speech":  # rig.campaign.read_speech
         _print_read_speech(summary, out)
         return
+    from rig.stats.few_pairs import few_pairs_text, too_few_pairs  # rig.stats needs scipy
+
     t = Table(title=f"{summary['campaign_id']} ({summary['pipeline_version']})")
     for col in ("profile", "pairs", "mean delta", "95% CI (bootstrap)", "95% CI (t)",
                 "flip rate", "WER", "content sim.", "truncation"):
