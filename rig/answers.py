@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rig.config import content_hash, load_model, read_yaml, yaml_files
 from rig.errors import ConfigError
+from rig.script_fractions import spell_fractions, unslash_fractions
 
 Tier = Literal["strong", "borderline", "weak"]
 BankMode = Literal["graded", "read_speech"]
@@ -99,30 +100,6 @@ _PLAIN = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "
                         "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',
                         "\u201f": '"', "\u2033": '"', "\u2013": "-", "\u2014": " - ",
                         "\u2026": "..."})
-#: Typographic fractions as words: NFKC would make "½" the digits "1⁄2" (a fraction slash),
-#: which voices read as "one two" or "one slash two" while WER, comparing the same mangled
-#: text, hides the misreading.
-_FRACTIONS = {"½": "one half", "⅓": "one third", "⅔": "two thirds", "¼": "one quarter",
-              "¾": "three quarters", "⅕": "one fifth", "⅖": "two fifths", "⅗": "three fifths",
-              "⅘": "four fifths", "⅙": "one sixth", "⅚": "five sixths", "⅐": "one seventh",
-              "⅛": "one eighth", "⅜": "three eighths", "⅝": "five eighths",
-              "⅞": "seven eighths", "⅑": "one ninth", "⅒": "one tenth", "↉": "zero thirds"}
-_FRACTION = re.compile(r"(?:(\d+) ?)?([" + "".join(_FRACTIONS) + r"])")
-#: a fraction written with the fraction slash U+2044 ("1⁄2") or its NFKC forms
-_SLASHED = re.compile(r"(\d+)\u2044(\d+)")
-
-
-def _fraction_words(m: re.Match) -> str:
-    """"½" -> "one half"; after a whole number, "3½" -> "3 and a half"; set apart by spaces
-    from a letter or digit it touches ("a½cup" -> "a one half cup")."""
-    words = _FRACTIONS[m.group(2)]
-    if m.group(1):
-        words = f"{m.group(1)} and {'a ' + words[4:] if words.startswith('one ') else words}"
-    before = m.string[m.start() - 1:m.start()]
-    after = m.string[m.end():m.end() + 1]
-    return (" " if before.isalnum() else "") + words + (" " if after.isalnum() else "")
-
-
 _RTL_BIDI = {"R", "AL", "RLE", "RLO", "RLI", "LRE", "LRO", "LRI", "FSI", "PDF", "PDI"}
 
 
@@ -140,8 +117,8 @@ def normalise_script(script: str) -> str:
             Cyrillic, Devanagari...), emoji and other symbols, control characters, or
             invisible format characters (zero-width space, joiner); the message names it
             (``U+200B ZERO WIDTH SPACE at character 41``) and the fix."""
-    text = _FRACTION.sub(_fraction_words, script)
-    text = _SLASHED.sub(r"\1/\2", unicodedata.normalize("NFKC", text)).translate(_PLAIN)
+    text = unslash_fractions(unicodedata.normalize("NFKC", spell_fractions(script)))
+    text = text.translate(_PLAIN)
     for i, ch in enumerate(text):
         if ch in "\n\r\t":
             continue

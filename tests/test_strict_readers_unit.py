@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from rig.cli import app
-from rig.config import read_json
 from rig.errors import ConfigError
 from rig.gate import load_campaign
+from rig.jsonfile import read_json
 from tests.test_gate import crafted, write_campaign
 
 pytestmark = pytest.mark.unit

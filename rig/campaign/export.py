@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rig.config import read_json
 from rig.errors import ConfigError, RigError
+from rig.jsonfile import read_json
 
 #: The campaign folder's files a bundle must hold (missing: refused).
 REQUIRED = ("calls.parquet", "calls.jsonl", "summary.json", "campaign.json", "report.html")

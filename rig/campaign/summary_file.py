@@ -41,8 +41,9 @@ from rig.campaign.schema import (
     SummaryHeader,
     ValidityThresholds,
 )
-from rig.config import read_json, validation_error
+from rig.config import validation_error
 from rig.errors import ConfigError
+from rig.jsonfile import read_json
 
 M = TypeVar("M", bound=BaseModel)
 SCHEMA_FILE = "summary.schema.json"

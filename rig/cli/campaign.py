@@ -18,9 +18,9 @@ from rich.text import Text
 
 from rig.cli.common import RigTyper, console, fail
 from rig.cli.finish import print_finish
-from rig.config import read_json
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
+from rig.jsonfile import read_json
 
 campaign_app = RigTyper(no_args_is_help=True, help="Matched-pair campaigns.")
 

@@ -15,9 +15,9 @@ import typer
 from rich.table import Table
 
 from rig.cli.common import RigTyper, fail
-from rig.config import read_json
 from rig.console import MessageConsole, stdout_console
 from rig.errors import RigError
+from rig.jsonfile import read_json
 
 HELP = (
     "Per-segment production monitoring of live interview scores.\n\n"

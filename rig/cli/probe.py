@@ -22,9 +22,9 @@ from rig.cli.probe_tables import (
     print_name_swap,
     print_shibboleth,
 )
-from rig.config import read_json
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
+from rig.jsonfile import read_json
 from rig.paths import write_text_atomic
 from rig.probes.data import DEFAULT_SHIBBOLETH
 from rig.probes.framing import DEFAULT_FRAMING

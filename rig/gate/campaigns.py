@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 
 from rig.campaign.summary_file import load_summary_header
-from rig.config import read_json, read_yaml
+from rig.config import read_yaml
 from rig.errors import ConfigError
+from rig.jsonfile import read_json
 from rig.stats.rows import RowsError, read_rows
 
 CALLS_FILES = ("calls.parquet", "calls.csv")

@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rig.config import read_json
 from rig.errors import ConfigError
 from rig.gate.policy import GatePolicy, load_policy
 from rig.gate.result import GateCheck, GateResult, Verdict
+from rig.jsonfile import read_json
 from rig.paths import write_text_atomic
 
 

@@ -92,8 +92,8 @@ def write_outputs(out: Path, rows: list[dict], left_out: list[str], *, audio: bo
 
     Raises:
         ConfigError: ``out/replay.json`` is missing or damaged (rerun the replay)."""
-    from rig.config import read_json
     from rig.errors import ConfigError
+    from rig.jsonfile import read_json
     from rig.replay.report import write_report
 
     if not (out / "replay.json").is_file():

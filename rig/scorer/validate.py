@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from rig.answers import Answer, AnswerBank, Question
-from rig.config import loads_json
+from rig.jsonfile import loads_json
 from rig.paths import write_text_atomic
 from rig.scorer.base import Scorer
 from rig.stats.validity import inter_grader, judge_validity

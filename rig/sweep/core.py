@@ -22,9 +22,9 @@ import pandas as pd
 from rig.campaign.call import ROW_TYPES, Stages
 from rig.campaign.store import write_parquet, write_text_atomic
 from rig.campaign.summary import campaign_summary
-from rig.config import read_json
 from rig.console import progress_bar
 from rig.errors import ConfigError
+from rig.jsonfile import read_json
 from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import PipelineConfig
 from rig.sweep.plan import Variant, Vary, plan_variants

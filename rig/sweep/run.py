@@ -37,8 +37,8 @@ from rig.answers import load_bank
 from rig.campaign.call import FrontResult, Stages, call_id, finish_call, run_call_front
 from rig.campaign.executors import ProfilePaths
 from rig.campaign.store import CallLog
-from rig.config import read_json
 from rig.errors import ConfigError
+from rig.jsonfile import read_json
 from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import PipelineConfig
 from rig.profiles import load_profiles
