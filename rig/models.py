@@ -12,11 +12,13 @@ returned.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,15 +172,43 @@ def ensure_model(name: str) -> Path:
         return _verify_in_place(spec)
     folder = cache_dir() / name
     target = folder / spec.filename
-    marker = folder / ".verified.json"
-    if target.is_file() and marker.is_file():
-        try:
-            rec = json.loads(marker.read_text())
-            if rec.get("sha256") == spec.sha256 and rec.get("stamp") == _stamp(target):
-                return folder if spec.kind == "whisper-ct2" else target
-        except (OSError, json.JSONDecodeError):
-            pass
+    if _verified(spec, target):
+        return folder if spec.kind == "whisper-ct2" else target
     folder.mkdir(parents=True, exist_ok=True)
+    with _assembly_lock(folder):  # another process (a test worker, a campaign worker) may
+        if not _verified(spec, target):  # be assembling it: wait, then use its result
+            _assemble(name, spec, folder, target)
+    return folder if spec.kind == "whisper-ct2" else target
+
+
+def _verified(spec: ModelSpec, target: Path) -> bool:
+    marker = target.parent / ".verified.json"
+    if not (target.is_file() and marker.is_file()):
+        return False
+    try:
+        rec = json.loads(marker.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    return rec.get("sha256") == spec.sha256 and rec.get("stamp") == _stamp(target)
+
+
+@contextlib.contextmanager
+def _assembly_lock(folder: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``folder/.lock`` (POSIX; elsewhere no lock)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with (folder / ".lock").open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _assemble(name: str, spec: ModelSpec, folder: Path, target: Path) -> None:
     parts = [_package_file(imp, rel, spec) for imp, rel in spec.parts]
     tmp = folder / (spec.filename + ".partial")
     with tmp.open("wb") as out:
@@ -194,8 +224,8 @@ def ensure_model(name: str) -> Path:
     os.replace(tmp, target)
     for imp, rel in spec.sidecar:
         shutil.copyfile(_package_file(imp, rel, spec), folder / Path(rel).name)
-    marker.write_text(json.dumps({"sha256": spec.sha256, "stamp": _stamp(target)}))
-    return folder if spec.kind == "whisper-ct2" else target
+    (folder / ".verified.json").write_text(json.dumps({"sha256": spec.sha256,
+                                                       "stamp": _stamp(target)}))
 
 
 def _verify_in_place(spec: ModelSpec) -> Path:
