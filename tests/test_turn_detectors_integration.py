@@ -222,7 +222,8 @@ def test_the_real_call_interviewer_runs_webrtcvad_and_refuses_a_turn_model():
     async def feed() -> list[str]:
         for i in range(0, len(pcm), 320):
             await s.feed(pcm[i:i + 320])
-        return [s._events.get_nowait()[0] for _ in range(s._events.qsize())]
+        return [s._events.get_nowait().kind for _ in range(s._events.qsize())]
 
     events = asyncio.run(feed())
-    assert events[:2] == ["start", "close"] and type(s._vad).__name__ == "WebRtcVadAnalyzer"
+    assert events[:3] == ["speech_started", "speech_stopped", "turn_closed"]
+    assert type(s._vad).__name__ == "WebRtcVadAnalyzer"
