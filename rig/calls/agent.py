@@ -58,8 +58,9 @@ class AgentSettings:
     """How the agent listens.
 
     Attributes:
-        stop_ms: silence after interviewer speech that ends an utterance (its own endpointing;
-            a response delay shorter than this is effectively this long).
+        stop_ms: silence after interviewer speech that ends an utterance (the
+            ``silence_timeout_ms`` of its :class:`rig.vad.TurnTracker`; a response delay
+            shorter than this is effectively this long).
         start_ms, confidence, min_volume: pipecat ``VADParams`` for the interviewer's audio.
         asr_model: the faster-whisper model that transcribes the interviewer.
         time_limit_s: the agent hangs up after this long on the call.

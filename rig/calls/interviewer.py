@@ -3,12 +3,13 @@
 One :class:`InterviewSession` per call. It asks each question of the call with TTS (rig's
 hibari voice, or espeak-ng), listens with pipecat's Silero VAD and the pipeline's endpointing
 timer (``vad.*`` and ``endpointing.silence_timeout_ms`` of ``pipelines/X.yaml``, the same
-state machine as :func:`rig.vad.detect_turn`), transcribes the turn with faster-whisper
-(``asr.*``), and, when the transcript's confidence is low (``avg_logprob`` below
-``repair_below_logprob``, or ``no_speech_prob`` above ``repair_above_no_speech``, or empty),
-asks the caller to repeat (the repair loop that burns interview time), at most
-``max_repeat_requests`` times per question. It scores the last transcript with the rig scorer
-and writes the result (:class:`rig.calls.results.InterviewResult`) keyed by the call id
+state machine and :class:`rig.vad.TurnTracker` as :func:`rig.vad.detect_turn`), transcribes
+the turn with faster-whisper (``asr.*``), and, when the transcript's confidence is low
+(``avg_logprob`` below ``repair_below_logprob``, or ``no_speech_prob`` above
+``repair_above_no_speech``, or empty), asks the caller to repeat (the repair loop that burns
+interview time), at most ``max_repeat_requests`` times per question. It scores the last
+transcript with the rig scorer and writes the result
+(:class:`rig.calls.results.InterviewResult`) keyed by the call id
 (:class:`rig.calls.results.ResultStore`).
 
 The session is transport-neutral: :meth:`InterviewSession.feed` takes the caller's audio
