@@ -16,7 +16,7 @@ from rig.channel import telephony_path
 from rig.errors import EngineUnavailable
 from rig.pipeline import PipelineConfig, ScorerSettings
 from rig.runtime import Runtime, build_stages, resolve_device
-from rig.vad import TurnParams, detect_turn, detect_turns
+from rig.vad import TurnParams, analyzers, detect_turn, detect_turns
 
 pytestmark = pytest.mark.integration
 DATA = Path(__file__).resolve().parent / "data"
@@ -50,7 +50,7 @@ def test_kept_silero_session_finds_the_turns_a_fresh_one_finds(rate_hz, monkeypa
     first = vad.kept_analyzer(rate_hz, params)
     assert vad.kept_analyzer(rate_hz, params) is first  # one session, reused
     with monkeypatch.context() as m:  # a newly built analyzer for every recording
-        m.setattr(vad, "kept_analyzer", vad.silero_analyzer)
+        m.setattr(analyzers, "kept_analyzer", vad.silero_analyzer)
         fresh = [fn(audio, p) for fn, audio, p in order]
     assert kept == fresh
     assert kept[0].closed_by == "silence_timeout" and kept[0].turn_close_s < two.duration_s

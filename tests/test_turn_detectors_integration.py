@@ -22,7 +22,7 @@ import pytest
 from rig import vad
 from rig.audio import Audio, read_wav
 from rig.channel import telephony_path
-from rig.vad import TurnParams, detect_turn, detect_turns
+from rig.vad import TurnParams, analyzers, detect_turn, detect_turns
 
 pytestmark = pytest.mark.integration
 DATA = Path(__file__).resolve().parent / "data"
@@ -140,8 +140,8 @@ def test_kept_detectors_find_what_fresh_ones_find(monkeypatch):
     kept = [fn(audio, p) for fn, audio, p in order]
     assert vad.kept_turn_model(8000, w) is vad.kept_turn_model(8000, s)  # one ONNX session
     with monkeypatch.context() as m:
-        m.setattr(vad, "kept_analyzer", vad.vad_analyzer)
-        m.setattr(vad, "kept_turn_model", lambda rate, p: smart_turn.smart_turn_analyzer(
+        m.setattr(analyzers, "kept_analyzer", vad.vad_analyzer)
+        m.setattr(analyzers, "kept_turn_model", lambda rate, p: smart_turn.smart_turn_analyzer(
             rate, p.turn_model_stop_ms))
         fresh = [fn(audio, p) for fn, audio, p in order]
     assert kept == fresh
@@ -222,7 +222,8 @@ def test_the_real_call_interviewer_runs_webrtcvad_and_refuses_a_turn_model():
     async def feed() -> list[str]:
         for i in range(0, len(pcm), 320):
             await s.feed(pcm[i:i + 320])
-        return [s._events.get_nowait()[0] for _ in range(s._events.qsize())]
+        return [s._events.get_nowait().kind for _ in range(s._events.qsize())]
 
     events = asyncio.run(feed())
-    assert events[:2] == ["start", "close"] and type(s._vad).__name__ == "WebRtcVadAnalyzer"
+    assert events[:3] == ["speech_started", "speech_stopped", "turn_closed"]
+    assert type(s._vad).__name__ == "WebRtcVadAnalyzer"

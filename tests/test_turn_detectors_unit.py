@@ -16,7 +16,7 @@ from rig import vad
 from rig.audio import Audio
 from rig.errors import ConfigError
 from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
-from rig.vad import TurnParams, detect_turn, detect_turns
+from rig.vad import TurnParams, analyzers, detect_turn, detect_turns
 
 pytestmark = pytest.mark.unit
 RATE = 8000
@@ -106,7 +106,7 @@ def test_the_kept_webrtcvad_analyzer_is_reset_per_recording(fake_webrtcvad):
     assert vad.kept_analyzer(RATE, p) is kept
     again = detect_turn(whole, p)
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(vad, "kept_analyzer", vad.vad_analyzer)
+        m.setattr(analyzers, "kept_analyzer", vad.vad_analyzer)
         assert detect_turn(whole, p) == again
 
 
@@ -143,7 +143,7 @@ class FakeTurnModel:
 
 def _with_model(monkeypatch, verdicts, stop_ms=1500) -> FakeTurnModel:
     model = FakeTurnModel(verdicts, stop_ms)
-    monkeypatch.setattr(vad, "kept_turn_model", lambda rate, params: model)
+    monkeypatch.setattr(analyzers, "kept_turn_model", lambda rate, params: model)
     return model
 
 

@@ -48,14 +48,19 @@ from rig.calls.media import (
 )
 from rig.calls.utterances import REPLY_TEXTS
 
+#: Audio kept before the VAD's speech onset in each interviewer utterance (five frames), so
+#: its ASR hears the first word whole; the utterance's start is dated back by it too.
+PRE_ROLL_MS = 100
+
 
 @dataclass(frozen=True)
 class AgentSettings:
     """How the agent listens.
 
     Attributes:
-        stop_ms: silence after interviewer speech that ends an utterance (its own endpointing;
-            a response delay shorter than this is effectively this long).
+        stop_ms: silence after interviewer speech that ends an utterance (the
+            ``silence_timeout_ms`` of its :class:`rig.vad.TurnTracker`; a response delay
+            shorter than this is effectively this long).
         start_ms, confidence, min_volume: pipecat ``VADParams`` for the interviewer's audio.
         asr_model: the faster-whisper model that transcribes the interviewer.
         time_limit_s: the agent hangs up after this long on the call.
@@ -199,14 +204,15 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
         questions: bank question id -> text to match what is asked against (default: the
             answers' ``question_text``).
     """
-    from pipecat.audio.vad.vad_analyzer import VADState
-
-    from rig.vad import TurnParams, silero_analyzer
+    from rig.vad import TurnParams, TurnTracker, silero_analyzer
 
     transcribe = transcribe or _transcriber(settings.asr_model)
     vad = silero_analyzer(8000, TurnParams(silence_timeout_ms=settings.stop_ms,
                                      start_ms=settings.start_ms, confidence=settings.confidence,
                                      min_volume=settings.min_volume))
+    # the one turn tracker (rig.vad.tracker) on the agent's frame clock, with its pre-roll
+    tracker = TurnTracker(settings.start_ms, settings.stop_ms, frame_ms=FRAME_MS,
+                          pre_roll_ms=PRE_ROLL_MS)
     brain = AgentBrain(answers, settings.hangup_delay_s, settings.cue_silence_s,
                        settings.wait_event_s, questions)
     frames = {i: audio_to_frames(a.audio) for i, a in enumerate(answers)}
@@ -221,8 +227,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
     pending: list[tuple[asyncio.Future, float, float]] = []
     utterances: list[tuple[float, float]] = []
     playing: list[bytes] = []
-    prev = VADState.QUIET
-    seg_start_k = 0
+    seg_start_k = 0  # the frame the current utterance's audio starts at
     far_end_gone = False  # the far end hung up and everything it sent has been heard
     hung_up_by = "caller_time_limit"
     k = 0
@@ -262,7 +267,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
             if not far_end_gone and link.closed.is_set() and link.playout.buffered_s == 0:
                 far_end_gone = True
                 brain.log.append((t, "far_end_hung_up", ""))
-                if prev in (VADState.SPEAKING, VADState.STOPPING):
+                if tracker.speaking:
                     # the far end hung up as its last utterance ended (the reference
                     # interviewer closes the call right after its goodbye), before the
                     # end-of-speech timer ran out: that utterance is still transcribed and
@@ -271,19 +276,17 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                     utterances.append((seg_start_k * dt, t))
                     pending.append((loop.run_in_executor(None, transcribe, utt), t,
                                     seg_start_k * dt))
-            state = VADState.QUIET if far_end_gone else await vad.analyze_audio(inp)
-            if state == VADState.SPEAKING and prev in (VADState.QUIET, VADState.STARTING):
-                seg_start_k = max(0, k - settings.start_ms // FRAME_MS - 5)
-                brain.on_speech_start(seg_start_k * dt)
-            if (state == VADState.QUIET and prev in (VADState.STOPPING, VADState.SPEAKING)
-                    and not far_end_gone):
-                end_s = t - settings.stop_ms / 1000
-                utt = frames_to_audio(received[seg_start_k:k + 1])
-                utterances.append((seg_start_k * dt, end_s))
-                brain.on_utterance_end(end_s, seg_start_k * dt)
-                pending.append((loop.run_in_executor(None, transcribe, utt), end_s,
-                                seg_start_k * dt))
-            prev = state
+            for ev in [] if far_end_gone else await tracker.feed(vad, inp):
+                if ev.kind == "speech_started":
+                    seg_start_k = ev.frame
+                    brain.on_speech_start(ev.t_s)
+                elif ev.kind == "speech_stopped":
+                    end_s = ev.t_s
+                    utt = frames_to_audio(received[seg_start_k:k + 1])
+                    utterances.append((seg_start_k * dt, end_s))
+                    brain.on_utterance_end(end_s, seg_start_k * dt)
+                    pending.append((loop.run_in_executor(None, transcribe, utt), end_s,
+                                    seg_start_k * dt))
             for item in [p for p in pending if p[0].done()]:
                 pending.remove(item)
                 fut, end_s, start_s = item

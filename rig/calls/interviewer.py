@@ -3,12 +3,13 @@
 One :class:`InterviewSession` per call. It asks each question of the call with TTS (rig's
 hibari voice, or espeak-ng), listens with pipecat's Silero VAD and the pipeline's endpointing
 timer (``vad.*`` and ``endpointing.silence_timeout_ms`` of ``pipelines/X.yaml``, the same
-state machine as :func:`rig.vad.detect_turn`), transcribes the turn with faster-whisper
-(``asr.*``), and, when the transcript's confidence is low (``avg_logprob`` below
-``repair_below_logprob``, or ``no_speech_prob`` above ``repair_above_no_speech``, or empty),
-asks the caller to repeat (the repair loop that burns interview time), at most
-``max_repeat_requests`` times per question. It scores the last transcript with the rig scorer
-and writes the result (:class:`rig.calls.results.InterviewResult`) keyed by the call id
+state machine and :class:`rig.vad.TurnTracker` as :func:`rig.vad.detect_turn`), transcribes
+the turn with faster-whisper (``asr.*``), and, when the transcript's confidence is low
+(``avg_logprob`` below ``repair_below_logprob``, or ``no_speech_prob`` above
+``repair_above_no_speech``, or empty), asks the caller to repeat (the repair loop that burns
+interview time), at most ``max_repeat_requests`` times per question. It scores the last
+transcript with the rig scorer and writes the result
+(:class:`rig.calls.results.InterviewResult`) keyed by the call id
 (:class:`rig.calls.results.ResultStore`).
 
 The session is transport-neutral: :meth:`InterviewSession.feed` takes the caller's audio
@@ -38,7 +39,7 @@ from rig.calls.media import CALL_RATE_HZ, FRAME_BYTES, FRAME_MS, now_s
 from rig.calls.results import InterviewResult, QuestionResult
 from rig.pipeline import PipelineConfig
 from rig.scorer.base import Scorer
-from rig.vad import TurnParams
+from rig.vad import CloseReason, TurnEvent, TurnParams, TurnTracker
 
 #: Active speech level of the interviewer's TTS, dBFS (as the caller's renders).
 TTS_LEVEL_DB = -20.0
@@ -134,7 +135,7 @@ def _default_transcribe(audio: Audio, options: AsrOptions) -> Transcript:
 class _Turn:
     speech_start_s: float | None
     close_s: float
-    closed_by: str
+    closed_by: CloseReason
 
 
 class InterviewSession:
@@ -171,19 +172,16 @@ class InterviewSession:
                            "closes turns with the VAD's timer (set turn.model: none)")
         self._params = TurnParams.from_pipeline(pipeline)
         self._vad = None
+        self._tracker: TurnTracker | None = None
         self._pending = bytearray()
         self._frames: list[bytes] = []
         self._frame_t: list[float] = []
-        self._events: asyncio.Queue[tuple[str, float]] = asyncio.Queue()
-        self._prev = None
-        self._seg_start: float | None = None
+        self._events: asyncio.Queue[TurnEvent] = asyncio.Queue()
         self.hung_up = asyncio.Event()
 
     # --- listening ---------------------------------------------------------------------------
     async def feed(self, pcm: bytes, sample_rate_hz: int = CALL_RATE_HZ) -> None:
         """The caller's audio: int16 mono PCM at ``sample_rate_hz`` (resampled to 8 kHz)."""
-        from pipecat.audio.vad.vad_analyzer import VADState
-
         from rig.vad import vad_analyzer
 
         if sample_rate_hz != CALL_RATE_HZ:
@@ -191,7 +189,9 @@ class InterviewSession:
             pcm = float_to_pcm16(a.resample(CALL_RATE_HZ).samples).tobytes()
         if self._vad is None:
             self._vad = vad_analyzer(CALL_RATE_HZ, self._params)
-            self._prev = VADState.QUIET
+            # the one turn tracker (rig.vad.tracker), on the epoch second each chunk arrived
+            self._tracker = TurnTracker(self._params.start_ms,
+                                        self._params.silence_timeout_ms, frame_ms=FRAME_MS)
         self._pending += pcm
         arrival = now_s()
         while len(self._pending) >= FRAME_BYTES:
@@ -199,13 +199,8 @@ class InterviewSession:
             del self._pending[:FRAME_BYTES]
             self._frames.append(frame)
             self._frame_t.append(arrival)
-            state = await self._vad.analyze_audio(frame)
-            if state == VADState.SPEAKING and self._prev in (VADState.QUIET, VADState.STARTING):
-                self._seg_start = arrival - self._params.start_ms / 1000
-                self._events.put_nowait(("start", self._seg_start))
-            if state == VADState.QUIET and self._prev in (VADState.STOPPING, VADState.SPEAKING):
-                self._events.put_nowait(("close", arrival))
-            self._prev = state
+            for ev in await self._tracker.feed(self._vad, frame, arrival):
+                self._events.put_nowait(ev)
 
     def _audio_between(self, start_s: float, end_s: float) -> Audio:
         t = np.asarray(self._frame_t)
@@ -222,16 +217,16 @@ class InterviewSession:
             timeout = (s.answer_timeout_s if start is None else s.max_turn_s) - (
                 now_s() - (listen_from_s if start is None else start))
             try:
-                kind, t = await asyncio.wait_for(self._events.get(), max(timeout, 0.01))
+                ev = await asyncio.wait_for(self._events.get(), max(timeout, 0.01))
             except TimeoutError:
                 return _Turn(start, now_s(), "no_speech" if start is None else "max_turn")
-            if kind == "start" and start is None:
-                start = t
-            elif kind == "close" and start is not None:
-                if t < listen_from_s:  # a whole utterance before the question ended
+            if ev.kind == "speech_started" and start is None:
+                start = ev.t_s
+            elif ev.kind == "turn_closed" and start is not None:
+                if ev.t_s < listen_from_s:  # a whole utterance before the question ended
                     start = None
                     continue
-                return _Turn(start, t, "silence_timeout")
+                return _Turn(start, ev.t_s, ev.reason)
 
     # --- the script --------------------------------------------------------------------------
     async def run(self, say: Callable[[bytes], Awaitable[float]]) -> InterviewResult:
