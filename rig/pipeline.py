@@ -176,7 +176,7 @@ class ScorerSettings(_Frozen):
 
 class TranscriptSettings(_Frozen):
     """What the scorer reads of the ASR transcript. ``fillers: drop`` removes filler words
-    (um, uh, er, ah, ...: :data:`rig.transcript.FILLER_WORDS`) from the text the scorer grades;
+    (um, uh, er, ah, ...: :data:`rig.asr.transcript.FILLER_WORDS`) from the text the scorer grades;
     the row's ``transcript`` and every WER are computed on the transcript as heard."""
     fillers: Literal["keep", "drop"] = "keep"
 

@@ -16,7 +16,7 @@ import typer
 from statsmodels.stats.proportion import proportions_ztest
 from typer.testing import CliRunner
 
-from rig.asr import AsrSegment, Transcript
+from rig.asr.whisper import AsrSegment, Transcript
 from rig.audio import Audio, write_wav
 from rig.errors import ConfigError, RigError
 from rig.monitor.alerts import analyse_week, week_label

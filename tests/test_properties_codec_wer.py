@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from props import CI, counted
 
+from rig.asr.wer import normalize, wer, wer_verbatim
 from rig.audio import Audio
 from rig.channel import g711
-from rig.wer import normalize, wer, wer_verbatim
 
 pytestmark = pytest.mark.unit
 

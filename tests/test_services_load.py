@@ -183,7 +183,7 @@ def _mulaw_clip(seconds: float = 0.3) -> str:
 
 
 def _fake_stages():
-    from rig.asr import AsrSegment, Transcript
+    from rig.asr.whisper import AsrSegment, Transcript
     from rig.monitor.signals import SignalStages
     from rig.vad import Turn
 

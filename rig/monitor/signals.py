@@ -63,7 +63,7 @@ from typing import Literal
 import numpy as np
 from scipy import signal as sps
 
-from rig.asr import AsrOptions, Transcript
+from rig.asr.whisper import AsrOptions, Transcript
 from rig.audio import Audio
 from rig.channel.g711 import alaw_decode, mulaw_decode
 from rig.monitor.config import SignalsConfig
@@ -151,7 +151,7 @@ def _default_detect_turns(audio: Audio, params: TurnParams) -> tuple[Turn, ...]:
 
 
 def _default_transcribe(audio: Audio, options: AsrOptions) -> Transcript:
-    from rig.asr import transcribe
+    from rig.asr.whisper import transcribe
 
     return transcribe(audio, options)
 
