@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from rig.channel.codecs import get_codec
 from rig.config import content_hash, load_model
 
 
@@ -22,9 +23,16 @@ class _Frozen(BaseModel):
 
 class Telephony(_Frozen):
     """The interviewer's phone line: anti-aliased resampling to ``sample_rate_hz`` and a
-    G.711 codec (``mulaw`` on North American and Japanese lines, ``alaw`` elsewhere)."""
+    G.711 codec (``mulaw`` on North American and Japanese lines, ``alaw`` elsewhere), or
+    ``none`` (linear). ``codec`` is a codec of the registry that the line carries
+    (:data:`rig.channel.codecs.CODECS`); another name is an error listing those."""
     sample_rate_hz: Literal[8000, 16000] = 8000
-    codec: Literal["mulaw", "alaw", "none"] = "mulaw"
+    codec: str = "mulaw"
+
+    @field_validator("codec")
+    @classmethod
+    def _codec(cls, v: str) -> str:
+        return get_codec(v, carrier="line").name
 
 
 #: Defaults of the engine-specific VAD settings, filled in when the engine is chosen.

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from rig.asr.wer import wer
 from rig.audio import Audio, read_wav, write_wav
-from rig.channel.g711 import decode, encode
+from rig.channel.codecs import decode, encode
 from rig.monitor.config import SignalsConfig
 from rig.monitor.meta import CallMeta
 from rig.monitor.signals import CallAudio, estimate_snr_db, measure_call

@@ -366,7 +366,8 @@ def test_channel_class_codec_and_counts():
     up = narrow.resample(16000)
     cls, ratio = channel_class(up)
     assert cls == "narrowband" and ratio < -35
-    from rig.channel.g711 import alaw_decode, encode, mulaw_decode
+    from rig.channel.codecs import encode
+    from rig.channel.g711 import alaw_decode, mulaw_decode
 
     codes = encode(narrow, "mulaw")
     assert detect_g711(mulaw_decode(codes)) == "mulaw"

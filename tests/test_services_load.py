@@ -175,7 +175,7 @@ def stream_endless_body(url: str, path: str, headers: dict[str, str],
 
 def _mulaw_clip(seconds: float = 0.3) -> str:
     from rig.audio import Audio
-    from rig.channel.g711 import encode
+    from rig.channel.codecs import encode
 
     rng = np.random.default_rng(7)
     audio = Audio((0.05 * rng.standard_normal(int(8000 * seconds))).astype(np.float32), 8000)

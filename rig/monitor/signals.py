@@ -65,7 +65,7 @@ from scipy import signal as sps
 
 from rig.asr.whisper import AsrOptions, Transcript
 from rig.audio import Audio
-from rig.channel.g711 import alaw_decode, mulaw_decode
+from rig.channel.codecs import CODECS
 from rig.monitor.config import SignalsConfig
 from rig.monitor.meta import CallMeta
 from rig.monitor.snr import (  # noqa: F401 - re-exported: the SNR estimate's home was here
@@ -93,8 +93,9 @@ def _g711_lookup(values: np.ndarray) -> np.ndarray:
     return lut
 
 
-_G711_LUT = {"mulaw": _g711_lookup(mulaw_decode(np.arange(256, dtype=np.uint8))),
-             "alaw": _g711_lookup(alaw_decode(np.arange(256, dtype=np.uint8)))}
+#: Per G.711 law of the codec registry (mulaw, alaw), its decoder's outputs.
+_G711_LUT = {c.name: _g711_lookup(c.decode_pcm16(np.arange(256, dtype=np.uint8)))
+             for c in CODECS.values() if c.step_kind == "g711"}
 
 
 @dataclass(frozen=True)
