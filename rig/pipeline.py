@@ -13,7 +13,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from rig.channel.codecs import get_codec
 from rig.config import content_hash, load_model
 
 
@@ -32,6 +31,8 @@ class Telephony(_Frozen):
     @field_validator("codec")
     @classmethod
     def _codec(cls, v: str) -> str:
+        from rig.channel.codecs import get_codec  # rig.channel loads scipy: not at import
+
         return get_codec(v, carrier="line").name
 
 
