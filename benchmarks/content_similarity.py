@@ -28,7 +28,7 @@ def main() -> None:
     t0 = time.perf_counter()
     import torch
 
-    import rig.similarity as sim
+    import rig.asr.similarity as sim
 
     sim._encoder()
     load_s = time.perf_counter() - t0

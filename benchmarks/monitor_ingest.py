@@ -32,7 +32,7 @@ CLIPS = ("cmu_arctic_us_aew_a0003.wav", "cmu_arctic_us_axb_a0006.wav",
 def write_calls(folder: Path, n: int, turns: int, seed: int) -> float:
     """Write ``n`` calls; returns the total audio seconds."""
     from rig.audio import Audio, read_wav, write_wav
-    from rig.channel.g711 import encode
+    from rig.channel.codecs import encode
     from rig.synth.noise import file_noise, mix_at_snr, white_noise
 
     rng = np.random.default_rng(seed)

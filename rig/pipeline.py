@@ -22,9 +22,18 @@ class _Frozen(BaseModel):
 
 class Telephony(_Frozen):
     """The interviewer's phone line: anti-aliased resampling to ``sample_rate_hz`` and a
-    G.711 codec (``mulaw`` on North American and Japanese lines, ``alaw`` elsewhere)."""
+    G.711 codec (``mulaw`` on North American and Japanese lines, ``alaw`` elsewhere), or
+    ``none`` (linear). ``codec`` is a codec of the registry that the line carries
+    (:data:`rig.channel.codecs.CODECS`); another name is an error listing those."""
     sample_rate_hz: Literal[8000, 16000] = 8000
-    codec: Literal["mulaw", "alaw", "none"] = "mulaw"
+    codec: str = "mulaw"
+
+    @field_validator("codec")
+    @classmethod
+    def _codec(cls, v: str) -> str:
+        from rig.channel.codecs import get_codec  # rig.channel loads scipy: not at import
+
+        return get_codec(v, carrier="line").name
 
 
 #: Defaults of the engine-specific VAD settings, filled in when the engine is chosen.
@@ -176,7 +185,7 @@ class ScorerSettings(_Frozen):
 
 class TranscriptSettings(_Frozen):
     """What the scorer reads of the ASR transcript. ``fillers: drop`` removes filler words
-    (um, uh, er, ah, ...: :data:`rig.transcript.FILLER_WORDS`) from the text the scorer grades;
+    (um, uh, er, ah, ...: :data:`rig.asr.transcript.FILLER_WORDS`) from the text the scorer grades;
     the row's ``transcript`` and every WER are computed on the transcript as heard."""
     fillers: Literal["keep", "drop"] = "keep"
 

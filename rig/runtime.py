@@ -169,7 +169,7 @@ class RuntimeTranscribe:
     device: Literal["cpu", "cuda"] = "cpu"
 
     def __call__(self, audio, options):
-        from rig.asr import transcribe
+        from rig.asr.whisper import transcribe
 
         return transcribe(audio, dataclasses.replace(options, cpu_threads=self.cpu_threads,
                                                      device=self.device))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rig.asr import Transcript
+from rig.asr.whisper import Transcript
 from rig.audio import Audio
 from rig.campaign.call import Stages
 from rig.campaign.row import comparable as comparable_row

@@ -30,7 +30,7 @@ class SlowAsr:
     sleep_s: float = 0.0
 
     def __call__(self, audio, options):
-        from rig.asr import AsrSegment, Transcript
+        from rig.asr.whisper import AsrSegment, Transcript
 
         if self.sleep_s:
             time.sleep(self.sleep_s)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from rig.asr import Transcript
+from rig.asr.whisper import Transcript
 from rig.audio import Audio
 from rig.monitor.signals import SignalStages
 from rig.replay.version import VersionStages

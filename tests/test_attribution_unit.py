@@ -110,7 +110,7 @@ def test_a_failed_front_is_not_scored(inputs) -> None:  # noqa: F811
 
 
 def test_fillers_drop_changes_what_the_scorer_reads_not_the_transcript(inputs) -> None:  # noqa: F811
-    from rig.asr import Transcript
+    from rig.asr.whisper import Transcript
 
     pipe = inputs["pipeline"].model_copy(update={"transcript": inputs["pipeline"].transcript
                                                  .model_copy(update={"fillers": "drop"})})

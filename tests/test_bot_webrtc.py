@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 
 from rig.answers import load_bank
-from rig.wer import wer
+from rig.asr.wer import wer
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]

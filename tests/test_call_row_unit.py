@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rig.answers import load_bank
-from rig.asr import Transcript
+from rig.asr.whisper import Transcript
 from rig.audio import Audio
 from rig.campaign.call import FrontResult, Stages, finish_call, run_call, run_call_front
 from rig.campaign.row import (

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from rig.answers import load_bank
+from rig.asr.wer import wer
 from rig.audio import Audio, pcm16_to_float
 from rig.calls.agent import AgentSettings, run_agent
 from rig.calls.brain import AgentAnswer, expected_question_s
@@ -29,7 +30,6 @@ from rig.calls.service import InterviewerService, ServiceThread
 from rig.calls.transports.twilio import TwilioLoopbackLink
 from rig.pipeline import load_pipeline
 from rig.scorer.fake import FakeScorer
-from rig.wer import wer
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]

@@ -48,7 +48,7 @@ def fake_render(script, profile, seed, *, answer_id="", resolve_path=None, cache
 
 
 def sim_stages() -> Stages:
-    from rig.asr import Transcript
+    from rig.asr.whisper import Transcript
     from rig.vad import TurnResult
 
     return Stages(scorer=FakeScorer(), render=fake_render, caller_channel=lambda a, c, s: a,

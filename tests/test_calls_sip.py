@@ -22,7 +22,8 @@ import pytest
 import soundfile as sf
 
 from rig.answers import load_bank
-from rig.asr import AsrOptions, transcribe
+from rig.asr.wer import wer
+from rig.asr.whisper import AsrOptions, transcribe
 from rig.audio import Audio, read_wav
 from rig.calls.agent import AgentSettings, run_agent
 from rig.calls.brain import AgentAnswer
@@ -32,7 +33,6 @@ from rig.channel import telephony_path
 from rig.profiles import load_profiles
 from rig.synth import render_answer
 from rig.vad import TurnParams, detect_turn
-from rig.wer import wer
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from rig.asr import Transcript
+from rig.asr.whisper import Transcript
 from rig.audio import Audio
 from rig.campaign.call import Stages
 from rig.campaign.repeats import repeat_variation

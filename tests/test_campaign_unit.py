@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rig.asr import Transcript
+from rig.asr.whisper import Transcript
 from rig.audio import Audio
 from rig.campaign.call import Stages
 from rig.campaign.runner import CampaignSpec, run_campaign

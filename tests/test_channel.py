@@ -393,10 +393,11 @@ def test_bandlimit_keeps_time_alignment() -> None:
 # --- transports with numpy codecs: G.711 frames and PCM frames ---------------------------------
 
 def test_g711_transport_sends_160_byte_packets_per_20_ms() -> None:
+    from rig.channel.codecs import CODECS
     from rig.channel.steps import G711
     from rig.channel.transport import encode_g711
 
-    enc = encode_g711(tone(440.0, 1.005, 16000), G711(law="alaw"))
+    enc = encode_g711(tone(440.0, 1.005, 16000), G711(law="alaw"), CODECS["alaw"])
     assert len(enc.packets) == 51 and {len(p) for p in enc.packets} == {160}
     assert enc.packets[-1][40:] == bytes([0xD5]) * 120  # the last frame padded with silence
 

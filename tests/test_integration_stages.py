@@ -5,10 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rig.asr.wer import wer
 from rig.audio import Audio, read_wav
 from rig.channel import telephony_path
 from rig.vad import TurnParams, detect_turn
-from rig.wer import wer
 
 pytestmark = pytest.mark.integration
 DATA = Path(__file__).resolve().parent / "data"
@@ -25,7 +25,7 @@ HUMAN = {  # real recordings and their transcripts (see tests/data/NOTICE)
 
 @pytest.mark.parametrize("name", sorted(HUMAN))
 def test_whisper_transcribes_human_speech_over_the_phone_line(name):
-    from rig.asr import AsrOptions, transcribe
+    from rig.asr.whisper import AsrOptions, transcribe
 
     audio = read_wav(DATA / name, 16000)
     line = telephony_path(audio, 8000, "mulaw")

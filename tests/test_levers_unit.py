@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from rig.answers import load_bank, rescale_points
+from rig.asr.transcript import drop_fillers, scorer_text
 from rig.campaign.runner import CampaignSpec, plan_campaign
 from rig.config import content_hash
 from rig.errors import ConfigError
 from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
 from rig.profiles import load_profiles
-from rig.transcript import drop_fillers, scorer_text
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[1]

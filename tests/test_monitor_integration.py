@@ -12,15 +12,15 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from rig.asr.wer import wer
 from rig.audio import Audio, read_wav, write_wav
-from rig.channel.g711 import decode, encode
+from rig.channel.codecs import decode, encode
 from rig.monitor.config import SignalsConfig
 from rig.monitor.meta import CallMeta
 from rig.monitor.signals import CallAudio, estimate_snr_db, measure_call
 from rig.monitor.store import MonitorStore
 from rig.synth.noise import file_noise, mix_at_snr, pink_noise, white_noise
 from rig.vad import TurnParams, detect_turns
-from rig.wer import wer
 
 pytestmark = pytest.mark.integration
 DATA = Path(__file__).resolve().parent / "data"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rig.audio import Audio, read_wav
-from rig.channel.g711 import encode
+from rig.channel.codecs import encode
 from rig.monitor.config import MonitorConfig
 from rig.monitor.store import MonitorStore
 

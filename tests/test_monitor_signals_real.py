@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from rig.audio import Audio, active_speech_mask, read_wav
-from rig.channel.g711 import decode, encode
+from rig.channel.codecs import decode, encode
 from rig.monitor.config import SignalsConfig
 from rig.monitor.meta import CallMeta
 from rig.monitor.signals import CallAudio, estimate_snr_db, measure_call

@@ -16,7 +16,7 @@ import typer
 from statsmodels.stats.proportion import proportions_ztest
 from typer.testing import CliRunner
 
-from rig.asr import AsrSegment, Transcript
+from rig.asr.whisper import AsrSegment, Transcript
 from rig.audio import Audio, write_wav
 from rig.errors import ConfigError, RigError
 from rig.monitor.alerts import analyse_week, week_label
@@ -366,7 +366,8 @@ def test_channel_class_codec_and_counts():
     up = narrow.resample(16000)
     cls, ratio = channel_class(up)
     assert cls == "narrowband" and ratio < -35
-    from rig.channel.g711 import alaw_decode, encode, mulaw_decode
+    from rig.channel.codecs import encode
+    from rig.channel.g711 import alaw_decode, mulaw_decode
 
     codes = encode(narrow, "mulaw")
     assert detect_g711(mulaw_decode(codes)) == "mulaw"

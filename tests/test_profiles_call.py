@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from rig.answers import load_bank
-from rig.asr import Transcript
+from rig.asr.whisper import Transcript
 from rig.campaign.call import Stages, run_call
 from rig.channel import Channel
 from rig.pipeline import load_pipeline

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from props import CI, counted
 
+from rig.asr.wer import normalize, wer, wer_verbatim
 from rig.audio import Audio
-from rig.channel import g711
-from rig.wer import normalize, wer, wer_verbatim
+from rig.channel import codecs, g711
 
 pytestmark = pytest.mark.unit
 
@@ -66,8 +66,8 @@ def test_g711_decodes_any_bytes(codec, data):
                                                     width=32)))
 @counted
 def test_g711_float_audio_of_any_finite_level_encodes(codec, samples):
-    codes = g711.encode(Audio(samples, 8000), codec)
-    back = g711.decode(codes, codec)
+    codes = codecs.encode(Audio(samples, 8000), codec)
+    back = codecs.decode(codes, codec)
     assert back.samples.dtype == np.float32 and back.samples.shape == samples.shape
     assert np.all(np.abs(back.samples) <= 1.0)
 

@@ -15,13 +15,13 @@ import pytest
 import replay_data as rd
 
 from rig.answers import Pause, load_bank, parse_script
-from rig.asr import transcribe
+from rig.asr.wer import wer
+from rig.asr.whisper import transcribe
 from rig.audio import Audio
 from rig.calls.question_match import match_question
 from rig.monitor.meta import iter_calls
 from rig.monitor.recording import RecordingError, read_call_audio
 from rig.vad import TurnParams, detect_turn, detect_turns
-from rig.wer import wer
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.allowed_skip("needs ../shared/data/speech (real recordings)"),

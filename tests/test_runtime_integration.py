@@ -10,7 +10,7 @@ import pytest
 
 from rig import vad
 from rig.answers import load_bank
-from rig.asr import AsrOptions, transcribe
+from rig.asr.whisper import AsrOptions, transcribe
 from rig.audio import Audio, read_wav
 from rig.channel import telephony_path
 from rig.errors import EngineUnavailable

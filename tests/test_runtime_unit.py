@@ -131,8 +131,8 @@ def test_build_stages_for_a_remote_judge_knows_no_scorer_device(no_gpu):
 
 
 def test_runtime_transcribe_overrides_threads_and_device_only(monkeypatch):
-    from rig import asr
-    from rig.asr import AsrOptions
+    from rig.asr import whisper as asr
+    from rig.asr.whisper import AsrOptions
 
     seen = []
     monkeypatch.setattr(asr, "transcribe", lambda audio, options: seen.append(options))

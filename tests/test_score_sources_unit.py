@@ -132,7 +132,7 @@ ASR_TEXT = "i was a shift lead at a grocery store"
 
 
 def stages(asr_calls: list) -> Stages:
-    from rig.asr import Transcript
+    from rig.asr.whisper import Transcript
     from rig.vad import TurnResult
 
     def transcribe(audio, options):

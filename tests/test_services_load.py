@@ -175,7 +175,7 @@ def stream_endless_body(url: str, path: str, headers: dict[str, str],
 
 def _mulaw_clip(seconds: float = 0.3) -> str:
     from rig.audio import Audio
-    from rig.channel.g711 import encode
+    from rig.channel.codecs import encode
 
     rng = np.random.default_rng(7)
     audio = Audio((0.05 * rng.standard_normal(int(8000 * seconds))).astype(np.float32), 8000)
@@ -183,7 +183,7 @@ def _mulaw_clip(seconds: float = 0.3) -> str:
 
 
 def _fake_stages():
-    from rig.asr import AsrSegment, Transcript
+    from rig.asr.whisper import AsrSegment, Transcript
     from rig.monitor.signals import SignalStages
     from rig.vad import Turn
 

@@ -12,8 +12,7 @@ import pytest
 pytest.importorskip("sentence_transformers", reason="needs the 'similarity' extra")
 
 from rig.answers import load_bank
-from rig.models import ensure_model
-from rig.similarity import (
+from rig.asr.similarity import (
     MODEL_NAME,
     WINDOW_TOKENS,
     _encoder,
@@ -21,7 +20,8 @@ from rig.similarity import (
     content_similarities,
     content_similarity,
 )
-from rig.wer import normalize
+from rig.asr.wer import normalize
+from rig.models import ensure_model
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,7 +124,7 @@ def test_an_embedding_does_not_depend_on_its_batch_companions(scripts) -> None:
     """One text per batch, one thread: a script embedded beside a long text equals the same
     script embedded alone, bit for bit (with padding in a shared batch it differed by 2e-8,
     and a call's content_similarity then differed between a worker and the driver)."""
-    from rig.similarity import _model_embed
+    from rig.asr.similarity import _model_embed
 
     texts = list(scripts.values())
     short, long = texts[0], " ".join(texts[1:3])

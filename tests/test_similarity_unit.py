@@ -12,11 +12,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import rig.asr.similarity as sim
 import rig.models
-import rig.similarity as sim
+from rig.asr.similarity import EXTRA_MISSING, content_similarities, content_similarity
 from rig.campaign.call import content_similarity_columns
 from rig.errors import EngineUnavailable, ModelIntegrityError, ModelMissingError
-from rig.similarity import EXTRA_MISSING, content_similarities, content_similarity
 
 pytestmark = pytest.mark.unit
 

@@ -15,7 +15,7 @@ import pytest
 from scipy import integrate, special
 
 from rig.audio import Audio, active_speech_mask, read_wav
-from rig.channel.g711 import decode, encode
+from rig.channel.codecs import decode, encode
 from rig.monitor.snr import SNR_RANGE_DB, estimate_snr_db, snr_estimate
 from rig.monitor.wada import (
     G_TABLE,

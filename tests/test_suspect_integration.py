@@ -1,4 +1,4 @@
-"""rig.asr_checks on the real stages: the 8 kHz G.711 line, pipecat's Silero VAD and
+"""rig.asr.checks on the real stages: the 8 kHz G.711 line, pipecat's Silero VAD and
 faster-whisper (whisper-tiny.en), on silence, recorded kitchen noise (tests/data), a one-word
 answer cut from a CMU ARCTIC recording, and a phrase repeated back to back.
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.asr import transcribe
-from rig.asr_checks import suspect_columns
+from rig.asr.checks import suspect_columns
+from rig.asr.whisper import transcribe
 from rig.audio import Audio, read_wav
 from rig.channel import telephony_path
 from rig.vad import TurnParams, detect_turn

@@ -1,4 +1,4 @@
-"""rig.asr_checks on hand-built transcripts and turns (the rules' logic; the real ASR and VAD
+"""rig.asr.checks on hand-built transcripts and turns (the rules' logic; the real ASR and VAD
 are in tests/test_suspect_integration.py), and the per-profile rates in summary.json."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from rig.answers import load_bank
-from rig.asr import AsrSegment, Transcript
-from rig.asr_checks import asr_suspect, longest_repeat, suspect_columns, turn_suspect
+from rig.asr.checks import asr_suspect, longest_repeat, suspect_columns, turn_suspect
+from rig.asr.whisper import AsrSegment, Transcript
 from rig.campaign.summary import _flag_rate
 from rig.scorer.base import TranscriptTooLong
 from rig.scorer.fake import FakeScorer

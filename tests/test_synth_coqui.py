@@ -151,7 +151,7 @@ def test_the_similarity_extra_still_works_beside_it():
     import subprocess
     import sys
 
-    code = ("from rig.similarity import content_similarity; "
+    code = ("from rig.asr.similarity import content_similarity; "
             "print(round(content_similarity('I led a team of five.', 'I led a team of 5.'), 3))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300)

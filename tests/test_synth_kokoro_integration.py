@@ -10,12 +10,12 @@ import socket
 import numpy as np
 import pytest
 
-from rig.asr import AsrOptions, transcribe
+from rig.asr.wer import wer
+from rig.asr.whisper import AsrOptions, transcribe
 from rig.channel import telephony_path
 from rig.errors import EngineUnavailable
 from rig.profiles import Profile, Voice
 from rig.synth import get_engine, render_speech
-from rig.wer import wer
 
 pytestmark = pytest.mark.integration
 

@@ -175,7 +175,7 @@ def test_a_long_pauses_call_under_webrtcvad_is_truncated(vad_settings, render_ca
     and scorer) on the demo's long_pauses profile: the 1.6 s pause outlasts the 800 ms timer,
     the turn closes in it and the row says which detector closed it."""
     from rig.answers import load_bank
-    from rig.asr import Transcript
+    from rig.asr.whisper import Transcript
     from rig.campaign.call import Stages, run_call
     from rig.pipeline import PipelineConfig, load_pipeline
     from rig.profiles import load_profiles

@@ -94,7 +94,7 @@ class _Stages:
         return (_turn(0.5, audio.duration_s - 0.5),)
 
     def transcribe(self, audio, options):
-        from rig.asr import Transcript
+        from rig.asr.whisper import Transcript
 
         assert options.model == "whisper-base"
         return Transcript(self.texts[round(audio.duration_s, 1)], -0.2, 0.01,

@@ -4,8 +4,8 @@ import jiwer
 import pytest
 
 from rig.answers import load_bank
+from rig.asr.wer import normalize, wer
 from rig.scorer.prompt import grammar, parse_reply
-from rig.wer import normalize, wer
 
 pytestmark = pytest.mark.unit
 

@@ -1,9 +1,9 @@
-"""The verbatim WER reference policy (rig.wer.wer_verbatim) against jiwer directly."""
+"""The verbatim WER reference policy (rig.asr.wer.wer_verbatim) against jiwer directly."""
 
 import jiwer
 import pytest
 
-from rig.wer import wer, wer_verbatim
+from rig.asr.wer import wer, wer_verbatim
 
 pytestmark = pytest.mark.unit
 

@@ -165,7 +165,7 @@ class AgentResult:
 
 
 def _transcriber(model: str) -> Callable[[Audio], str]:
-    from rig.asr import AsrOptions
+    from rig.asr.whisper import AsrOptions
     from rig.calls.locks import transcribe_serial
 
     opts = AsrOptions(model=model)  # the model is shared by concurrent calls: serialised

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from rig.asr import Transcript
+from rig.asr.whisper import Transcript
 from rig.audio import Audio
 from rig.campaign.call import Stages
 from rig.scorer.base import Scorer, ScoreResult

@@ -33,7 +33,7 @@ from functools import lru_cache
 import numpy as np
 
 from rig.answers import Question
-from rig.asr import AsrOptions, Transcript
+from rig.asr.whisper import AsrOptions, Transcript
 from rig.audio import Audio, float_to_pcm16, pcm16_to_float
 from rig.calls.media import CALL_RATE_HZ, FRAME_BYTES, FRAME_MS, now_s
 from rig.calls.results import InterviewResult, QuestionResult

@@ -3,7 +3,7 @@
 A campaign over a real transport places K calls from K driver threads at once; the in-process
 reference interviewer serves them all from one event loop. What the calls share:
 
-* **faster-whisper** (:func:`rig.asr.transcribe`: one ``WhisperModel`` per (model, compute
+* **faster-whisper** (:func:`rig.asr.whisper.transcribe`: one ``WhisperModel`` per (model, compute
   type, threads), cached per process). The caller agent transcribes the interviewer's
   utterances in each call's thread and the interviewer transcribes each caller turn in its
   worker threads. CTranslate2 queues concurrent ``generate`` calls to its workers (one by
@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable
 
-from rig.asr import AsrOptions, Transcript
+from rig.asr.whisper import AsrOptions, Transcript
 from rig.audio import Audio
 
 _GUARD = threading.Lock()
@@ -44,9 +44,9 @@ def model_lock(*key: Hashable) -> threading.Lock:
 
 
 def transcribe_serial(audio: Audio, options: AsrOptions) -> Transcript:
-    """:func:`rig.asr.transcribe` under the lock of its model name (same arguments, same
+    """:func:`rig.asr.whisper.transcribe` under the lock of its model name (same arguments, same
     result, same errors; one lock per name covers every ``WhisperModel`` loaded for it)."""
-    from rig.asr import transcribe
+    from rig.asr.whisper import transcribe
 
     with model_lock("faster-whisper", options.model):
         return transcribe(audio, options)

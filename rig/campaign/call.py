@@ -15,10 +15,10 @@ the default caller-channel stage, and is left empty when a test replaces that st
 transcript against every word as spoken, fillers and repetitions included (fillers are kept
 as words on both sides: Whisper's normaliser would otherwise drop "um" and "uh", and the two
 policies would never differ on them). ``content_similarity`` is the cosine of the script's and
-the transcript's sentence embeddings (:mod:`rig.similarity`); it is null, with the reason in
+the transcript's sentence embeddings (:mod:`rig.asr.similarity`); it is null, with the reason in
 ``content_similarity_error``, when the ``similarity`` extra is not installed (the call goes
 on). Stage attribution: :mod:`rig.campaign.attribution`. The scorer reads the transcript as
-``transcript.fillers`` says (:mod:`rig.transcript`); ``transcript`` and WER are as heard. The
+``transcript.fillers`` says (:mod:`rig.asr.transcript`); ``transcript`` and WER are as heard. The
 transport columns (:data:`TRANSPORT_COLUMNS`) are on every row: ``transport`` is ``sim``
 here, and what a real transport measures is null.
 
@@ -42,8 +42,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rig.answers import Answer, Question
-from rig.asr import AsrOptions, Transcript
-from rig.asr_checks import suspect_columns
+from rig.asr.checks import suspect_columns
+from rig.asr.wer import wer, wer_verbatim
+from rig.asr.whisper import AsrOptions, Transcript
 from rig.campaign.attribution import attribution_columns
 from rig.campaign.metrics import content_similarity_columns
 from rig.campaign.row import (  # noqa: F401 - ROW_TYPES, TRANSPORT_COLUMNS: re-exported
@@ -56,7 +57,6 @@ from rig.pipeline import PipelineConfig
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
 from rig.vad import TurnParams, TurnResult
-from rig.wer import wer, wer_verbatim
 
 #: Bumped when the call procedure changes in a way that changes results.
 CALL_PROCEDURE_VERSION = 1
@@ -111,13 +111,13 @@ def _default_detect_turn(audio, params: TurnParams) -> TurnResult:
 
 
 def _default_transcribe(audio, options: AsrOptions) -> Transcript:
-    from rig.asr import transcribe
+    from rig.asr.whisper import transcribe
 
     return transcribe(audio, options)
 
 
 def _default_content_similarity(reference: str, hypothesis: str) -> float:
-    from rig.similarity import content_similarity
+    from rig.asr.similarity import content_similarity
 
     return content_similarity(reference, hypothesis)
 
@@ -170,7 +170,7 @@ class FrontResult:
         turn_text: the script's words (no fillers) that started before the turn closed, when
             a word was lost; None when none was (the oracle's grade is reused) or a stage
             failed.
-        scorer_text: what the scorer grades (:func:`rig.transcript.scorer_text`); None:
+        scorer_text: what the scorer grades (:func:`rig.asr.transcript.scorer_text`); None:
             ``transcript``.
     """
     row: dict
@@ -289,12 +289,12 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
                                          tr.text),
         })
         row.update(suspect_columns(tr, turn, heard.duration_s, rendered.speech_start_s,
-                                   turn_params.start_ms))  # rig.asr_checks
+                                   turn_params.start_ms))  # rig.asr.checks
         text = tr.text
     except Exception as exc:  # one failing call is recorded and the campaign goes on
         row.update(_failure(stage, exc))
         turn_text = None
-    from rig.transcript import scorer_text
+    from rig.asr.transcript import scorer_text
 
     return FrontResult(row=row, question=question, transcript=text, seed=seed,
                        oracle_score=oracle.score, timings_s=t, turn_text=turn_text,

@@ -12,13 +12,13 @@ def content_similarity_columns(similarity: Callable[[str, str], float], script: 
                                transcript: str) -> dict:
     """``content_similarity`` of the transcript to the script and, when it cannot be computed,
     ``content_similarity_error`` (the reason; the extra missing reads
-    :data:`rig.similarity.EXTRA_MISSING`). Never raises: the metric failing never fails the
+    :data:`rig.asr.similarity.EXTRA_MISSING`). Never raises: the metric failing never fails the
     call."""
     try:
         return {"content_similarity": float(similarity(script, transcript)),
                 "content_similarity_error": None}
     except EngineUnavailable:
-        from rig.similarity import EXTRA_MISSING
+        from rig.asr.similarity import EXTRA_MISSING
 
         reason = EXTRA_MISSING
     except RigError as exc:  # the model package missing or altered: the message says how

@@ -122,7 +122,7 @@ class CallRow:
     (against the words before turn close), ``wer_verbatim`` (against every word spoken),
     ``content_similarity`` (cosine, -1..1) and ``content_similarity_error``.
 
-    Suspects (:mod:`rig.asr_checks`): ``asr_suspect``/``turn_suspect`` (True: flagged, False:
+    Suspects (:mod:`rig.asr.checks`): ``asr_suspect``/``turn_suspect`` (True: flagged, False:
     checked and clean, null: not checked) and ``asr_suspect_reason``/``turn_suspect_reason``.
 
     Scorer: ``scorer_raw``, ``scorer_reason``, ``scorer_error``, ``scorer_mode``,

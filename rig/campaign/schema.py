@@ -242,7 +242,7 @@ class ProfileSummary(_Part):
         "(absent in files before 1.2)", default=None)
     asr_suspect_rate: float | None = _f(
         "share of the completed calls whose transcript was flagged asr_suspect (over those "
-        "checked; rig.asr_checks); null when none was checked (absent before 1.3)",
+        "checked; rig.asr.checks); null when none was checked (absent before 1.3)",
         default=None)
     turn_suspect_rate: float | None = _f(
         "share of the completed calls whose turn was flagged turn_suspect (over those "

@@ -7,8 +7,9 @@ averaged per (answer, profile), then paired by answer with the baseline; seeded 
 plus the audio-path measures over the profile's calls: mean WER against the full script and
 against the words spoken before turn close, truncation rate, mean share of words lost, and the
 mean of score - oracle_score (the loss caused by the audio path), and the mean
-``content_similarity`` of transcript to script (:mod:`rig.similarity`; ``content_similarity_note``
-says once why it is null on completed calls, e.g. the ``similarity`` extra not installed).
+``content_similarity`` of transcript to script (:mod:`rig.asr.similarity`;
+``content_similarity_note`` says once why it is null on completed calls, e.g. the
+``similarity`` extra not installed).
 Failed calls and parse failures are left out of every mean and counted. ``attribution``
 splits each non-baseline profile's mean paired delta into turn detection, ASR and the rest,
 with intervals (:func:`rig.campaign.attribution.profile_attribution`), when the rows carry

@@ -13,9 +13,12 @@ Two stages, in the order a call runs them:
 Framing for the next stage: :func:`frames` (G.711 bytes, 160 per 20 ms at 8 kHz) and
 :func:`vad_frames` (int16 PCM frames of the sizes webrtcvad and Silero accept).
 
-Modules: ``g711`` (companding), ``line`` (telephony path, framing), ``steps`` (the chain's
-schema), ``transport`` (codec packets, PyAV), ``network`` (loss and jitter patterns),
-``chain`` (running a chain, :class:`ChannelReport`).
+Codecs are one registry (:mod:`rig.channel.codecs`: :data:`CODECS`, a :class:`Codec` per
+name) that the line, the steps, the chain, the call transports and the docs read.
+
+Modules: ``codecs`` (the registry), ``g711`` (companding), ``line`` (telephony path,
+framing), ``steps`` (the chain's schema), ``transport`` (codec packets, PyAV), ``network``
+(loss and jitter patterns), ``chain`` (running a chain, :class:`ChannelReport`).
 """
 
 from rig.channel.chain import (
@@ -25,16 +28,12 @@ from rig.channel.chain import (
     apply_caller_channel_report,
     step_rng,
 )
+from rig.channel.codecs import CODECS, Codec, decode, encode, get_codec
 from rig.channel.g711 import (
-    CODECS,
     FRAME_MS,
     LINE_RATE_HZ,
-    SILENCE_CODE,
-    Codec,
     alaw_decode,
     alaw_encode,
-    decode,
-    encode,
     mulaw_decode,
     mulaw_encode,
 )
@@ -52,7 +51,6 @@ __all__ = [
     "CODECS",
     "FRAME_MS",
     "LINE_RATE_HZ",
-    "SILENCE_CODE",
     "SILERO_WINDOW_SAMPLES",
     "WEBRTC_VAD_FRAME_MS",
     "WEBRTC_VAD_RATES_HZ",
@@ -68,6 +66,7 @@ __all__ = [
     "decode",
     "encode",
     "frames",
+    "get_codec",
     "mulaw_decode",
     "mulaw_encode",
     "step_rng",

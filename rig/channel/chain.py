@@ -25,9 +25,9 @@ import numpy as np
 
 import rig.channel.transport as tp
 from rig.audio import Audio
+from rig.channel.codecs import codec_step_kinds, step_codec
 from rig.channel.network import expected_missing_pct, late_mask, loss_mask
 from rig.channel.steps import (
-    CODEC_KINDS,
     NETWORK_KINDS,
     Bandlimit,
     Channel,
@@ -193,17 +193,12 @@ def clip(audio: Audio, step: Clip) -> tuple[Audio, int]:
     return Audio(np.clip(audio.samples, -c, c).astype(np.float32), audio.sample_rate_hz), clipped
 
 
-_ENCODERS = {"g711": tp.encode_g711, "amr_nb": tp.encode_amr_nb, "opus": tp.encode_opus}
-_DECODERS = {"g711": tp.decode_g711, "amr_nb": tp.decode_amr_nb, "opus": tp.decode_opus,
-             "pcm": tp.decode_pcm}
-
-
 def _transport(audio: Audio, codec, net: list[tuple[int, Any]], seed: int,
                ) -> tuple[Audio, list[StepReport], int, int, int]:
     """Encode, remove packets, decode. Returns the audio, the network steps' reports, and
     the packets sent, lost and late (late: dropped by a jitter buffer and not already lost)."""
-    kind = codec.kind if codec is not None else "pcm"
-    enc = _ENCODERS[kind](audio, codec) if codec is not None else tp.encode_pcm(audio)
+    entry = step_codec(codec) if codec is not None else None  # its registry entry
+    enc = entry.packet_encode(audio, codec, entry) if entry is not None else tp.encode_pcm(audio)
     n = len(enc.packets)
     lost, late = np.zeros(n, bool), np.zeros(n, bool)
     reports: list[StepReport] = []
@@ -219,7 +214,8 @@ def _transport(audio: Audio, codec, net: list[tuple[int, Any]], seed: int,
         reports.append(StepReport(i, s.kind, s.describe(), enc.rate_hz, n,
                                   int(np.count_nonzero(mask)), expected_missing_pct(s)))
     concealment = net[0][1].concealment if net else "silence"
-    out = _DECODERS[kind](enc, lost | late, concealment)
+    out = (entry.packet_decode if entry is not None else tp.decode_pcm)(enc, lost | late,
+                                                                        concealment)
     return out, reports, n, int(np.count_nonzero(lost)), int(np.count_nonzero(late & ~lost))
 
 
@@ -250,8 +246,8 @@ def apply_caller_channel_report(audio: Audio, channel: Channel, seed: int
     i = 0
     while i < len(steps):
         s = steps[i]
-        if s.kind in CODEC_KINDS or s.kind in NETWORK_KINDS:
-            codec = s if s.kind in CODEC_KINDS else None
+        if s.kind in codec_step_kinds() or s.kind in NETWORK_KINDS:
+            codec = s if s.kind in codec_step_kinds() else None
             j = i + 1 if codec is not None else i
             net = []
             while j < len(steps) and steps[j].kind in NETWORK_KINDS:

@@ -6,20 +6,14 @@ frequencies", in the bit-exact form of the Sun Microsystems public-domain refere
 14 most significant bits of a 16-bit sample with a bias of 33 and inverts all bits of the code;
 A-law works on the 13 most significant bits and inverts the even bits (XOR 0x55). The encoders
 and decoders below are vectorised numpy versions of those routines and agree with ``audioop``
-for every int16 input and every code (see ``tests/test_channel.py``).
+for every int16 input and every code (see ``tests/test_channel.py``). The laws are entries of
+the codec registry (:data:`rig.channel.codecs.CODECS`), which also holds their silence codes
+and the float-audio :func:`rig.channel.codecs.encode` and :func:`~rig.channel.codecs.decode`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Literal
-
 import numpy as np
-
-from rig.audio import Audio, float_to_pcm16, pcm16_to_float
-
-Codec = Literal["mulaw", "alaw", "none"]
-CODECS: tuple[str, ...] = ("mulaw", "alaw", "none")
 
 #: Line rate of narrowband telephony (G.711), Hz.
 LINE_RATE_HZ = 8000
@@ -35,9 +29,6 @@ _QUANT_MASK = 0x0F
 _SEG_MASK = 0x70
 _SEG_SHIFT = 4
 _SIGN_BIT = 0x80
-
-#: The code of a zero sample: what a silent (or padded) frame is filled with.
-SILENCE_CODE: dict[str, int] = {"mulaw": 0xFF, "alaw": 0xD5}
 
 
 def _as_int16(pcm: np.ndarray) -> np.ndarray:
@@ -149,40 +140,3 @@ def _alaw_table() -> np.ndarray:
 
 _ULAW_TABLE = _ulaw_table()
 _ALAW_TABLE = _alaw_table()
-
-_ENCODE: dict[str, Callable[[np.ndarray], np.ndarray]] = {"mulaw": mulaw_encode,
-                                                          "alaw": alaw_encode}
-_DECODE: dict[str, Callable[[np.ndarray | bytes], np.ndarray]] = {"mulaw": mulaw_decode,
-                                                                  "alaw": alaw_decode}
-
-
-def check_codec(codec: str) -> None:
-    """Raises ValueError naming the codecs when ``codec`` is not one of :data:`CODECS`."""
-    if codec not in CODECS:
-        raise ValueError(f"unknown codec {codec!r}; use one of {list(CODECS)}")
-
-
-def encode(audio: Audio, codec: Literal["mulaw", "alaw"] = "mulaw") -> np.ndarray:
-    """Float audio to G.711 codes at the audio's own rate (resample first).
-
-    Returns:
-        uint8 codes, shape ``(n,)``, one byte per sample. Samples beyond [-1, 1] clip.
-
-    Raises:
-        ValueError: unknown codec (``none`` has no codes).
-    """
-    if codec not in _ENCODE:
-        raise ValueError(f"encode: codec must be 'mulaw' or 'alaw', got {codec!r}")
-    return _ENCODE[codec](float_to_pcm16(audio.samples))
-
-
-def decode(codes: np.ndarray | bytes, codec: Literal["mulaw", "alaw"] = "mulaw",
-           sample_rate_hz: int = LINE_RATE_HZ) -> Audio:
-    """G.711 codes to float audio (float32, shape ``(n,)``, range [-1, 1)) at ``sample_rate_hz``.
-
-    Raises:
-        ValueError: unknown codec.
-    """
-    if codec not in _DECODE:
-        raise ValueError(f"decode: codec must be 'mulaw' or 'alaw', got {codec!r}")
-    return Audio(pcm16_to_float(_DECODE[codec](codes)), sample_rate_hz)

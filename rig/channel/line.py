@@ -16,19 +16,10 @@ from typing import Literal
 import numpy as np
 
 from rig.audio import Audio
-from rig.channel.g711 import (
-    CODECS,
-    FRAME_MS,
-    LINE_RATE_HZ,
-    SILENCE_CODE,
-    Codec,
-    as_codes,
-    check_codec,
-    decode,
-    encode,
-)
+from rig.channel.codecs import get_codec
+from rig.channel.g711 import FRAME_MS, LINE_RATE_HZ, as_codes
 
-__all__ = ["CODECS", "SILERO_WINDOW_SAMPLES", "WEBRTC_VAD_FRAME_MS", "WEBRTC_VAD_RATES_HZ",
+__all__ = ["SILERO_WINDOW_SAMPLES", "WEBRTC_VAD_FRAME_MS", "WEBRTC_VAD_RATES_HZ",
            "frames", "telephony_path", "vad_frames"]
 
 #: Sample rates webrtcvad accepts (Hz) and its frame lengths (ms).
@@ -39,7 +30,7 @@ SILERO_WINDOW_SAMPLES: dict[int, int] = {8000: 256, 16000: 512}
 
 
 def telephony_path(audio: Audio, sample_rate_hz: int = LINE_RATE_HZ,
-                   codec: Codec = "mulaw") -> Audio:
+                   codec: str = "mulaw") -> Audio:
     """The interviewer's phone line: resample to the line rate, G.711 encode and decode.
 
     Resampling is soxr 'HQ' (anti-aliased: content above the line's Nyquist frequency is
@@ -49,25 +40,24 @@ def telephony_path(audio: Audio, sample_rate_hz: int = LINE_RATE_HZ,
     Args:
         audio: float32 mono at any rate.
         sample_rate_hz: the line rate (8000 for G.711 narrowband).
-        codec: ``mulaw`` (North America, Japan), ``alaw`` (elsewhere) or ``none`` (linear:
-            resampling only, no companding and no clipping).
+        codec: a codec the line carries (:data:`rig.channel.codecs.CODECS`): ``mulaw``
+            (North America, Japan), ``alaw`` (elsewhere) or ``none`` (linear: resampling
+            only, no companding and no clipping).
 
     Returns:
         Audio at ``sample_rate_hz``, float32, shape ``(m,)``; the ASR stage resamples it to its
         own rate with :meth:`Audio.resample`.
 
     Raises:
-        ValueError: unknown codec.
+        ValueError: unknown codec, or one the line does not carry; the message lists those
+            it does.
     """
-    check_codec(codec)
-    line = audio.resample(sample_rate_hz)
-    if codec == "none":
-        return line
-    return decode(encode(line, codec), codec, sample_rate_hz)
+    c = get_codec(codec, carrier="line")
+    return c.roundtrip(audio.resample(sample_rate_hz))
 
 
 def frames(codes: np.ndarray | bytes, frame_ms: int = FRAME_MS,
-           sample_rate_hz: int = LINE_RATE_HZ, codec: Literal["mulaw", "alaw"] = "mulaw",
+           sample_rate_hz: int = LINE_RATE_HZ, codec: str = "mulaw",
            pad: bool = True) -> list[bytes]:
     """Cut a G.711 byte stream into telephony frames (8 kHz, 20 ms: 160 bytes each).
 
@@ -75,15 +65,17 @@ def frames(codes: np.ndarray | bytes, frame_ms: int = FRAME_MS,
         codes: uint8 codes (one byte per sample) or bytes.
         frame_ms: frame length in ms (RTP ptime; 20 for Twilio media streams).
         sample_rate_hz: the line rate.
-        codec: which silence code pads the last frame (0xFF mu-law, 0xD5 A-law).
+        codec: a G.711 law; its silence code pads the last frame (0xFF mu-law, 0xD5 A-law).
         pad: pad a short last frame with silence; when False, a short last frame is dropped.
 
     Returns:
         A list of ``bytes``, each exactly ``sample_rate_hz * frame_ms / 1000`` long.
 
     Raises:
-        ValueError: the frame length is not a whole number of samples.
+        ValueError: the frame length is not a whole number of samples; a codec that is
+            not a G.711 law.
     """
+    silence = get_codec(codec, step_kind="g711").silence_code
     per_frame = sample_rate_hz * frame_ms / 1000
     if per_frame != int(per_frame) or per_frame <= 0:
         raise ValueError(f"{frame_ms} ms at {sample_rate_hz} Hz is not a whole number of samples")
@@ -91,7 +83,7 @@ def frames(codes: np.ndarray | bytes, frame_ms: int = FRAME_MS,
     data = as_codes(codes).reshape(-1)
     rest = len(data) % n
     if rest:
-        data = (np.concatenate([data, np.full(n - rest, SILENCE_CODE[codec], np.uint8)])
+        data = (np.concatenate([data, np.full(n - rest, silence, np.uint8)])
                 if pad else data[: len(data) - rest])
     return [data[i:i + n].tobytes() for i in range(0, len(data), n)]
 

@@ -33,15 +33,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-Concealment = Literal["silence", "repeat", "codec"]
+from rig.channel.codecs import CODECS, codec_step_kinds, get_codec, step_codec
+from rig.channel.transport import Concealment
+
 #: AMR-NB's eight codec modes, bits per second (3GPP TS 26.071).
 AMR_NB_BITRATES_BPS: tuple[int, ...] = (4750, 5150, 5900, 6700, 7400, 7950, 10200, 12200)
-CODEC_KINDS: tuple[str, ...] = ("g711", "amr_nb", "opus")
 NETWORK_KINDS: tuple[str, ...] = ("packet_loss", "jitter")
-#: Codecs with a concealment of their own.
-PLC_CODECS: tuple[str, ...] = ("amr_nb", "opus")
 #: Packet (frame) length of every transport, ms.
 PACKET_MS = 20
 
@@ -74,9 +73,16 @@ class Bandlimit(_Step):
 
 
 class G711(_Step):
-    """G.711 at 8 kHz (the step resamples to 8 kHz first when needed)."""
+    """G.711 at 8 kHz (the step resamples to 8 kHz first when needed). ``law``: a codec of
+    the registry applied by ``g711`` steps (:data:`rig.channel.codecs.CODECS`: ``mulaw``,
+    ``alaw``)."""
     kind: Literal["g711"] = "g711"
-    law: Literal["mulaw", "alaw"] = "mulaw"
+    law: str = "mulaw"
+
+    @field_validator("law")
+    @classmethod
+    def _law(cls, v: str) -> str:
+        return get_codec(v, carrier="channel", step_kind="g711").name
 
     def describe(self) -> str:
         return f"g711 {self.law}"
@@ -242,9 +248,12 @@ class Channel(BaseModel):
                                  f"steps[{i}] must share one concealment (the receiver's), "
                                  f"got {sorted(concealments)}")
             for j, s in net:
-                if s.concealment == "codec" and (codec is None or codec.kind not in PLC_CODECS):
+                if s.concealment == "codec" and (codec is None
+                                                 or not step_codec(codec).concealment):
                     what = f"a {codec.kind} transport" if codec else "linear PCM frames"
-                    raise ValueError(f"steps[{j}].concealment: 'codec' needs an amr_nb or opus "
+                    plc = " or ".join(dict.fromkeys(c.step_kind for c in CODECS.values()
+                                                    if c.concealment and c.step_kind))
+                    raise ValueError(f"steps[{j}].concealment: 'codec' needs an {plc} "
                                      f"step before it; {what} has no concealment of its own "
                                      "(use silence or repeat)")
         return self
@@ -265,7 +274,7 @@ def transports(steps: tuple[_Step, ...]) -> list[tuple[int, _Step | None, list[t
     out: list[tuple[int, _Step | None, list[tuple[int, Any]]]] = []
     current: tuple[int, _Step | None, list[tuple[int, Any]]] | None = None
     for i, s in enumerate(steps):
-        if s.kind in CODEC_KINDS:
+        if s.kind in codec_step_kinds():
             current = (i, s, [])
             out.append(current)
         elif s.kind in NETWORK_KINDS:

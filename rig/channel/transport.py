@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import fractions
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from rig.audio import Audio, float_to_pcm16, pcm16_to_float
-from rig.channel.g711 import _DECODE, _ENCODE, FRAME_MS, LINE_RATE_HZ
-from rig.channel.steps import G711, AmrNb, Concealment, Opus
+from rig.channel.g711 import FRAME_MS, LINE_RATE_HZ
 from rig.errors import EngineUnavailable
+
+#: The receiver's concealment of a missing packet (a network step's ``concealment``).
+Concealment = Literal["silence", "repeat", "codec"]
 
 #: libopencore_amrnb's encoder + decoder delay at 8 kHz (5 ms look-ahead), samples.
 AMR_NB_DELAY_SAMPLES = 40
@@ -104,23 +106,25 @@ def decode_pcm(enc: Encoded, missing: np.ndarray, concealment: Concealment) -> A
     return _assemble(frames, enc.n_out, enc.rate_hz)
 
 
-def encode_g711(audio: Audio, step: G711) -> Encoded:
+def encode_g711(audio: Audio, step: Any, codec: Any) -> Encoded:
+    """A ``g711`` step (:class:`rig.channel.steps.G711`) with its law's registry entry
+    (:class:`rig.channel.codecs.Codec`: ``encode_pcm16``, ``silence_code``)."""
     line = audio.resample(LINE_RATE_HZ)
-    codes = _ENCODE[step.law](float_to_pcm16(line.samples))
+    codes = codec.encode_pcm16(float_to_pcm16(line.samples))
     n = LINE_RATE_HZ * FRAME_MS // 1000
-    silence = np.uint8(0xFF if step.law == "mulaw" else 0xD5)
+    silence = np.uint8(codec.silence_code)
     packets = [f.tobytes() for f in _frames(codes, n, np.uint8)]
     if packets and len(codes) % n:  # pad the last frame with the silence code, not 0x00
         last = np.frombuffer(packets[-1], np.uint8).copy()
         last[len(codes) % n:] = silence
         packets[-1] = last.tobytes()
-    return Encoded(packets, len(line.samples), LINE_RATE_HZ, {"frame": n, "law": step.law})
+    return Encoded(packets, len(line.samples), LINE_RATE_HZ, {"frame": n, "codec": codec})
 
 
 def decode_g711(enc: Encoded, missing: np.ndarray, concealment: Concealment) -> Audio:
     if concealment == "codec":
         raise ValueError("G.711 has no concealment of its own")
-    dec = _DECODE[enc.state["law"]]
+    dec = enc.state["codec"].decode_pcm16
     frames = [pcm16_to_float(dec(p)) for p in enc.packets]
     return _assemble(_conceal(frames, missing, enc.state["frame"], concealment), enc.n_out,
                      LINE_RATE_HZ)
@@ -194,7 +198,9 @@ def _decode_av(codec: str, packets: list[bytes], missing: np.ndarray, concealmen
     return out
 
 
-def encode_amr_nb(audio: Audio, step: AmrNb) -> Encoded:
+def encode_amr_nb(audio: Audio, step: Any, codec: Any = None) -> Encoded:
+    """An ``amr_nb`` step (:class:`rig.channel.steps.AmrNb`); ``codec``, its registry entry,
+    is not needed."""
     line = audio.resample(LINE_RATE_HZ)
     packets, _, n = _encode_av("libopencore_amrnb", float_to_pcm16(line.samples), LINE_RATE_HZ,
                                step.bitrate_bps)
@@ -214,7 +220,9 @@ def _opus_pre_skip(extradata: bytes | None) -> int:
     return 312
 
 
-def encode_opus(audio: Audio, step: Opus) -> Encoded:
+def encode_opus(audio: Audio, step: Any, codec: Any = None) -> Encoded:
+    """An ``opus`` step (:class:`rig.channel.steps.Opus`); ``codec``, its registry entry,
+    is not needed."""
     x = audio.resample(step.sample_rate_hz)
     packets, extradata, _ = _encode_av("libopus", float_to_pcm16(x.samples), step.sample_rate_hz,
                                        step.bitrate_bps, {"application": step.application})

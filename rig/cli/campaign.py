@@ -77,7 +77,7 @@ def _print_summary(summary: dict, out: Path) -> None:
         split = split_text(d.get("attribution"), n_pairs=d.get("n_pairs"))
         if split:  # "long_pauses: -45 = -44 turn detection, -1 ASR, 0 rest"
             stdout_console().print(f"{pid}: {split}", markup=False, highlight=False)
-    for pid, d in summary["profiles"].items():  # rig.asr_checks: flagged, not scored as normal
+    for pid, d in summary["profiles"].items():  # rig.asr.checks: flagged, not scored as normal
         a, tr = d.get("asr_suspect_rate"), d.get("turn_suspect_rate")
         if a or tr:
             stdout_console().print(f"{pid}: suspect ASR on {f(a, 3)}, suspect turns on "

@@ -183,7 +183,7 @@ def voices_validate(
     """Every shipped voice through the clean line into the pipeline's ASR: WER (pooled, mean
     per answer with a 95% CI), content similarity, wpm and the synthesiser-limited flag."""
     from rig.answers import load_bank
-    from rig.asr import AsrOptions
+    from rig.asr.whisper import AsrOptions
     from rig.pipeline import load_pipeline
     from rig.profiles import load_profiles
     from rig.voices.validate import (

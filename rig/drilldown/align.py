@@ -2,7 +2,7 @@
 closed, and the transcript aligned to the script.
 
 The alignment is jiwer's (``jiwer.process_words(...).alignments``: Levenshtein on words) on the
-same normalised texts as the row's ``wer`` (:func:`rig.wer.normalize`, Whisper's English
+same normalised texts as the row's ``wer`` (:func:`rig.asr.wer.normalize`, Whisper's English
 normaliser), so its counts of substitutions, deletions and insertions are the ones ``wer``
 was computed from.
 """
@@ -32,7 +32,7 @@ def align_transcript(script: str, transcript: str) -> list[AlignedWord]:
     keeps the rest as deletions or insertions."""
     import jiwer
 
-    from rig.wer import normalize
+    from rig.asr.wer import normalize
 
     ref, hyp = normalize(script or ""), normalize(transcript or "")
     if not ref and not hyp:

@@ -34,7 +34,8 @@ from rig.audio import (
     samples_problem,
 )
 from rig.audio import wav_truncation as wav_truncation  # its home before
-from rig.channel.g711 import LINE_RATE_HZ, decode
+from rig.channel.codecs import decode
+from rig.channel.g711 import LINE_RATE_HZ
 from rig.monitor.signals import CallAudio, detect_g711
 
 AudioFormat = Literal["wav", "flac", "mulaw"]

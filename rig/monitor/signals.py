@@ -63,9 +63,9 @@ from typing import Literal
 import numpy as np
 from scipy import signal as sps
 
-from rig.asr import AsrOptions, Transcript
+from rig.asr.whisper import AsrOptions, Transcript
 from rig.audio import Audio
-from rig.channel.g711 import alaw_decode, mulaw_decode
+from rig.channel.codecs import CODECS
 from rig.monitor.config import SignalsConfig
 from rig.monitor.meta import CallMeta
 from rig.monitor.snr import (  # noqa: F401 - re-exported: the SNR estimate's home was here
@@ -93,8 +93,9 @@ def _g711_lookup(values: np.ndarray) -> np.ndarray:
     return lut
 
 
-_G711_LUT = {"mulaw": _g711_lookup(mulaw_decode(np.arange(256, dtype=np.uint8))),
-             "alaw": _g711_lookup(alaw_decode(np.arange(256, dtype=np.uint8)))}
+#: Per G.711 law of the codec registry (mulaw, alaw), its decoder's outputs.
+_G711_LUT = {c.name: _g711_lookup(c.decode_pcm16(np.arange(256, dtype=np.uint8)))
+             for c in CODECS.values() if c.step_kind == "g711"}
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ def _default_detect_turns(audio: Audio, params: TurnParams) -> tuple[Turn, ...]:
 
 
 def _default_transcribe(audio: Audio, options: AsrOptions) -> Transcript:
-    from rig.asr import transcribe
+    from rig.asr.whisper import transcribe
 
     return transcribe(audio, options)
 

@@ -24,7 +24,7 @@ import numpy as np
 from scipy import stats
 
 from rig.audio import Audio, write_wav
-from rig.channel.g711 import encode
+from rig.channel.codecs import encode
 from rig.synth.noise import mix_at_snr, white_noise
 
 #: Where the synthetic speech lies in each generated recording, seconds.

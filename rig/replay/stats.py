@@ -38,10 +38,10 @@ import math
 import numpy as np
 import pandas as pd
 
+from rig.asr.wer import wer
 from rig.replay.segments import DIMENSIONS
 from rig.stats.common import jsonable
 from rig.stats.equivalence import holm
-from rig.wer import wer
 
 N_BOOT = 2000
 #: the fewest interviews a cluster bootstrap interval is given for: with fewer, resampling 2-4

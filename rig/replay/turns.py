@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rig.asr import AsrOptions, Transcript
+from rig.asr.whisper import AsrOptions, Transcript
 from rig.audio import Audio
 from rig.calls.question_match import MATCH_THRESHOLD, match_question
 from rig.replay.inputs import ReplayInputError, ReplayTurn

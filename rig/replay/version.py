@@ -28,15 +28,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rig.answers import Question
-from rig.asr import AsrOptions, Transcript
+from rig.asr.transcript import scorer_text
+from rig.asr.wer import wer
+from rig.asr.whisper import AsrOptions, Transcript
 from rig.audio import Audio
 from rig.campaign.call import decision_for
 from rig.pipeline import PipelineConfig
 from rig.profiles import Profile
 from rig.scorer.base import Scorer
-from rig.transcript import scorer_text
 from rig.vad import Turn, TurnParams
-from rig.wer import wer
 
 _WORD = re.compile(r"[\w']+")
 

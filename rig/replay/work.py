@@ -85,7 +85,7 @@ def build_version_stages(version: Version, runtime: Runtime) -> VersionStages:
     from rig.vad import detect_turns
 
     if version.logged:
-        from rig.asr import transcribe
+        from rig.asr.whisper import transcribe
 
         return VersionStages(None, transcribe, detect_turns)
     st = build_stages(version.pipeline, runtime)

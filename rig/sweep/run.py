@@ -180,7 +180,7 @@ def _front_from_row(row: dict, question, oracle: ScoreResult, identity: dict,
                   "oracle_parse_status": oracle.parse_status,
                   "oracle_decision": decision_for(oracle.score, question.cutoff)})
     t = {k: row.get(f"t_{k}_s") for k in ("synth", "channel", "vad", "asr")}
-    from rig.transcript import scorer_text
+    from rig.asr.transcript import scorer_text
 
     text = row.get("transcript")
     return FrontResult(row=front, question=question, transcript=text,

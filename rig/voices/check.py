@@ -13,9 +13,9 @@ missing, and files that name no answer of the bank. Per recording:
   VAD-segmented energy ratio of ``rig monitor``) on the turns of pipecat's Silero VAD
   (:func:`rig.vad.detect_turns`, a 300 ms silence timer), at 16 kHz; None with the reason
   when the recording has too little silence outside speech to measure the noise on.
-* ``wer``: Whisper's transcript (:func:`rig.asr.transcribe`) against the script's words
+* ``wer``: Whisper's transcript (:func:`rig.asr.whisper.transcribe`) against the script's words
   (:func:`rig.answers.reference_text`, the clean policy), both normalised
-  (:func:`rig.wer.wer`); and ``longest_missed_run``, the longest run of consecutive script
+  (:func:`rig.asr.wer.wer`); and ``longest_missed_run``, the longest run of consecutive script
   words the transcript does not have (jiwer's alignment): a skipped line shows there even
   when the WER of a long answer stays low.
 * ``wpm``: words per minute on speech time, the measure of the synthesised voices
@@ -171,11 +171,11 @@ def speaking_rate_wpm(n_tokens: int, turns, n_pauses: int) -> float | None:
 
 def missed_run(reference: str, hypothesis: str) -> tuple[int, str]:
     """The longest run of consecutive reference words that the hypothesis does not have
-    (deleted or substituted in jiwer's alignment, both normalised by :func:`rig.wer.normalize`),
+    (deleted or substituted in jiwer's alignment, both normalised by :func:`rig.asr.wer.normalize`),
     and those words. ``(0, "")`` when every word is matched."""
     import jiwer
 
-    from rig.wer import normalize
+    from rig.asr.wer import normalize
 
     ref, hyp = normalize(reference), normalize(hypothesis)
     if not ref:
@@ -224,11 +224,11 @@ def check_file(path: Path, answer_id: str, script: str, asr_model: str = "whispe
     """
     import soundfile as sf
 
-    from rig.asr import AsrOptions
+    from rig.asr.wer import wer
+    from rig.asr.whisper import AsrOptions
     from rig.monitor.signals import SignalStages
     from rig.monitor.snr import estimate_snr_db
     from rig.vad import TurnParams
-    from rig.wer import wer
 
     stages = stages or SignalStages()
     audio = read_wav(path)

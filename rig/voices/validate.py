@@ -3,9 +3,9 @@
 Each voice speaks the bank's scripts under the baseline profile (its pace, delay and quiet
 room, only the voice swapped), through the baseline's line (8 kHz G.711 mu-law, the
 reference pipeline's telephony) into the pipeline's ASR on the whole clip (no VAD, no turn
-close: nothing is cut). Per voice: WER on normalised text (:mod:`rig.wer`) pooled (errors over
+close: nothing is cut). Per voice: WER on normalised text (:mod:`rig.asr.wer`) pooled (errors over
 reference words) and as a mean per answer with a Student t 95% CI, content similarity
-(:mod:`rig.similarity`, when the ``similarity`` extra is installed), and words per minute
+(:mod:`rig.asr.similarity`, when the ``similarity`` extra is installed), and words per minute
 measured on the output.
 
 The rule (``synthesiser_limited``): a voice is synthesiser-limited when its mean per-answer
@@ -177,11 +177,11 @@ def measure_voice(v: VoiceResult, answers, baseline_profile, asr_options,
                   similarity: Callable | None, progress: Callable[[str], None]) -> None:
     """Render, transmit and transcribe every answer with voice ``v``; fill ``v`` in place
     (``available=False`` with the reason when the engine is not installed)."""
-    from rig.asr import transcribe
+    from rig.asr.wer import wer
+    from rig.asr.whisper import transcribe
     from rig.campaign.call import render_call_audio
     from rig.pipeline import Telephony
     from rig.profiles import Voice
-    from rig.wer import wer
 
     profile = baseline_profile.model_copy(
         update={"voice": Voice(engine=v.engine, voice_id=v.voice_id)})
@@ -215,7 +215,7 @@ def measure_voice(v: VoiceResult, answers, baseline_profile, asr_options,
 
 def _similarity() -> tuple[Callable | None, str | None]:
     try:
-        from rig.similarity import _encoder, content_similarities
+        from rig.asr.similarity import _encoder, content_similarities
         _encoder()
     except Exception as exc:  # the extra or its model is missing: not measured
         return None, f"not measured: {exc}"

@@ -24,7 +24,7 @@ from rig.calls.transports.sip.message import (
     sdp_offer,
     sip_response,
 )
-from rig.calls.transports.sip.rtp import PCMU_PT, RtpSession, UdpProtocol
+from rig.calls.transports.sip.rtp import CODEC, PCMU_PT, RtpSession, UdpProtocol
 
 
 class SipLink:
@@ -47,7 +47,7 @@ class SipLink:
         self.params, self.local = dict(params), local_host
         self.playout = PlayoutBuffer()
         self.closed = asyncio.Event()
-        self.codec = "PCMU/8000"
+        self.codec = CODEC.wire_name
         self._rtp = RtpSession(self.playout.push)
         self._sip: UdpProtocol | None = None
         self._responses: asyncio.Queue[SipMessage] = asyncio.Queue()

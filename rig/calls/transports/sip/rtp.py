@@ -16,8 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from rig.calls.media import CALL_RATE_HZ, JitterMeter
-from rig.channel.g711 import mulaw_decode, mulaw_encode
+from rig.channel.codecs import get_codec
 
+#: The codec SIP calls carry (payload type 0, PCMU): its registry entry.
+CODEC = get_codec("mulaw", carrier="sip")
 PCMU_PT = 0
 RTP_HEADER = struct.Struct("!BBHII")
 
@@ -130,12 +132,12 @@ class RtpSession:
         if pkt.payload_type != PCMU_PT:
             return
         self.rx.add(pkt, asyncio.get_running_loop().time())
-        self._on_pcm(mulaw_decode(pkt.payload).astype(np.int16).tobytes())
+        self._on_pcm(CODEC.decode_pcm16(pkt.payload).astype(np.int16).tobytes())
 
     def send(self, pcm: bytes) -> None:
         if self.peer is None or self.proto is None or self.proto.transport is None:
             return
-        payload = mulaw_encode(np.frombuffer(pcm, np.int16)).tobytes()
+        payload = CODEC.encode_pcm16(np.frombuffer(pcm, np.int16)).tobytes()
         self.proto.transport.sendto(rtp_packet(self.seq, self.ts, self.ssrc, payload,
                                                marker=self._first), self.peer)
         self._first = False

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from rig.calls.media import CALL_RATE_HZ, JitterMeter, PlayoutBuffer, now_s
 from rig.calls.transports.twilio.stream import (
+    CODEC,
     MediaStreamWriter,
     StreamIds,
     parse_message,
@@ -91,7 +92,7 @@ class _MediaStreamLink:
         return {"ws": addr[1] if addr else None}
 
     async def stats(self) -> dict:
-        return {"codec": "PCMU/8000", "packet_unit": "media_message",
+        return {"codec": CODEC.wire_name, "packet_unit": "media_message",
                 "packets_sent": self.sent,
                 "packets_received": self.received, "packets_lost": 0,
                 "jitter_ms": self.jitter.jitter_ms}

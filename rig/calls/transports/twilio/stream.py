@@ -23,7 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from rig.calls.media import CALL_RATE_HZ, FRAME_BYTES
-from rig.channel.g711 import mulaw_decode, mulaw_encode
+from rig.channel.codecs import get_codec
+
+#: The codec of every Twilio media stream: its registry entry.
+CODEC = get_codec("mulaw", carrier="twilio")
 
 #: Media format of every Twilio media stream.
 MEDIA_FORMAT = {"encoding": "audio/x-mulaw", "sampleRate": CALL_RATE_HZ, "channels": 1}
@@ -33,7 +36,7 @@ MULAW_FRAME_BYTES = FRAME_BYTES // 2
 
 def pcm_to_payload(pcm: bytes) -> str:
     """8 kHz int16 PCM -> base64 of G.711 mu-law (a ``media.payload``)."""
-    codes = mulaw_encode(np.frombuffer(pcm, np.int16))
+    codes = CODEC.encode_pcm16(np.frombuffer(pcm, np.int16))
     return base64.b64encode(codes.tobytes()).decode("ascii")
 
 
@@ -44,7 +47,7 @@ def payload_to_pcm(payload: str) -> bytes:
         ValueError: the payload is not valid base64.
     """
     codes = base64.b64decode(payload, validate=True)
-    return mulaw_decode(codes).astype(np.int16).tobytes()
+    return CODEC.decode_pcm16(codes).astype(np.int16).tobytes()
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 :func:`drop_fillers` removes filler words (:data:`FILLER_WORDS`: hesitation sounds, never
 content words) with the comma or dash an ASR writes after them. WER is always computed on the
-transcript as heard (:mod:`rig.wer`); only the scorer's input changes.
+transcript as heard (:mod:`rig.asr.wer`); only the scorer's input changes.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 #: Filler words dropped under ``transcript.fillers: drop``, as regex alternatives matching
 #: whole words, case-insensitive: um, uh, er, erm, ah, hmm, mm, mhm (with drawn-out spellings
 #: such as "umm", "uhh", "hmmm"). The profiles' default fillers ("um", "uh") and those
-#: :func:`rig.wer.wer_verbatim` keeps are among them.
+#: :func:`rig.asr.wer.wer_verbatim` keeps are among them.
 FILLER_WORDS: tuple[str, ...] = ("u+m+", "u+h+", "e+r+", "e+r+m+", "a+h+", "h+m+", "m+",
                                  "m+h+m+")
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rig.asr import Transcript
+from rig.asr.whisper import Transcript
 
 NO_SPEECH_PROB = 0.6
 COMPRESSION_RATIO_MAX = 2.4

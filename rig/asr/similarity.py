@@ -15,7 +15,7 @@ unrelated text about 0-0.2. Not a calibrated probability: compare profiles with 
 not with a fixed threshold.
 
 Conventions:
-- Both texts get WER's normalisation first (:func:`rig.wer.normalize`, Whisper's English
+- Both texts get WER's normalisation first (:func:`rig.asr.wer.normalize`, Whisper's English
   normaliser: case, punctuation, fillers, spelled-out numbers to digits), so the measure sees
   meaning, not how the ASR writes it: on a real call, a transcript with WER 0.008 scored 0.947
   raw ("730" for "seven thirty", "10." for "ten,", "um") and 0.9998 normalised.
@@ -45,8 +45,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from rig.asr.wer import normalize
 from rig.errors import EngineUnavailable
-from rig.wer import normalize
 
 #: The verified model (:data:`rig.models.MODELS`).
 MODEL_NAME = "all-minilm-l6-v2"
