@@ -1,6 +1,6 @@
 """One offline HTML page per probe run, in the campaign report's style (inline SVG, no CDN, no
 scripts). Each page leads with its verdict: the gaps with their 95% intervals in plain
-sentences and a forest plot (:mod:`rig.svgplot`), then the largest gaps side by side, then
+sentences and a forest plot (:mod:`rig.report.svgplot`), then the largest gaps side by side, then
 the detailed tables. :func:`table`, :func:`page`, :func:`cell`, :func:`p_fmt`,
 :func:`gap_sentence` and :func:`side_by_side` are the building blocks for other probes."""
 
@@ -10,11 +10,11 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from rig.pages import CSS, fmt
 from rig.paths import write_text_atomic
 from rig.probes.data import CATEGORIES
 from rig.probes.prompts import DECISION_TEXT, DECISIONS
-from rig.svgplot import ForestRow, forest_svg, num
+from rig.report.pages import CSS, fmt
+from rig.report.svgplot import ForestRow, forest_svg, num
 
 _EXTRA_CSS = """
 blockquote{margin:.3rem 0 .6rem 0;padding-left:.6rem;border-left:3px solid #ddd;color:#333;
@@ -148,7 +148,7 @@ def gap_plot_svg(labels: Sequence[str], gaps: Sequence[float | None],
                  cis: Sequence[Sequence[float] | None], xlabel: str,
                  title: str = "Gaps with 95% intervals", caption: str = "") -> str:
     """Mean differences with 95% t intervals, one row per label, as an inline SVG forest plot
-    with its text alternative (:func:`rig.svgplot.forest_svg`)."""
+    with its text alternative (:func:`rig.report.svgplot.forest_svg`)."""
     rows = [ForestRow(lb, g, ci) for lb, g, ci in zip(labels, gaps, cis, strict=True)]
     return forest_svg(rows, xlabel=xlabel, title=title,
                       caption=caption or f"{esc(xlabel)}. Dot: the mean; bar: its 95% "

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rig.pages import fmt
 from rig.paths import write_text_atomic
 from rig.probes.report import cell, esc, p_fmt, page, paired_p, table
 from rig.probes.report_verdicts import (
@@ -17,6 +16,7 @@ from rig.probes.report_verdicts import (
     name_swap_examples,
     name_swap_verdict,
 )
+from rig.report.pages import fmt
 
 
 def scorer_line(sc: dict) -> str:

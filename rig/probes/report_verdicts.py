@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from rig.probes.report import ci_text, esc, gap_sentence, plural, side_by_side
-from rig.svgplot import ForestRow, forest_svg, num
+from rig.report.svgplot import ForestRow, forest_svg, num
 
 N_EXAMPLES = 3
 
