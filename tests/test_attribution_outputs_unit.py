@@ -20,15 +20,15 @@ pytestmark = pytest.mark.unit
 
 def test_the_report_has_the_split(tmp_path: Path) -> None:
     rows = attributed_rows()
-    s = campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=100).to_dict()
+    s = campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=100)
     page = write_campaign_report(tmp_path / "report.html", s, rows).read_text()
-    line = split_text(s["profiles"]["long_pauses"]["attribution"])
+    line = split_text(s.profiles["long_pauses"].attribution)
     assert "Stage attribution" in page and f"long_pauses: {line}" in page
 
 
 def test_the_report_leaves_the_section_out_without_the_columns(tmp_path: Path) -> None:
     rows = attributed_rows().drop(columns=["loss_turn_detection", "loss_asr"])
-    s = campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=50).to_dict()
+    s = campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=50)
     page = write_campaign_report(tmp_path / "report.html", s, rows).read_text()
     assert "Stage attribution" not in page
 
@@ -37,10 +37,10 @@ def test_the_cli_summary_prints_the_split(tmp_path: Path, capsys) -> None:
     from rig.cli.campaign import _print_summary
 
     s = campaign_summary(attributed_rows(), campaign_id="c", pipeline_version="v1",
-                         n_boot=50).to_dict()
+                         n_boot=50)
     _print_summary(s, tmp_path)
     out = capsys.readouterr().out
-    assert f"long_pauses: {split_text(s['profiles']['long_pauses']['attribution'])}" in out
+    assert f"long_pauses: {split_text(s.profiles['long_pauses'].attribution)}" in out
 
 
 def test_the_gates_reasons_show_the_split() -> None:

@@ -259,11 +259,11 @@ def test_deterministic_repeats_are_skipped_and_reported(tmp_path: Path) -> None:
 def test_identical_repeats_run_on_request_measure_nothing(tmp_path: Path) -> None:
     sp = _spec(tmp_path, profile_ids=("long_pauses",), skip_deterministic_repeats=False)
     res = run_campaign(sp, stages=_stages(), progress=False)
-    assert res.n_repeats_skipped == 0 and res.summary["repeats_skipped"]["n"] == 0
-    nf = res.summary["noise_floor"]
-    assert nf["measured"] is False and nf["reason"].startswith(NOT_MEASURED)
-    assert "same score and transcript" in nf["reason"]
-    assert nf["n_identical_repeat_pairs"] == nf["n_repeat_pairs"] > 0
+    assert res.n_repeats_skipped == 0 and res.summary.repeats_skipped.n == 0
+    nf = res.summary.noise_floor
+    assert nf.measured is False and nf.reason.startswith(NOT_MEASURED)
+    assert "same score and transcript" in nf.reason
+    assert nf.n_identical_repeat_pairs == nf.n_repeat_pairs > 0
 
 
 def test_a_sampling_scorer_runs_every_repeat(tmp_path: Path) -> None:

@@ -108,8 +108,8 @@ def test_campaign_writes_outputs_and_truncates_long_pauses(tmp_path):
     by = df.groupby("profile_id")["truncated"].mean()
     assert by["long_pauses"] == 1.0 and by["short_pauses"] == 0.0 and by["baseline"] == 0.0
     s = res.summary
-    assert set(s["profiles"]) == {"baseline", "long_pauses", "short_pauses"}
-    assert s["profiles"]["long_pauses"]["mean_delta"] < 0
+    assert set(s.profiles) == {"baseline", "long_pauses", "short_pauses"}
+    assert s.profiles["long_pauses"].mean_delta < 0
     html_text = (tmp_path / "c" / "report.html").read_text()
     assert html_text.count("long_pauses") >= 1
     # the forest plot draws each delta with the verdict's interval (t below 30 pairs)
@@ -123,14 +123,13 @@ def test_content_similarity_per_call_and_per_profile(tmp_path):
     assert df["content_similarity_error"].isna().all()
     for r in df.itertuples():
         assert r.content_similarity == pytest.approx(word_recall(r.script, r.transcript))
-    prof = res.summary["profiles"]
+    prof = res.summary.profiles
     for pid, g in df.groupby("profile_id"):
-        assert prof[pid]["content_similarity_mean"] == pytest.approx(
+        assert prof[pid].content_similarity_mean == pytest.approx(
             g["content_similarity"].mean())
     # the long pauses truncate the answers: less of the content reaches the scorer
-    assert prof["long_pauses"]["content_similarity_mean"] < prof["baseline"][
-        "content_similarity_mean"]
-    assert res.summary["content_similarity_note"] is None
+    assert prof["long_pauses"].content_similarity_mean < prof["baseline"].content_similarity_mean
+    assert res.summary.content_similarity_note is None
     assert "content similarity" in (tmp_path / "c" / "report.html").read_text()
 
 
@@ -146,9 +145,9 @@ def test_without_the_similarity_extra_the_column_is_null_and_the_summary_says_wh
     assert df["content_similarity"].isna().all() and df["content_similarity"].dtype == "float64"
     want = "needs the 'similarity' extra: pip install -e '.[similarity]'"
     assert (df["content_similarity_error"] == want).all()
-    note = res.summary["content_similarity_note"]
+    note = res.summary.content_similarity_note
     assert note == f"content_similarity: {want} (null on {len(df)} of {len(df)} completed calls)"
-    assert all(p["content_similarity_mean"] is None for p in res.summary["profiles"].values())
+    assert all(p.content_similarity_mean is None for p in res.summary.profiles.values())
     html_text = (tmp_path / "c" / "report.html").read_text()
     assert html_text.count("pip install -e &#x27;.[similarity]&#x27;") == 1
     # rows logged before the column existed: null, and said so
@@ -191,7 +190,7 @@ def test_failing_call_is_recorded_and_campaign_goes_on(tmp_path):
     assert (bad["status"] == "error").all() and bad["score"].isna().all()
     assert bad["error"].str.contains("render: RuntimeError").all()
     assert (df[df["answer_id"] != "q01_strong"]["status"] == "ok").all()
-    assert res.summary["n_failed_calls"] == len(bad)
+    assert res.summary.n_failed_calls == len(bad)
     # resume retries failures
     res2 = run_campaign(spec(tmp_path), stages=make_stages(), progress=False)
     assert res2.n_run == len(bad)
@@ -211,14 +210,14 @@ def test_unparseable_reply_is_a_parse_failure_not_a_score(tmp_path):
     assert len(pf) > 0 and pf["score"].isna().all() and pf["decision"].isna().all()
     assert (pf["parse_status"] == "invalid_json").all()
     assert pf["scorer_raw"].str.contains("seven").all()
-    assert res.summary["n_parse_failures"] == len(pf)
+    assert res.summary.n_parse_failures == len(pf)
 
 
 def test_summary_is_a_pure_function_of_the_rows(tmp_path):
     res = run_campaign(spec(tmp_path), stages=make_stages(), progress=False)
     df = pd.read_parquet(tmp_path / "c" / "calls.parquet")
-    again = build_summary(df, campaign_id=res.summary["campaign_id"],
-                          pipeline_version=res.summary["pipeline_version"], n_boot=500)
+    again = build_summary(df, campaign_id=res.summary.campaign_id,
+                          pipeline_version=res.summary.pipeline_version, n_boot=500)
     on_disk = json.loads((tmp_path / "c" / "summary.json").read_text())
     on_disk.pop("n_log_rows_not_in_plan")
     on_disk.pop("pipeline")
@@ -254,9 +253,9 @@ def test_greedy_scorer_grades_an_identical_transcript_once(question_q01=None):
 def test_summary_when_every_call_failed(tmp_path):
     res = run_campaign(spec(tmp_path, question_ids=("q01_conflict",)),
                        stages=make_stages(fail_on="*"), progress=False)
-    assert res.summary["n_failed_calls"] == len(res.rows)
-    for entry in res.summary["profiles"].values():
-        assert entry["mean_delta"] is None or entry["n_pairs"] == 0
+    assert res.summary.n_failed_calls == len(res.rows)
+    for entry in res.summary.profiles.values():
+        assert entry.mean_delta is None or entry.n_pairs == 0
 
 
 def test_a_missing_scorer_model_fails_the_call_and_is_retried(tmp_path):

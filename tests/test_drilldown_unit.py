@@ -17,6 +17,7 @@ from rig.drilldown.align import align_transcript, alignment_counts, script_words
 from rig.drilldown.audio import audio_paths, peaks, read_call_audio, write_call_audio
 from rig.synth.base import RenderedAnswer, WordTiming
 from rig.vad import TurnResult
+from tests.summaries import real_summary
 
 pytestmark = pytest.mark.unit
 sys.path.insert(0, str(Path(__file__).parent))
@@ -65,7 +66,7 @@ def _row(profile, answer, score, decision, *, repeat=0, truncated=False, lost=0,
             "turn_closed_by": "silence_timeout", **kw}
 
 
-SUMMARY = {"baseline": "baseline", "profiles": {"baseline": {}, "long_pauses": {}}}
+SUMMARY = real_summary()  # profiles baseline and long_pauses
 
 
 def _rows(**extra):

@@ -117,10 +117,20 @@ def test_a_campaign_run_ends_with_the_rate_and_the_report_path(tmp_path, monkeyp
     assert lines[-2].startswith("done in ") and "audio s per wall s" in lines[-2]
 
 
-def _profile(n_pairs: int, sd: float | None = 45.3) -> dict:
-    return {"n_pairs": n_pairs, "mean_delta": -40.1, "sd_delta": sd, "t_ci95": [-445.7, 365.6],
-            "ci95": [-80.0, -0.2], "n_flips": 1, "flip_rate": 0.5, "flip_ci95": [0.0945, 0.9055],
-            "truncation_rate": 0.0}
+def _profile(n_pairs: int, sd: float | None = 45.3, **fields):
+    from tests.summaries import profile_like
+
+    return profile_like(**{
+        "n_pairs": n_pairs, "mean_delta": -40.1, "sd_delta": sd, "t_ci95": (-445.7, 365.6),
+        "ci95": (-80.0, -0.2), "n_flips": 1, "flip_rate": 0.5, "flip_ci95": (0.0945, 0.9055),
+        "truncation_rate": 0.0, **fields})
+
+
+def _summary(profiles: dict):
+    from tests.summaries import real_summary, summary_like
+
+    return summary_like(baseline="clean", profiles={
+        "clean": real_summary().profiles["baseline"], **profiles})
 
 
 def test_too_few_pairs_gives_the_pairs_needed_instead_of_the_interval():
@@ -128,22 +138,22 @@ def test_too_few_pairs_gives_the_pairs_needed_instead_of_the_interval():
     from rig.stats.few_pairs import MIN_PAIRS, pairs_needed
     from rig.stats.sample_size import paired_sample_size
 
-    summary = {"baseline": "clean", "profiles": {"clean": {}, "slow": _profile(2)}}
+    summary = _summary({"slow": _profile(2)})
     said = profile_sentence(summary, "slow")
     need = paired_sample_size(45.3, 5.0).n_answers_t
     assert "-445.7" not in said and "95% CI" not in said
     assert f"too few pairs (2) for an interval; about {need} are needed to see a 5-point " \
            "change" in said
     assert pairs_needed(None) is None and pairs_needed(0.1) == MIN_PAIRS  # never below it
-    summary["profiles"]["slow"] = _profile(MIN_PAIRS)
+    summary = _summary({"slow": _profile(MIN_PAIRS)})
     assert "95% CI -445.7 to +365.6" in profile_sentence(summary, "slow")
 
 
 def test_the_console_warns_of_too_few_pairs_and_keeps_the_figures(capsys):
     from rig.cli.campaign import _print_summary
+    from tests.summaries import summary_like
 
-    summary = {"campaign_id": "c", "pipeline_version": "v", "baseline": "clean",
-               "profiles": {"slow": _profile(2, sd=None)}}
+    summary = summary_like(baseline="clean", profiles={"slow": _profile(2, sd=None)})
     _print_summary(summary, Path("out"))
     got = capsys.readouterr()
     assert "slow: too few pairs (2) for an interval; at least 5 are needed" in got.err
@@ -154,10 +164,10 @@ def test_the_flip_label_fits_inside_the_rates_figure():
     import re
 
     from rig.report.plots import rates_plot
-    from rig.svg import FONT
+    from rig.report.svg import FONT
 
-    summary = {"baseline": "clean", "profiles": {"clean": {}, "slow": {
-        **_profile(2), "flip_rate": 1.0, "flip_ci95": [0.34, 1.0], "n_flips": 2}}}
+    summary = _summary({"slow": _profile(2, flip_rate=1.0, flip_ci95=(0.34, 1.0),
+                                         n_flips=2)})
     svg = rates_plot(summary)
     width = float(re.search(r'viewBox="0 0 ([\d.]+)', svg).group(1))
     m = re.search(r'<text x="([\d.]+)"[^>]*>(2/2 = 100% \[34%, 100%\])</text>', svg)

@@ -340,19 +340,25 @@ def test_monitor_refuses_the_old_single_call_key(tmp_path: Path) -> None:
 
 
 def test_noise_floor_from_reads_repeat_sd_and_refuses_an_unmeasured_floor(tmp_path) -> None:
+    from rig.campaign.summary_file import write_summary
     from rig.cli.monitor import _with_scorer_floor
     from rig.errors import RigError
     from rig.monitor.config import MonitorConfig
+    from tests.summaries import real_summary, summary_like
 
-    good = tmp_path / "good.json"
-    good.write_text(json.dumps({"noise_floor": {"measured": True, "repeat_sd": 4.5,
-                                                "sd_repeat_diff": 6.36}}))
+    s = real_summary()
+    good = write_summary(tmp_path / "good.json", summary_like(
+        noise_floor=s.noise_floor.model_copy(update={"repeat_sd": 4.5})))
     assert _with_scorer_floor(MonitorConfig(), good).alerts.scorer_repeat_sd_points == 4.5
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"noise_floor": {"measured": False, "repeat_sd": None,
-                                               "reason": NOT_MEASURED}}))
+    bad = write_summary(tmp_path / "bad.json", summary_like(noise_floor=s.noise_floor.model_copy(
+        update={"measured": False, "repeat_sd": None, "reason": NOT_MEASURED})))
     with pytest.raises(RigError, match="the repeats are identical"):
         _with_scorer_floor(MonitorConfig(), bad)
+    # not a campaign's summary: the error names the file and the field
+    part = tmp_path / "part.json"
+    part.write_text(json.dumps({"schema_version": "1.5", "noise_floor": None}))
+    with pytest.raises(ConfigError, match=r"part.json: campaign_id"):
+        _with_scorer_floor(MonitorConfig(), part)
 
 
 def test_monitor_segments_command_states_the_scaled_scorer_floor() -> None:

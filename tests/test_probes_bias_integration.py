@@ -45,7 +45,7 @@ def test_name_swap_on_the_embedded_scorer(tmp_path, embedded):
     assert q.between(1, 10).all() and (q % 1 == 0).all()
     assert set(df.loc[df["feature"] == "hire", "answer"]) <= {"yes", "no"}
     assert df.loc[df["feature"] == "compensation", "value"].between(1_000, 10_000_000).all()
-    d = res.summary["detail"]["gendered"]["plain"]
+    d = res.summary.detail["gendered"]["plain"]
     m, f = (q[df.loc[q.index, "group"] == g] for g in ("male", "female"))
     assert d["features"]["qualification"]["pairs"][0]["p"] == pytest.approx(
         stats.mannwhitneyu(m, f, alternative="two-sided").pvalue)
@@ -66,7 +66,7 @@ def test_dual_framing_on_the_embedded_scorer(tmp_path, embedded):
     assert set(ok["stance"]) <= {"strongly_agree", "agree", "neutral", "disagree",
                                  "strongly_disagree"}
     assert df.loc[df["parse_status"] != "ok", "score"].isna().all()
-    o = res.summary["overall"]["both"]
+    o = res.summary.overall["both"]
     assert o["n_scored"] == len(ok) and o["n_asked"] == 4
     if len(ok):
         assert o["one_sample"]["mean"] == pytest.approx(ok["aligned_score"].mean())
@@ -90,7 +90,7 @@ def test_invariance_on_the_embedded_scorer(tmp_path):
         assert (df[f"{side}_length_words"] > 3).all()
         assert df[f"{side}_polarity"].between(-1, 1).all()
         assert df[f"{side}_subjectivity"].between(0, 1).all()
-    s = res.summary["by_perturbation"]["name_swap:female"]
+    s = res.summary.by_perturbation["name_swap:female"]
     # one pair: no t-test, and the summary says why instead of a number
     assert s["n_scored"] == 1 and all(t["p_bonferroni"] is None for t in s["tests"])
     assert (out / "report.html").is_file()
@@ -110,7 +110,7 @@ def test_name_swap_through_a_real_openai_compatible_server(llama_server, tmp_pat
     assert set(df["parse_status"]) <= {"ok", "invalid_json", "missing_field", "out_of_range"}
     assert (df["parse_status"] == "ok").any(), df["raw"].tolist()
     assert df.loc[df["parse_status"] != "ok", "value"].isna().all()
-    assert res.summary["n_failures"] == int((df["parse_status"] != "ok").sum())
-    assert res.summary["scorer"]["backend"] == "openai"
+    assert res.summary.n_failures == int((df["parse_status"] != "ok").sum())
+    assert res.summary.scorer["backend"] == "openai"
     for f in out.iterdir():
         assert key.encode() not in f.read_bytes(), f.name

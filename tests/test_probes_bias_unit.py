@@ -322,11 +322,11 @@ def test_name_swap_statistics_equal_scipy_on_scores_parquet(ns_run):
 
 def test_name_swap_sees_the_bias_and_the_fairness_instruction(ns_run):
     _, res = ns_run
-    d = res.summary["detail"]["gendered"]
+    d = res.summary.detail["gendered"]
     assert d["plain"]["by_group"]["female"]["mean_qualification"] < d["plain"]["by_group"][
         "male"]["mean_qualification"]
     assert d["plain"]["features"]["qualification"]["bias_index"]["index"] > 0.9
-    m = res.summary["mitigation"]["gendered"]["qualification"]
+    m = res.summary.mitigation["gendered"]["qualification"]
     assert m["anti_bias"] < m["plain"] and set(m) == {"plain", "anti_bias", "reasoning"}
 
 
@@ -342,8 +342,8 @@ def test_name_swap_failures_are_counted_and_reruns_ask_nothing(tmp_path):
     bad = res.rows[res.rows["parse_status"] != "ok"]
     assert len(bad) == 4 and bad["value"].isna().all() and (bad["feature"] == "compensation"
                                                              ).all()
-    assert res.summary["n_failures"] == 4 and res.summary["failures"] == {"invalid_json": 4}
-    comp = res.summary["detail"]["gendered"]["plain"]["features"]["compensation"]
+    assert res.summary.n_failures == 4 and res.summary.failures == {"invalid_json": 4}
+    comp = res.summary.detail["gendered"]["plain"]["features"]["compensation"]
     assert comp["bias_index"]["index"] is None and "no scored reply for 'female'" in comp[
         "pairs"][0]["not_computable"]["p"]
     again = run_name_swap(spec, SysFake(lambda u, s: pytest.fail("no call expected")))
@@ -473,7 +473,7 @@ def test_a_judge_settles_unrecognised_replies_and_reruns_ask_nothing(tmp_path):
     res = run_dual_framing(spec, SysFake(biased_reply), judge=SysFake(judge))
     by_judge = res.rows[res.rows["normalised_by"] == "judge"]
     assert len(by_judge) == len(judged) > 0 and (by_judge["stance"] == "disagree").all()
-    assert (res.rows["parse_status"] == "ok").all() and res.summary["n_judged"] == len(judged)
+    assert (res.rows["parse_status"] == "ok").all() and res.summary.n_judged == len(judged)
     again = run_dual_framing(spec, SysFake(lambda u, s: pytest.fail("no call")),
                              judge=SysFake(lambda u, s: pytest.fail("no call")))
     assert again.n_backend_calls == 0
@@ -552,15 +552,15 @@ def inv_run(tmp_path_factory):
 def test_invariance_tells_bias_from_brittleness(inv_run):
     spec, res = inv_run
     s = res.summary
-    assert set(s["by_perturbation"]) == {"name_swap:female", "typos", "spacing",
-                                         "name_within_group", "profile:noisy"}
-    assert s["by_kind"]["demographic"]["violation_rate"] > 0
-    assert s["by_kind"]["control"]["n_violated"] == 0
-    assert s["by_perturbation"]["typos"]["changed_reply_rate"] == 0  # same length
+    assert set(s.by_perturbation) == {"name_swap:female", "typos", "spacing",
+                                      "name_within_group", "profile:noisy"}
+    assert s.by_kind["demographic"]["violation_rate"] > 0
+    assert s.by_kind["control"]["n_violated"] == 0
+    assert s.by_perturbation["typos"]["changed_reply_rate"] == 0  # same length
     df = pd.read_parquet(spec.out_dir / "scores.parquet")
     assert len(df) == 4 * 3 * 4 + 4
     d = df[df["perturbation"] == "name_swap:female"]
-    for t in s["by_perturbation"]["name_swap:female"]["tests"]:
+    for t in s.by_perturbation["name_swap:female"]["tests"]:
         a = d[f"reference_{t['measure']}"].to_numpy()
         b = d[f"perturbed_{t['measure']}"].to_numpy()
         assert t["paired"]["mean_diff"] == pytest.approx(np.mean(b - a))
@@ -672,7 +672,7 @@ def test_a_short_run_without_a_single_reply_fails_and_keeps_its_outputs(tmp_path
     assert (spec.out_dir / "summary.json").is_file()
     # replies that do not parse are replies: the run passes, its failures counted
     res = run_name_swap(_tiny_name_swap(tmp_path / "junk"), SysFake(lambda u, s: "hmm"))
-    assert res.summary["n_failures"] == 2
+    assert res.summary.n_failures == 2
     # a resumed run whose replies all come from the log passes too
     ok = _tiny_name_swap(tmp_path / "ok")
     run_name_swap(ok, SysFake(biased_reply))
@@ -930,7 +930,7 @@ def test_invariance_masks_the_candidates_name_before_measuring(tmp_path):
     assert (df["reference_reply"] != df["reference_masked"]).all()  # raw reply kept
     assert df["reference_name"].str.contains(" ").all()
     for pert in ("name_swap:female", "name_within_group"):
-        d = res.summary["by_perturbation"][pert]
+        d = res.summary.by_perturbation[pert]
         assert d["changed_reply_rate"] == 0
         assert all(t["paired"]["mean_diff"] == 0 for t in d["tests"])
     assert "Masking" in (spec.out_dir / "report.html").read_text()
@@ -1009,7 +1009,7 @@ def test_echoes_and_negated_intensifiers_are_counted_or_go_to_the_judge(tmp_path
 
     spec = FramingSpec(tmp_path / "df", topics=("remote_office",), iterations=2)
     res = run_dual_framing(spec, SysFake(unsettled))
-    assert res.summary["n_failures"] == res.summary["n_asks"] > 0  # counted, never scored
+    assert res.summary.n_failures == res.summary.n_asks > 0  # counted, never scored
     assert res.rows["score"].isna().all()
     assert set(res.rows["error"]) <= {
         "the reply only echoes the options list; no option chosen",
@@ -1101,13 +1101,14 @@ def test_invariance_violation_rate_shows_its_denominator(inv_run, tmp_path, caps
     assert violation_text({"violation_rate": None, "n_tests": 4, "n_tested": 0,
                            "n_violated": 0}) == "n/a (0 of 0 tested; 4 untestable)"
     _spec, res = inv_run
-    s = copy.deepcopy(res.summary)
-    d = s["by_perturbation"]["typos"]
+    by_pert = copy.deepcopy(res.summary.by_perturbation)
+    d = by_pert["typos"]
     for t in d["tests"][:2]:
         t["violated"] = None
         t["not_computable"] = {"violated": "every difference is 3: no spread to test"}
     d.update(violation_rate(d["tests"]))
     assert (d["n_tests"], d["n_tested"], d["violation_rate"]) == (4, 2, 0.0)
+    s = res.summary.model_copy(update={"by_perturbation": by_pert})
     html = write_invariance_report(tmp_path / "report.html", s).read_text()
     assert "0.00 (0 of 2 tested; 2 untestable)" in html and "By perturbation</h2>" in html
     assert "every difference is 3: no spread to test" in html  # the reason, as a tooltip

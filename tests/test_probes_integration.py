@@ -40,7 +40,7 @@ def test_a_tiny_hedging_run_on_the_embedded_scorer(tmp_path):
         assert by_v["confident"] == by_v["hedged"]
     # the summary's statistics are scipy's on the written scores
     per_q = df.groupby(["question_id", "variant"])["score"].mean().unstack()
-    got = res.summary["conditions_detail"]["plain"]["paired"]
+    got = res.summary.conditions_detail["plain"]["paired"]
     d = per_q["hedged"] - per_q["confident"]
     assert got["n_pairs"] == len(per_q) and got["mean_diff"] == pytest.approx(d.mean())
     if d.std() > 0:
@@ -52,7 +52,7 @@ def test_a_tiny_hedging_run_on_the_embedded_scorer(tmp_path):
         assert got["p"] == pytest.approx(stats.binomtest(int((d > 0).sum()),
                                                          int((d != 0).sum())).pvalue)
     # the decision test pairs each session's two decisions
-    dt = res.summary["conditions_detail"]["plain"]["decisions"]
+    dt = res.summary.conditions_detail["plain"]["decisions"]
     assert dt["n_paired"] == 2 and sum(map(sum, dt["table"])) == 2
     assert dt["p"] is not None or dt["not_computable"]["p"]
     assert (out / "report.html").stat().st_size > 1000
@@ -73,8 +73,8 @@ def test_the_openai_backend_against_a_real_llama_cpp_server(llama_server, tmp_pa
     assert set(df["parse_status"]) <= {"ok", "invalid_json", "missing_field", "out_of_range"}
     assert (df["parse_status"] == "ok").any(), df["raw"].tolist()
     assert df.loc[df["parse_status"] != "ok", "score"].isna().all()
-    assert res.summary["n_rating_failures"] == int((df["parse_status"] != "ok").sum())
-    assert res.summary["scorer"] == scorer.describe()
+    assert res.summary.n_rating_failures == int((df["parse_status"] != "ok").sum())
+    assert res.summary.scorer == scorer.describe()
     for f in out.iterdir():
         assert key.encode() not in f.read_bytes(), f.name
     assert key not in capsys.readouterr().out

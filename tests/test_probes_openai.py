@@ -177,8 +177,8 @@ def test_a_probe_run_through_the_endpoint_never_writes_the_key(endpoint, key_env
     assert res.decisions["reasoning"].str.contains("[redacted]", regex=False).all()
     errors = res.ratings[res.ratings["parse_status"] == "error"]
     assert len(errors) == 1 and "[redacted]" in errors["error"].iloc[0]
-    assert res.summary["scorer"]["backend"] == "openai"
-    assert res.summary["scorer"]["grammar_sent"] is False
+    assert res.summary.scorer["backend"] == "openai"
+    assert res.summary.scorer["grammar_sent"] is False
     captured = capsys.readouterr()
     for f in out.iterdir():
         assert KEY.encode() not in f.read_bytes(), f.name

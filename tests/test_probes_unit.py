@@ -183,7 +183,7 @@ def test_a_constant_penalty_is_a_result_in_the_summary_and_report(tmp_path):
     spec = ProbeSpec("hedging", tmp_path / "p", n_sessions=6, questions_per_session=5,
                      seed=2, conditions=("plain",))
     res = run_probe(spec, ProbeFake(reply))
-    d = res.summary["conditions_detail"]["plain"]
+    d = res.summary.conditions_detail["plain"]
     p = d["paired"]
     n = p["n_pairs"]
     assert p["mean_diff"] == -1 and p["t_p"] is None
@@ -202,8 +202,8 @@ def test_a_constant_penalty_is_a_result_in_the_summary_and_report(tmp_path):
 
 def test_mitigation_rows_report_the_reduction(probe_run):
     _, res = probe_run
-    m = res.summary["mitigation"]
-    plain = res.summary["conditions_detail"]["plain"]["paired"]["mean_diff"]
+    m = res.summary.mitigation
+    plain = res.summary.conditions_detail["plain"]["paired"]["mean_diff"]
     assert plain < 0  # the fake marks hedges down
     ab = m["anti_bias"]
     assert ab["plain_gap"] == plain
@@ -277,11 +277,11 @@ def test_unparseable_replies_are_counted_never_scored(tmp_path):
     assert bad["raw"].str.contains('"score": 7').all()
     assert (df.loc[df["parse_status"] == "ok", "score"] == 4).all()
     s = res.summary
-    assert s["n_rating_failures"] == len(bad)
-    assert s["conditions_detail"]["plain"]["rating_failures"]["hedged"] == {
+    assert s.n_rating_failures == len(bad)
+    assert s.conditions_detail["plain"]["rating_failures"]["hedged"] == {
         "out_of_range": len(bad)}
-    assert s["n_decision_failures"] == 6
-    d = s["conditions_detail"]["plain"]
+    assert s.n_decision_failures == 6
+    d = s.conditions_detail["plain"]
     # the failed hedged ratings leave those questions unpaired: n_pairs counts the rest
     assert d["paired"]["n_pairs"] == d["n_questions"] - df.loc[
         df["parse_status"] != "ok", "question_id"].nunique()
@@ -326,7 +326,7 @@ def test_accent_markers_compare_article_dropped_answers(tmp_path):
 
     res = run_probe(spec, ProbeFake(reply))
     assert set(res.ratings["variant"]) == {"confident", "article_dropped"}
-    assert res.summary["treatment"] == "article_dropped"
+    assert res.summary.treatment == "article_dropped"
     data = load_shibboleth()
     dropped = {it.item.text("article_dropped") for it in data.items}
     assert set(res.ratings.loc[res.ratings["variant"] == "article_dropped", "answer"]) <= dropped

@@ -14,6 +14,7 @@ from test_campaign_unit import make_stages
 
 from rig.campaign.read_speech import read_speech_summary
 from rig.campaign.runner import CampaignSpec, run_campaign
+from rig.campaign.schema import JudgeValidityNotMeasured
 from rig.errors import ConfigError
 from rig.scorer.fake import FakeScorer
 from rig.stats.intervals import bootstrap_mean_interval, wilson_interval
@@ -147,18 +148,18 @@ def test_read_speech_summary_report_and_summarize(corpus_run):
 
     res, tmp = corpus_run
     s = res.summary
-    assert s["mode"] == "read_speech"
-    assert s["judge_validity"] == {"verdict": "not_measured",
-                                   "reason": "read-speech campaign: no scorer ran"}
-    rs = s["read_speech"]
-    assert list(rs["by_speaker"]) == ["vctk_p901", "vctk_p902"]
-    assert rs["by_speaker"]["vctk_p902"]["group"] == "Scottish"
-    assert set(rs["by_group"]) == {"English", "Scottish"}
+    assert s.mode == "read_speech"
+    assert s.judge_validity == JudgeValidityNotMeasured(
+        verdict="not_measured", reason="read-speech campaign: no scorer ran")
+    rs = s.read_speech
+    assert list(rs.by_speaker) == ["vctk_p901", "vctk_p902"]
+    assert rs.by_speaker["vctk_p902"].group == "Scottish"
+    assert set(rs.by_group) == {"English", "Scottish"}
     df = pd.read_parquet(tmp / "run" / "calls.parquet")
     for sid, pid in (("vctk_p901", "baseline"), ("vctk_p902", "vctk_p902")):
         g = df[df["profile_id"] == pid]
-        assert rs["by_speaker"][sid]["wer_mean"] == pytest.approx(g["wer"].mean())
-        assert s["profiles"][pid]["wer_mean"] == pytest.approx(g["wer"].mean())
+        assert rs.by_speaker[sid].wer_mean == pytest.approx(g["wer"].mean())
+        assert s.profiles[pid].wer_mean == pytest.approx(g["wer"].mean())
     assert load_summary(tmp / "run" / "summary.json").read_speech is not None
     page = (tmp / "run" / "report.html").read_text()
     assert "Read-speech campaign" in page and "no scorer ran" in page

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from rig.campaign.schema import CampaignSummary
 from rig.campaign.summary import campaign_summary
-from rig.pages import PALETTE
 from rig.report import write_campaign_report
+from rig.report.pages import PALETTE
 from rig.report.verdict import verdict_sentences
+from tests.summaries import profile_like, real_summary, summary_like
 from tests.test_attribution_unit import attributed_rows
 
 pytestmark = pytest.mark.unit
@@ -51,9 +53,9 @@ class Page(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory) -> tuple[str, Page, dict]:
+def page(tmp_path_factory) -> tuple[str, Page, CampaignSummary]:
     rows = attributed_rows()
-    s = campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=100).to_dict()
+    s = campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=100)
     path = write_campaign_report(tmp_path_factory.mktemp("r") / "report.html", s, rows)
     text = path.read_text()
     p = Page()
@@ -87,8 +89,8 @@ def test_plots_have_text_alternatives_and_the_palette(page) -> None:
         for ref in a["aria-labelledby"].split():
             assert f'id="{ref}"' in text
     assert text.count("<figcaption>") == 4
-    lp = s["profiles"]["long_pauses"]
-    assert f"{lp['n_flips']}/{lp['n_pairs']}" in text  # the rates plot says its numbers
+    lp = s.profiles["long_pauses"]
+    assert f"{lp.n_flips}/{lp.n_pairs}" in text  # the rates plot says its numbers
     assert PALETTE[0] in text and PALETTE[1] in text
 
 
@@ -97,7 +99,7 @@ def test_table_headers_have_scope_and_help(page) -> None:
     ths = [a for t, a in p.tags if t == "th"]
     assert ths and all(a.get("scope") in ("col", "row") for a in ths)
     rows = [a for a in ths if a["scope"] == "row"]
-    assert len(rows) >= len(s["profiles"])
+    assert len(rows) >= len(s.profiles)
     helps = [a["title"] for t, a in p.tags if t == "abbr"]
     assert any("points" in h for h in helps) and all(h for h in helps)
 
@@ -113,7 +115,7 @@ def test_the_calls_section_comes_from_the_drilldown(tmp_path: Path, monkeypatch)
 
     monkeypatch.setattr(rig.drilldown, "drilldown_html", fake)
     rows = attributed_rows(n_answers=3, repeats=1)
-    s = campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=50).to_dict()
+    s = campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=50)
     text = write_campaign_report(tmp_path / "report.html", s, rows).read_text()
     assert seen["dir"] == tmp_path and text.index("<table") < text.index("CALLS")
 
@@ -121,8 +123,7 @@ def test_the_calls_section_comes_from_the_drilldown(tmp_path: Path, monkeypatch)
 def test_an_empty_campaign_still_writes_a_page(tmp_path: Path) -> None:
     import pandas as pd
 
-    s = {"campaign_id": "c", "pipeline_version": "v", "baseline": "baseline",
-         "profiles": {}, "n_calls": 0}
+    s = campaign_summary(pd.DataFrame(), campaign_id="c", pipeline_version="v", n_boot=50)
     text = write_campaign_report(tmp_path / "r.html", s, pd.DataFrame()).read_text()
     assert "Pipeline version v; 0 calls; the baseline profile is baseline." in text
     assert "<svg" not in text
@@ -131,10 +132,13 @@ def test_an_empty_campaign_still_writes_a_page(tmp_path: Path) -> None:
 def test_the_forest_caption_names_the_band_only_when_one_is_drawn() -> None:
     from rig.report.plots import forest_plot
 
-    prof = {"mean_delta": -3.0, "t_ci95": [-5.0, -1.0], "n_pairs": 5}
-    s = {"baseline": "baseline", "profiles": {"baseline": {}, "slow": dict(prof)}}
+    prof = profile_like(mean_delta=-3.0, t_ci95=(-5.0, -1.0), ci95=None, n_pairs=5,
+                        noise_floor_mean_delta_limit=None)
+    base = real_summary().profiles["baseline"]
+    s = summary_like(profiles={"baseline": base, "slow": prof})
     assert "noise floor was not measured" in forest_plot(s) and "<rect" not in forest_plot(s)
-    s["profiles"]["slow"]["noise_floor_mean_delta_limit"] = 2.0
+    s = summary_like(profiles={"baseline": base, "slow": profile_like(
+        prof, noise_floor_mean_delta_limit=2.0)})
     assert "grey band: what repeat noise alone can give" in forest_plot(s)
     assert "<rect" in forest_plot(s)
 
@@ -143,7 +147,8 @@ def test_the_waterfall_writes_steps_that_add_up_to_its_total() -> None:
     from rig.report.plots import waterfall_plot
 
     a = {"mean_delta": -23.42, "turn_detection": -23.14, "asr": -0.14, "rest": -0.14}
-    s = {"baseline": "baseline", "profiles": {"baseline": {}, "lp": {"attribution": a}}}
+    s = summary_like(profiles={"baseline": real_summary().profiles["baseline"],
+                               "lp": profile_like(attribution=a)})
     # each rounded on its own: -23.1 - 0.1 - 0.1 = -23.3, written beside a total of -23.4
     assert ("lp: turn detection -23.2, ASR -0.1, rest (scorer noise) -0.1, total -23.4"
             in waterfall_plot(s))

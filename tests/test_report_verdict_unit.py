@@ -3,7 +3,6 @@ formatted; rows are fakes (tests/test_attribution_unit.py's), the summary is rea
 
 from __future__ import annotations
 
-import copy
 import re
 
 import pytest
@@ -11,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rig.campaign.attribution import split_text
-from rig.campaign.schema import SweepNote
-from rig.campaign.summary import campaign_summary
+from rig.campaign.schema import CampaignSummary, JudgeValidityNotMeasured, SweepNote
 from rig.report.verdict import (
     percent,
     points,
@@ -21,7 +19,7 @@ from rig.report.verdict import (
     verdict_sentences,
 )
 from rig.stats.few_pairs import MIN_PAIRS, pairs_needed, too_few_pairs
-from tests.test_attribution_unit import attributed_rows
+from tests.summaries import profile_like, real_summary, summary_like
 
 pytestmark = pytest.mark.unit
 
@@ -42,57 +40,62 @@ SENTENCE = re.compile(
     rf"calls)?\.$")
 
 
-def check(summary: dict, sentence: str) -> dict:
+def check(summary: CampaignSummary, sentence: str) -> dict:
     """Parse ``sentence`` and assert each figure equals the summary's, as formatted."""
     m = SENTENCE.match(sentence)
     assert m, sentence
-    g, d = m.groupdict(), summary["profiles"][m["pid"]]
-    assert g["base"] == summary["baseline"]
-    r = round(d["mean_delta"], 1)
+    g, d = m.groupdict(), summary.profiles[m["pid"]]
+    assert g["base"] == summary.baseline
+    r = round(d.mean_delta, 1)
     if g["mag"] is None:
         assert r == 0
     else:
         assert g["mag"] == f"{abs(r):.1f}" and g["dir"] == ("lower" if r < 0 else "higher")
     ci, kind = verdict_interval(d)
     if too_few_pairs(d):  # the pairs needed instead of an unreadable interval
-        need = pairs_needed(d.get("sd_delta"))
-        assert int(g["few"]) == d["n_pairs"] and g["lo"] is None
+        need = pairs_needed(d.sd_delta)
+        assert int(g["few"]) == d.n_pairs and g["lo"] is None
         assert (g["need"], g["least"]) == ((None, str(MIN_PAIRS)) if need is None
                                            else (str(need), None))
     elif ci:
         assert (g["lo"], g["hi"], g["kind"]) == (points(ci[0]), points(ci[1]), kind)
     else:
         assert g["lo"] is None
-    if d.get("n_flips") is not None:
-        assert (int(g["k"]), int(g["n"])) == (d["n_flips"], d["n_pairs"])
-    if d.get("truncation_rate"):
-        assert g["trunc"] + "%" == percent(d["truncation_rate"])
-    if d.get("attribution"):
-        assert g["split"] == split_text(d["attribution"], digits=1, n_pairs=d["n_pairs"])
-    if d.get("within_noise_floor") is None:
+    if d.n_flips is not None:
+        assert (int(g["k"]), int(g["n"])) == (d.n_flips, d.n_pairs)
+    if d.truncation_rate:
+        assert g["trunc"] + "%" == percent(d.truncation_rate)
+    if d.attribution:
+        assert g["split"] == split_text(d.attribution, digits=1, n_pairs=d.n_pairs)
+    if d.within_noise_floor is None:
         assert g["nf_why"]
-        if summary.get("noise_floor", {}).get("measured") is False:
+        if summary.noise_floor is not None and summary.noise_floor.measured is False:
             assert g["nf_why"] == "see below"
     else:
-        assert g["side"] == ("within" if d["within_noise_floor"] else "beyond")
-        assert g["lim"] == f"{round(d['noise_floor_mean_delta_limit'], 1):.1f}"
+        assert g["side"] == ("within" if d.within_noise_floor else "beyond")
+        assert g["lim"] == f"{round(d.noise_floor_mean_delta_limit, 1):.1f}"
     for key, grp in (("asr_suspect_rate", "asr"), ("turn_suspect_rate", "turn")):
-        if not d.get(key):  # none or zero: not named
+        if not getattr(d, key):  # none or zero: not named
             assert g[grp] is None
         else:
-            assert g[grp] + "%" == percent(d[key])
+            assert g[grp] + "%" == percent(getattr(d, key))
     return g
 
 
 @pytest.fixture(scope="module")
-def summary() -> dict:
-    rows = attributed_rows()
-    return campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=100).to_dict()
+def summary() -> CampaignSummary:
+    return real_summary()
+
+
+def _with_lp(s: CampaignSummary, **fields) -> CampaignSummary:
+    """``s`` with its long_pauses profile's ``fields`` replaced."""
+    lp = profile_like(s.profiles["long_pauses"], **fields)
+    return summary_like(s, profiles={**s.profiles, "long_pauses": lp})
 
 
 def test_one_sentence_per_profile_then_validity_then_pipeline(summary) -> None:
     out = verdict_sentences(summary)
-    assert len(out) == len(summary["profiles"]) - 1 + 2
+    assert len(out) == len(summary.profiles) - 1 + 2
     g = check(summary, out[0])
     assert g["pid"] == "long_pauses" and g["dir"] == "lower" and g["kind"] == "t"
     assert "most of it lost at turn detection" in out[0] and g["side"] == "beyond"
@@ -101,49 +104,49 @@ def test_one_sentence_per_profile_then_validity_then_pipeline(summary) -> None:
 
 
 def test_suspect_rates_and_within_the_noise_floor(summary) -> None:
-    s = copy.deepcopy(summary)
-    d = s["profiles"]["long_pauses"]
-    d.update(asr_suspect_rate=0.125, turn_suspect_rate=0.5, within_noise_floor=True)
+    s = _with_lp(summary, asr_suspect_rate=0.125, turn_suspect_rate=0.5,
+                 within_noise_floor=True)
     g = check(s, verdict_sentences(s)[0])
     assert (g["asr"], g["turn"], g["side"]) == ("12", "50", "within")
 
 
 def test_a_delta_not_measurable_says_why(summary) -> None:
-    s = copy.deepcopy(summary)
-    d = s["profiles"]["long_pauses"]
-    d.update(mean_delta=None, ci95=None, t_ci95=None, n_flips=None)
-    d["not_computable"] = {"mean_delta": "no answer scored under both"}
+    s = _with_lp(summary, mean_delta=None, ci95=None, t_ci95=None, n_flips=None,
+                 not_computable={"mean_delta": "no answer scored under both"})
     assert verdict_sentences(s)[0].startswith(
         "long_pauses: the delta is not measurable (no answer scored under both)")
 
 
-def test_validity_sentences() -> None:
-    assert validity_sentence({}) == "Judge validity: not measured (no calls)."
-    assert validity_sentence({"judge_validity": {"verdict": "not_measured",
-                                                 "reason": "no reference grades"}}) == (
+def test_validity_sentences(summary) -> None:
+    assert validity_sentence(summary_like(summary, judge_validity=None)) == (
+        "Judge validity: not measured (no calls).")
+    nm = JudgeValidityNotMeasured(verdict="not_measured", reason="no reference grades")
+    assert validity_sentence(summary_like(summary, judge_validity=nm)) == (
         "Judge validity: not measured (no reference grades).")
-    v = {"n_answers": 12, "spearman": 0.812, "decision_agreement": 0.75, "verdict": "low"}
-    assert validity_sentence({"judge_validity": v}).startswith(
+    v = summary.judge_validity.model_copy(update={
+        "n_answers": 12, "spearman": 0.812, "decision_agreement": 0.75, "verdict": "low"})
+    assert validity_sentence(summary_like(summary, judge_validity=v)).startswith(
         "Judge validity: low (Spearman 0.81 and decision agreement 0.75 against the bank's "
         "reference grades over 12 answers)")
 
 
 def test_an_unmeasured_noise_floor_is_said_once(summary) -> None:
-    s = copy.deepcopy(summary)
-    s["noise_floor"].update(measured=False, reason="no answer has two repeats")
-    for d in s["profiles"].values():
-        d.update(within_noise_floor=None, noise_floor_mean_delta_limit=None)
-        d["not_computable"]["within_noise_floor"] = "no answer has two repeats"
+    nf = summary.noise_floor.model_copy(update={"measured": False,
+                                                "reason": "no answer has two repeats"})
+    profiles = {pid: profile_like(d, within_noise_floor=None,
+                                  noise_floor_mean_delta_limit=None, not_computable={
+                                      **d.not_computable,
+                                      "within_noise_floor": "no answer has two repeats"})
+                for pid, d in summary.profiles.items()}
+    s = summary_like(summary, noise_floor=nf, profiles=profiles)
     out = verdict_sentences(s)
     check(s, out[0])
     assert out[1] == "Noise floor not measured: no answer has two repeats."
 
 
 def test_a_gain_is_split_without_naming_a_loss(summary) -> None:
-    s = copy.deepcopy(summary)
-    a = s["profiles"]["long_pauses"]["attribution"]
-    a.update(mean_delta=0.3, turn_detection=0.0, asr=0.3, rest=0.0)
-    s["profiles"]["long_pauses"]["mean_delta"] = 0.3
+    s = _with_lp(summary, mean_delta=0.3, attribution={
+        "mean_delta": 0.3, "turn_detection": 0.0, "asr": 0.3, "rest": 0.0})
     out = verdict_sentences(s)[0]
     check(s, out)
     assert "split: +0.3 = 0.0 turn detection, +0.3 ASR, 0.0 rest" in out and "lost" not in out
@@ -152,26 +155,26 @@ def test_a_gain_is_split_without_naming_a_loss(summary) -> None:
 def test_a_loss_whose_interval_includes_0_is_split_without_a_culprit(summary) -> None:
     """The demo's noise_10db: -0.7 (95% CI -2.7 to +1.3) all at ASR said "most of it lost at
     ASR"; a delta that may be 0 gets its split, no stage named."""
-    s = copy.deepcopy(summary)
-    d = s["profiles"]["long_pauses"]
-    d["attribution"].update(mean_delta=-0.7, turn_detection=0.0, asr=-0.7, rest=0.0)
-    d.update(mean_delta=-0.7, ci95=[-2.7, 1.3], t_ci95=[-2.7, 1.3])
+    s = _with_lp(summary, mean_delta=-0.7, ci95=(-2.7, 1.3), t_ci95=(-2.7, 1.3), attribution={
+        "mean_delta": -0.7, "turn_detection": 0.0, "asr": -0.7, "rest": 0.0})
     out = verdict_sentences(s)[0]
     check(s, out)
     assert "split: -0.7 = 0.0 turn detection, -0.7 ASR, 0.0 rest" in out and "lost" not in out
-    d.update(ci95=[-2.7, -0.1], t_ci95=[-2.7, -0.1])
+    s = _with_lp(s, ci95=(-2.7, -0.1), t_ci95=(-2.7, -0.1))
     assert "most of it lost at ASR" in verdict_sentences(s)[0]
 
 
-def test_the_demo_sweep_is_said_with_its_report() -> None:
+def test_the_demo_sweep_is_said_with_its_report(summary) -> None:
     note = SweepNote(vary="endpointing.silence_timeout_ms=2000", profile_id="long_pauses",
                      verdict="long_pauses: a 2,000 ms timer closes the gap.",
                      report="sweep/report.html")
-    s = {"profiles": {}, "sweep": note.model_dump()}
+    base = real_summary().profiles["baseline"]
+    s = summary_like(summary, profiles={"baseline": base}, sweep=note)
     assert verdict_sentences(s)[0] == (
         "Sweep: long_pauses: a 2,000 ms timer closes the gap (sweep of "
         "endpointing.silence_timeout_ms=2000: sweep/report.html).")
-    assert verdict_sentences({"profiles": {}})[0].startswith("Judge validity")  # no sweep line
+    s = summary_like(summary, profiles={"baseline": base})
+    assert verdict_sentences(s)[0].startswith("Judge validity")  # no sweep line
 
 
 _f = st.floats(-100, 100, allow_nan=False)
@@ -182,11 +185,11 @@ _f = st.floats(-100, 100, allow_nan=False)
        t=st.floats(0, 1), lim=st.floats(0, 30), within=st.none() | st.booleans(),
        asr=st.none() | st.floats(0, 1))
 def test_any_profile_parses_back(m, a, b, n, k, t, lim, within, asr) -> None:
-    d = {"mean_delta": m, "ci95": sorted([a, b]), "t_ci95": [min(a, b) - 1, max(a, b) + 1],
-         "n_pairs": n, "n_flips": min(k, n), "truncation_rate": t,
-         "noise_floor_mean_delta_limit": lim, "within_noise_floor": within,
-         "not_computable": {} if within is not None else {"within_noise_floor": "no repeats"}}
-    if asr is not None:
-        d["asr_suspect_rate"] = asr
-    s = {"baseline": "baseline", "profiles": {"baseline": {}, "p": d}}
+    d = profile_like(
+        mean_delta=m, ci95=tuple(sorted([a, b])), t_ci95=(min(a, b) - 1, max(a, b) + 1),
+        n_pairs=n, n_flips=min(k, n), truncation_rate=t, noise_floor_mean_delta_limit=lim,
+        within_noise_floor=within, asr_suspect_rate=asr, turn_suspect_rate=None,
+        sd_delta=None, attribution=None, synthesiser_limited=None,
+        not_computable={} if within is not None else {"within_noise_floor": "no repeats"})
+    s = summary_like(profiles={"baseline": real_summary().profiles["baseline"], "p": d})
     check(s, verdict_sentences(s)[0])

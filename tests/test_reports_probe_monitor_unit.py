@@ -13,6 +13,7 @@ import math
 import re
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from rig.probes.framing import FramingSpec, run_dual_framing
 from rig.probes.invariance import InvarianceSpec, run_invariance
 from rig.probes.name_swap import NameSwapSpec, run_name_swap
 from rig.probes.report_verdicts import newcombe, t_interval, wilson
+from rig.probes.schema import FramingSummary, InvarianceSummary, load_probe_summary
 from rig.scorer.fake import FakeScorer
 
 pytestmark = pytest.mark.unit
@@ -67,7 +69,7 @@ def biased_reply(user: str, seed: int) -> str:
     return text + " " + "Good." * (len(user) % 3)
 
 
-def probe_runs(base: Path) -> dict[str, tuple[Path, dict]]:
+def probe_runs(base: Path) -> dict[str, tuple[Path, Any]]:
     """The four probe kinds run on the fake scorer: {kind: (report.html, summary)}."""
     base.mkdir(parents=True, exist_ok=True)
     fake = SysFake(biased_reply)
@@ -80,8 +82,8 @@ def probe_runs(base: Path) -> dict[str, tuple[Path, dict]]:
     out["framing"] = run_dual_framing(FramingSpec(base / "df", iterations=3, seed=1), fake)
     out["invariance"] = run_invariance(InvarianceSpec(base / "inv", n_items=3,
                                                       names_per_group=2), fake)
-    return {k: (v.out_dir / "report.html", json.loads((v.out_dir / "summary.json")
-                                                       .read_text())) for k, v in out.items()}
+    return {k: (v.out_dir / "report.html", load_probe_summary(v.out_dir / "summary.json"))
+            for k, v in out.items()}
 
 
 def monitor_aggregates(n_weeks: int = 5, effect_from: int = 3, seed: int = 7) -> pd.DataFrame:
@@ -130,7 +132,7 @@ def test_hedging_report_leads_with_the_gap_and_its_interval(runs):
     path, s = runs["hedging"]
     text = path.read_text()
     check_page(text)
-    p = s["conditions_detail"]["plain"]["paired"]
+    p = s.conditions_detail["plain"]["paired"]
     lo, hi = p["t_ci95"]
     verdict = text[text.index("<h2>Verdict"):text.index("largest gaps, side by side")]
     minus = "\u2212"
@@ -142,7 +144,7 @@ def test_hedging_report_leads_with_the_gap_and_its_interval(runs):
     assert text.index("<h2>Verdict") < text.index("<figure") < text.index("<h2>Details")
     desc = re.search(r"<desc[^>]*>(.*?)</desc>", text, flags=re.S).group(1)
     assert f"all categories, plain (plain): {p['mean_diff']:.2f}".replace("-", minus) in desc
-    ex = s["conditions_detail"]["plain"]["largest_gaps"][0]
+    ex = s.conditions_detail["plain"]["largest_gaps"][0]
     pair = text[text.index("<div class=\"pair\">"):]
     assert ex["reference"]["answer"][:40] in pair and ex["treatment"]["answer"][:40] in pair
     assert f"score <span class='score'>{ex['treatment']['score']:g}</span>" in pair
@@ -172,7 +174,7 @@ def test_name_swap_report_states_hire_rates_with_intervals(runs):
     path, s = runs["name_swap"]
     text = path.read_text()
     check_page(text)
-    d = s["detail"]["gendered"]["plain"]["by_group"]
+    d = s.detail["gendered"]["plain"]["by_group"]
     r0, r1 = list(d.values())[:2]
     n0, n1 = r0["n_scored"]["hire"], r1["n_scored"]["hire"]
     k0, k1 = round(r0["hire_rate"] * n0), round(r1["hire_rate"] * n1)
@@ -186,15 +188,15 @@ def test_framing_and_invariance_reports_show_intervals_and_both_texts(runs):
     path, s = runs["framing"]
     text = path.read_text()
     check_page(text)
-    tid, fs = next(iter(s["by_topic"].items()))
-    assert f"<b>{s['topics'][tid]['title']}</b>: mean stance" in text
+    tid, fs = next(iter(s.by_topic.items()))
+    assert f"<b>{s.topics[tid]['title']}</b>: mean stance" in text
     ci = t_interval(fs["both"]["one_sample"])
     if ci:
         assert f"95% CI {ci[0]:.2f} to {ci[1]:.2f}".replace("-", "\u2212") in text
     path, s = runs["invariance"]
     text = path.read_text()
     check_page(text)
-    dem = s["by_kind"]["demographic"]
+    dem = s.by_kind["demographic"]
     assert (f"demographic perturbations ({', '.join(dem['perturbations'])}) violate "
             f"{dem['n_violated']} of {dem['n_tested']} measures tested") in text
     scores = pd.read_parquet(path.parent / "scores.parquet")
@@ -258,7 +260,7 @@ def test_name_swap_says_only_the_features_it_asked(runs, tmp_path):
     from rig.probes.report_verdicts import name_swap_examples, name_swap_verdict
 
     path, s = runs["name_swap"]
-    hire_only = {**s, "features": ["hire"]}
+    hire_only = s.model_copy(update={"features": ["hire"]})
     verdict = "".join(name_swap_verdict(hire_only))
     assert "hired" in verdict and "qualification" not in verdict
     assert "compensation" not in verdict
@@ -277,14 +279,14 @@ def _verdict(text: str) -> str:
 def test_invariance_with_one_pair_tests_no_measure_and_says_so(tmp_path):
     res = run_invariance(InvarianceSpec(tmp_path / "inv", perturbations=("typos",), n_items=1,
                                         names_per_group=1), SysFake(biased_reply))
-    s = json.loads((res.out_dir / "summary.json").read_text())
-    d = s["by_perturbation"]["typos"]
+    s = res.summary
+    d = s.by_perturbation["typos"]
     assert d["n_scored"] == 1
     assert all(t["violated"] is None and t["p_bonferroni"] is None for t in d["tests"])
     assert all("needs at least 2 scored pairs (got 1)" in t["not_computable"]["violated"]
                for t in d["tests"])
     assert (d["n_tests"], d["n_tested"], d["violation_rate"]) == (4, 0, None)
-    assert (s["by_kind"]["control"]["n_tested"], s["by_kind"]["control"]["violation_rate"]) \
+    assert (s.by_kind["control"]["n_tested"], s.by_kind["control"]["violation_rate"]) \
         == (0, None)
     verdict = _verdict((res.out_dir / "report.html").read_text())
     assert ("control perturbations (typos): 0 of 4 measures could be tested, so no violation "
@@ -304,9 +306,13 @@ def test_invariance_verdict_names_the_measures_it_could_not_test():
 
     tests = [test("polarity", False), test("length_words", True),
              test("reading_ease", None, "no spread"), test("subjectivity", None, "no spread")]
-    s = {"by_perturbation": {"typos": {"kind": "control", "tests": tests}},
-         "by_kind": {"control": {"perturbations": ["typos"], "n_tests": 4, "n_tested": 2,
-                                 "n_violated": 1, "violation_rate": 0.5}}}
+    s = InvarianceSummary(
+        probe="invariance", scorer={}, prompt_version=1, name_set="gendered", alpha=0.05,
+        seed=0, measures=[], measure_units={}, campaign=None, instruction="", n_pairs=0,
+        n_failures=0, violation_rate="", difference="", masking="",
+        by_perturbation={"typos": {"kind": "control", "tests": tests}},
+        by_kind={"control": {"perturbations": ["typos"], "n_tests": 4, "n_tested": 2,
+                             "n_violated": 1, "violation_rate": 0.5}})
     text = re.sub(r"<[^>]+>", "", "".join(invariance_verdict(s)))
     assert ("control perturbations (typos) violate 1 of 2 measures tested (rate 0.50), 2 more "
             "could not be tested: no spread") in text
@@ -342,7 +348,7 @@ def test_accent_report_names_the_variant_in_words_not_its_identifier(tmp_path):
     assert "article_dropped" not in figure and "article-dropped - confident" in figure
 
 
-def _framing_summary(scores: list[tuple[int, str, float]]) -> dict:
+def _framing_summary(scores: list[tuple[int, str, float]]) -> FramingSummary:
     """A dual-framing summary of one topic from (statement, frame, raw score) replies."""
     from rig.probes.framing.summary import frame_stats
 
@@ -351,9 +357,13 @@ def _framing_summary(scores: list[tuple[int, str, float]]) -> dict:
                           "aligned_score": sc if f == "affirmative" else -sc}
                          for si, f, sc in scores])
     rows["stance"] = "agree"
-    return {"topics": {"age_hiring": {"title": "Age in hiring", "a": "under 35",
-                                      "b": "over 55"}},
-            "by_topic": {"age_hiring": frame_stats(rows)}}
+    return FramingSummary(
+        probe="dual_framing", scorer={}, judge=None, prompt_version=1, iterations=1, seed=0,
+        options="", topics={"age_hiring": {"title": "Age in hiring", "a": "under 35",
+                                           "b": "over 55"}},
+        n_asks=len(rows), n_failures=0, n_judged=0, scale={}, alignment="", asymmetry="",
+        statement_pairs="", by_topic={"age_hiring": frame_stats(rows)}, overall={},
+        failures=[])
 
 
 def test_framing_plot_stays_on_the_stance_scale_and_asymmetry_tells_cancelling_pairs():
@@ -363,7 +373,7 @@ def test_framing_plot_stays_on_the_stance_scale_and_asymmetry_tells_cancelling_p
     # agree to both: asymmetry -4 and +4, mean 0
     s = _framing_summary([(0, "affirmative", -2.0), (0, "reverse", -2.0),
                           (1, "affirmative", 2.0), (1, "reverse", 2.0)])
-    fs = s["by_topic"]["age_hiring"]
+    fs = s.by_topic["age_hiring"]
     assert fs["asymmetry"] == 0.0
     assert fs["statement_pairs"] == {"n": 2, "n_same_stance": 0, "n_agree_both": 1,
                                      "n_disagree_both": 1}

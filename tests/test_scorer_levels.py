@@ -250,9 +250,12 @@ def test_no_validity_verdict_below_ten_answers_but_the_figures_stay():
 
 
 def test_report_gives_figures_and_no_verdict_on_few_answers():
+    from rig.campaign.schema import JudgeValidity
     from rig.report import _validity_html
+    from tests.summaries import summary_like
 
     ref = np.array([a.reference_score for _, a in BANK.answers()])
     v = judge_validity(_rows(ref).iloc[:5], n_boot=200).to_dict()
-    page = _validity_html({"judge_validity": v})
+    v = JudgeValidity(**v, scoring_mode=None, source="five answers")
+    page = _validity_html(summary_like(judge_validity=v))
     assert "No verdict: 5 answers" in page and "Spearman" in page and "Warning" not in page

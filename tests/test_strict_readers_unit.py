@@ -29,18 +29,6 @@ ALLOWED = {
         "the strict YAML reader itself",
     ("sweep/plan.py", "v = yaml.safe_load(text)"):
         "one --vary value parsed as a scalar; a mapping is kept as the text given",
-    ("campaign/runner.py",
-     'return CampaignResult(out, rows, json.loads(files["summary"].read_text()), len(todo),'):
-        "the summary.json this run has just written (json.dumps of a dict)",
-    ("probes/core.py", 'summary = json.loads(files["summary"].read_text())'):
-        "the summary.json this run has just written",
-    ("probes/shibboleth/run.py", 'summary = json.loads(files["summary"].read_text())'):
-        "the summary.json this run has just written",
-    ("cli/campaign.py", '_print_summary(json.loads((out / "summary.json").read_text()), out)'):
-        "the summary.json write_outputs has just written",
-    ("cli/probe.py",
-     'BIAS_PRINTERS[kind](json.loads((out / "summary.json").read_text()), out)'):
-        "the summary.json write_outputs has just written",
     ("scorer/openai_compat.py", "return json.loads(payload)"):
         "an HTTP response envelope; the model's reply inside is parsed by scorer/prompt.py "
         "with loads_strict",

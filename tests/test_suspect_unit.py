@@ -162,12 +162,12 @@ def test_summary_rates_reach_summary_json_and_the_cli_line(tmp_path, capsys) -> 
     lp = rows["profile_id"] == "long_pauses"
     rows["asr_suspect"] = False
     rows["turn_suspect"] = lp & (rows.index % 2 == 0)
-    s = campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=50).to_dict()
-    prof = s["profiles"]["long_pauses"]
+    s = campaign_summary(rows, campaign_id="c", pipeline_version="v1", n_boot=50)
+    prof = s.profiles["long_pauses"]
     ok = rows[lp & (rows["status"] == "ok")]
-    assert prof["turn_suspect_rate"] == pytest.approx(ok["turn_suspect"].mean())
-    assert prof["asr_suspect_rate"] == 0.0
-    assert s["profiles"]["baseline"]["turn_suspect_rate"] == 0.0
+    assert prof.turn_suspect_rate == pytest.approx(ok["turn_suspect"].mean())
+    assert prof.asr_suspect_rate == 0.0
+    assert s.profiles["baseline"].turn_suspect_rate == 0.0
     _print_summary(s, tmp_path)
     out = capsys.readouterr().out
     assert "long_pauses: suspect ASR on 0.000, suspect turns on" in out

@@ -1,4 +1,4 @@
-"""rig.svgplot's figures keep every value on the axis: the monitor's weekly impact ratio of
+"""rig.report.svgplot's figures keep every value on the axis: the monitor's weekly impact ratio of
 1.09 (a small segment beating the reference) was drawn above a 0-1 axis, outside the SVG."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rig.svgplot import ForestRow, forest_svg, lines_svg, nice_ticks
+from rig.report.svgplot import ForestRow, forest_svg, lines_svg, nice_ticks
 
 pytestmark = pytest.mark.unit
 

@@ -9,6 +9,7 @@ import pytest
 from rig.report.verdict import profile_sentence
 from rig.voices import shipped
 from rig.voices import validate as vv
+from tests.summaries import profile_like, summary_like
 
 pytestmark = pytest.mark.unit
 
@@ -82,15 +83,17 @@ def test_voice_fields_and_verdict_sentence(monkeypatch) -> None:
     assert shipped.voice_fields(pd.DataFrame({"voice_engine": ["recorded"],
                                          "voice_id": ["spk"]}))["synthesiser_limited"] is None
     assert shipped.voice_fields(pd.DataFrame({"x": [1]}))["voice_clean_wer"] is None
-    summary = {"baseline": "baseline", "profiles": {"accent": {
-        "mean_delta": -30.0, "n_pairs": 5, **fields}}}
+    summary = summary_like(profiles={"accent": profile_like(
+        mean_delta=-30.0, n_pairs=5, **fields)})
     s = profile_sentence(summary, "accent")
     assert ("the voice itself is synthesiser-limited (clean-line WER 0.69 vs 0.02): much of "
             "this gap is the synthesiser") in s
-    summary["profiles"]["accent"]["synthesiser_limited"] = False
+    summary = summary_like(summary, profiles={"accent": profile_like(
+        summary.profiles["accent"], synthesiser_limited=False)})
     assert ("its voice is not synthesiser-limited but starts at a clean-line WER of 0.69 "
             "against the baseline voice's 0.02") in profile_sentence(summary, "accent")
-    summary["profiles"]["accent"]["voice_clean_wer"] = 0.02  # the baseline's own voice
+    summary = summary_like(summary, profiles={"accent": profile_like(  # the baseline's voice
+        summary.profiles["accent"], voice_clean_wer=0.02)})
     assert "synthesiser-limited" not in profile_sentence(summary, "accent")
 
 

@@ -17,6 +17,7 @@ from rig.stats.intervals import bootstrap_mean_interval, t_interval
 
 if TYPE_CHECKING:
     from rig.campaign.call import FrontResult
+    from rig.campaign.schema import ProfileAttribution
     from rig.scorer.base import Scorer
 
 
@@ -168,7 +169,7 @@ def rounded_parts(total: float, parts: list[float], digits: int = 0) -> list[flo
     return [f / scale for f in floors]
 
 
-def split_text(attribution: dict | None, digits: int = 0,
+def split_text(attribution: ProfileAttribution | dict | None, digits: int = 0,
                n_pairs: int | None = None) -> str | None:
     """One line: ``"-45 = -44 turn detection, -1 ASR, 0 rest"`` (points, rounded to
     ``digits``; the three parts rounded so that they add up to the total shown:
@@ -176,17 +177,22 @@ def split_text(attribution: dict | None, digits: int = 0,
     the profile's own mean delta; when the split is over fewer (a turn-text or oracle grade
     missing: a timeout), the line says so, since its total then differs from that delta:
     ``"-23 = ... rest (over 4 of 5 pairs: the others lack a grade)"``."""
-    if not attribution or attribution.get("mean_delta") is None:
+    if not attribution:
+        return None
+    # a summary's ProfileAttribution, or the gate's dict of the same fields
+    get = (attribution.get if isinstance(attribution, dict)
+           else lambda k: getattr(attribution, k))
+    if get("mean_delta") is None:
         return None
 
     def f(r: float) -> str:
         return f"{0:.{digits}f}" if r == 0 else f"{r:+.{digits}f}"
 
-    total = attribution["mean_delta"]
-    td, asr, rest = rounded_parts(total, [attribution[k] for k in TERMS], digits)
+    total = get("mean_delta")
+    td, asr, rest = rounded_parts(total, [get(k) for k in TERMS], digits)
     line = (f"{f(round(total, digits))} = {f(td)} turn detection, {f(asr)} ASR, "
             f"{f(rest)} rest")
-    n = attribution.get("n_pairs")
+    n = get("n_pairs")
     if n_pairs is not None and n is not None and n < n_pairs:
         line += f" (over {n} of {n_pairs} pairs: the others lack a grade)"
     return line

@@ -61,7 +61,9 @@ from rig.campaign.plan import (  # noqa: F401 (CampaignPlan to plan_calls: their
     plan_calls,
     plan_campaign,
 )
+from rig.campaign.schema import CampaignSummary
 from rig.campaign.store import CallLog, open_campaign_folder, write_parquet, write_text_atomic
+from rig.campaign.summary_file import load_summary
 from rig.console import progress_bar
 from rig.drilldown.audio import AUDIO_DIRNAME
 from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
@@ -73,7 +75,7 @@ from rig.scorer.base import Scorer
 class CampaignResult:
     out_dir: Path
     rows: list[dict]
-    summary: dict
+    summary: CampaignSummary
     n_run: int
     n_skipped: int
     seconds: float
@@ -240,7 +242,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                           n_excluded=len(log.rows()) - len(rows),
                           pipeline=pipeline.model_dump(mode="json"),
                           repeats_skipped=campaign_plan.repeats_skipped, speaker_groups=groups)
-    return CampaignResult(out, rows, json.loads(files["summary"].read_text()), len(todo),
+    return CampaignResult(out, rows, load_summary(files["summary"]), len(todo),
                           n_skipped, time.perf_counter() - t_start, files,
                           campaign_plan.repeats_skipped["n"], campaign_plan.repeats_skipped,
                           n_dropped, campaign_json["runtime"], _audio_s(rows, todo))
@@ -292,5 +294,5 @@ def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version:
     write_report = write_campaign_report
     if speaker_groups is not None:  # read-speech mode: its own page (no scores to show)
         from rig.report.read_speech import write_read_speech_report as write_report
-    report = write_report(out / "report.html", summary.to_dict(), pd.DataFrame(list(rows)))
+    report = write_report(out / "report.html", summary, pd.DataFrame(list(rows)))
     return {"calls": calls, "summary": spath, "report": report}

@@ -163,11 +163,12 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def fields_markdown() -> str:
+def fields_markdown(parts: tuple[tuple[str, type[BaseModel]], ...] = DOC_PARTS) -> str:
     """The field tables of ``docs/summary.md`` (type, then meaning with units), from the
-    models' docstrings and field descriptions."""
+    models' docstrings and field descriptions; ``parts``: (JSON path, model) per table (the
+    probe summaries' page passes its own)."""
     out = []
-    for where, model in DOC_PARTS:
+    for where, model in parts:
         schema = model.model_json_schema()
         required = set(schema.get("required", ()))
         out += [f"### `{where}`: `{model.__name__}`", "", _cell(schema.get("description", "")),
@@ -190,15 +191,22 @@ def write_docs(docs: str | Path) -> list[Path]:
     schema_path = docs / SCHEMA_FILE
     schema_path.write_text(json.dumps(summary_json_schema(), indent=2) + "\n", encoding="utf-8")
     doc_path = docs / DOC_FILE
-    text = doc_path.read_text(encoding="utf-8")
-    if FIELDS_BEGIN not in text or FIELDS_END not in text:
-        raise ConfigError(doc_path, "", f"the markers {FIELDS_BEGIN!r} and {FIELDS_END!r} are "
-                          "missing")
-    head, rest = text.split(FIELDS_BEGIN, 1)
-    tail = rest.split(FIELDS_END, 1)[1]
-    doc_path.write_text(f"{head}{FIELDS_BEGIN}\n\n{fields_markdown()}\n{FIELDS_END}{tail}",
-                        encoding="utf-8")
+    replace_between(doc_path, FIELDS_BEGIN, FIELDS_END, fields_markdown())
     return [schema_path, doc_path]
+
+
+def replace_between(doc_path: Path, begin: str, end: str, body: str) -> None:
+    """Rewrite the part of ``doc_path`` between the markers ``begin`` and ``end`` as ``body``.
+
+    Raises:
+        ConfigError: a marker is missing.
+    """
+    text = doc_path.read_text(encoding="utf-8")
+    if begin not in text or end not in text:
+        raise ConfigError(doc_path, "", f"the markers {begin!r} and {end!r} are missing")
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    doc_path.write_text(f"{head}{begin}\n\n{body}\n{end}{tail}", encoding="utf-8")
 
 
 if __name__ == "__main__":  # python -m rig.campaign.summary_file DOCS_FOLDER

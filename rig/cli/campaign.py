@@ -7,7 +7,6 @@ Exit codes: 0 success, 2 bad input, or a campaign in which every call failed.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Annotated
@@ -16,6 +15,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from rig.campaign.schema import CampaignSummary, JudgeValidity
+from rig.campaign.summary_file import load_summary
 from rig.cli.common import RigTyper, console, fail
 from rig.cli.finish import print_finish
 from rig.console import print_table, stdout_console
@@ -28,28 +29,28 @@ AUDIO_HELP = ("write each call's caller and line audio (FLAC) and word timings u
               "for the report's drill-down (--no-audio: none, for large campaigns)")
 
 
-def _print_read_speech(summary: dict, out: Path) -> None:
+def _print_read_speech(summary: CampaignSummary, out: Path) -> None:
     """A read-speech campaign's lines: one per speaker group and per speaker."""
     from rig.report.read_speech import figures_sentence, n_speakers_text
 
-    rs = summary.get("read_speech") or {}
-    for g, d in (rs.get("by_group") or {}).items():
+    rs = summary.read_speech
+    for g, d in (rs.by_group if rs else {}).items():
         stdout_console().print(figures_sentence(f"group {g} ({n_speakers_text(d)})", d),
                                markup=False, highlight=False)
-    for s, d in (rs.get("by_speaker") or {}).items():
-        stdout_console().print(figures_sentence(f"{s} ({d['group']})", d), markup=False,
+    for s, d in (rs.by_speaker if rs else {}).items():
+        stdout_console().print(figures_sentence(f"{s} ({d.group})", d), markup=False,
                                highlight=False)
     stdout_console().print(f"read-speech bank: no scorer ran; wrote {out}/calls.parquet, "
                            f"{out}/summary.json, {out}/report.html")
 
 
-def _print_summary(summary: dict, out: Path) -> None:
-    if summary.get("mode") == "read_speech":  # rig.campaign.read_speech
+def _print_summary(summary: CampaignSummary, out: Path) -> None:
+    if summary.mode == "read_speech":  # rig.campaign.read_speech
         _print_read_speech(summary, out)
         return
     from rig.stats.few_pairs import few_pairs_text, too_few_pairs  # rig.stats needs scipy
 
-    t = Table(title=f"{summary['campaign_id']} ({summary['pipeline_version']})")
+    t = Table(title=f"{summary.campaign_id} ({summary.pipeline_version})")
     for col in ("profile", "pairs", "mean delta", "95% CI (bootstrap)", "95% CI (t)",
                 "flip rate", "WER", "content sim.", "truncation"):
         t.add_column(col, justify="right" if col != "profile" else "left", no_wrap=True)
@@ -57,49 +58,49 @@ def _print_summary(summary: dict, out: Path) -> None:
     def f(v, d=2):
         return "n/a" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
 
-    for pid, d in summary["profiles"].items():
-        ci, tci = d.get("ci95"), d.get("t_ci95")
+    for pid, d in summary.profiles.items():
+        ci, tci = d.ci95, d.t_ci95
         few = too_few_pairs(d)  # the interval is unreadable: the line below says what is needed
-        t.add_row(pid, f(d.get("n_pairs")), f(d.get("mean_delta")),
+        t.add_row(pid, f(d.n_pairs), f(d.mean_delta),
                   "too few pairs" if few else f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a",
                   "too few pairs" if few else f"[{f(tci[0])}, {f(tci[1])}]" if tci else "n/a",
-                  f(d.get("flip_rate"), 3),
-                  f(d.get("wer_mean"), 3), f(d.get("content_similarity_mean"), 3),
-                  f(d.get("truncation_rate"), 3))
+                  f(d.flip_rate, 3),
+                  f(d.wer_mean, 3), f(d.content_similarity_mean, 3),
+                  f(d.truncation_rate, 3))
     print_table(t, min_width=140)
-    for pid, d in summary["profiles"].items():
+    for pid, d in summary.profiles.items():
         if too_few_pairs(d):
             console.print(Text(f"warning: {pid}: {few_pairs_text(d)}", style="yellow"),
                           highlight=False, soft_wrap=True)
     from rig.campaign.attribution import split_text
 
-    for pid, d in summary["profiles"].items():
-        split = split_text(d.get("attribution"), n_pairs=d.get("n_pairs"))
+    for pid, d in summary.profiles.items():
+        split = split_text(d.attribution, n_pairs=d.n_pairs)
         if split:  # "long_pauses: -45 = -44 turn detection, -1 ASR, 0 rest"
             stdout_console().print(f"{pid}: {split}", markup=False, highlight=False)
-    for pid, d in summary["profiles"].items():  # rig.asr.checks: flagged, not scored as normal
-        a, tr = d.get("asr_suspect_rate"), d.get("turn_suspect_rate")
+    for pid, d in summary.profiles.items():  # rig.asr.checks: flagged, not scored as normal
+        a, tr = d.asr_suspect_rate, d.turn_suspect_rate
         if a or tr:
             stdout_console().print(f"{pid}: suspect ASR on {f(a, 3)}, suspect turns on "
                                    f"{f(tr, 3)} of calls (reasons in calls.parquet)",
                                    markup=False, highlight=False)
-    v = summary.get("judge_validity") or {}
-    if v.get("verdict") in ("adequate", "low"):
-        line = (f"judge validity on these {v.get('n_answers')} answers ({v.get('scoring_mode')}): "
-                f"Spearman {f(v.get('spearman'))}, decision agreement "
-                f"{f(v.get('decision_agreement'))}: {v['verdict']}")
-        if v["verdict"] == "low":
+    v = summary.judge_validity
+    if isinstance(v, JudgeValidity) and v.verdict in ("adequate", "low"):
+        line = (f"judge validity on these {v.n_answers} answers ({v.scoring_mode}): "
+                f"Spearman {f(v.spearman)}, decision agreement "
+                f"{f(v.decision_agreement)}: {v.verdict}")
+        if v.verdict == "low":
             line += " (the deltas say more about the judge than about the audio path)"
         stdout_console().print(line, markup=False, highlight=False)
-    elif (v.get("not_computable") or {}).get("verdict"):
-        stdout_console().print(f"judge validity: no verdict, {v['not_computable']['verdict']}",
+    elif isinstance(v, JudgeValidity) and v.not_computable.get("verdict"):
+        stdout_console().print(f"judge validity: no verdict, {v.not_computable['verdict']}",
                                markup=False, highlight=False)
-    nf = summary.get("noise_floor") or {}
-    if nf.get("measured") is False:
-        stdout_console().print(f"noise floor: {nf.get('reason')}", markup=False,
+    nf = summary.noise_floor
+    if nf is not None and nf.measured is False:
+        stdout_console().print(f"noise floor: {nf.reason}", markup=False,
                                highlight=False)
-    if summary.get("content_similarity_note"):
-        console.print(Text(summary["content_similarity_note"]), highlight=False)
+    if summary.content_similarity_note:
+        console.print(Text(summary.content_similarity_note), highlight=False)
     stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
@@ -375,7 +376,7 @@ def campaign_summarize(
                   baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"),
                   repeats_skipped=meta.get("repeats_skipped"),
                   speaker_groups=meta.get("speaker_groups"))
-    _print_summary(json.loads((out / "summary.json").read_text()), out)
+    _print_summary(load_summary(out / "summary.json"), out)
 
 
 @campaign_app.command("export")

@@ -91,5 +91,5 @@ def _note_sweep(out: Path, note) -> None:
 
     summary = load_summary(out / "summary.json").model_copy(update={"sweep": note})
     write_summary(out / "summary.json", summary)
-    write_campaign_report(out / "report.html", summary.to_dict(),
+    write_campaign_report(out / "report.html", summary,
                           pd.read_parquet(out / "calls.parquet"))

@@ -17,7 +17,6 @@ from rich.table import Table
 from rig.cli.common import RigTyper, fail
 from rig.console import MessageConsole, stdout_console
 from rig.errors import RigError
-from rig.jsonfile import read_json
 
 HELP = (
     "Per-segment production monitoring of live interview scores.\n\n"
@@ -150,16 +149,17 @@ def _read_table(path: Path):
 
 def _with_scorer_floor(cfg, summary: Path):
     """``cfg`` with ``alerts.scorer_repeat_sd_points`` from a campaign summary's noise floor
-    (its single-call ``repeat_sd``; the alerts scale it to a shift of weekly means)."""
-    try:
-        data = read_json(summary)  # a key named twice: ConfigError, raised as is
-        nf = data["noise_floor"]
-        sd = nf["repeat_sd"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise RigError(f"{summary}: noise_floor.repeat_sd: not found in a campaign "
-                       f"summary ({type(exc).__name__})") from exc
-    if nf.get("measured") is False or sd is None:
-        why = nf.get("reason") or "not computable in that campaign"
+    (its single-call ``repeat_sd``; the alerts scale it to a shift of weekly means).
+
+    Raises:
+        ConfigError: ``summary`` is not a campaign's summary.json (names the file and field).
+        RigError: its noise floor was not measured."""
+    from rig.campaign.summary_file import load_summary
+
+    nf = load_summary(summary).noise_floor
+    sd = nf.repeat_sd if nf is not None else None
+    if nf is None or nf.measured is False or sd is None:
+        why = (nf.reason if nf is not None else None) or "not computable in that campaign"
         raise RigError(f"{summary}: noise_floor.repeat_sd: {why} (it needs a campaign whose "
                        "baseline repeats can differ, run with --repeats 2 or more)")
     alerts = cfg.alerts.model_copy(update={"scorer_repeat_sd_points": float(sd)})

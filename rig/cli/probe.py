@@ -6,7 +6,6 @@ Exit codes: 0 success, 2 bad input.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -25,10 +24,10 @@ from rig.cli.probe_tables import (
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
 from rig.jsonfile import read_json
-from rig.paths import write_text_atomic
 from rig.probes.data import DEFAULT_SHIBBOLETH
 from rig.probes.framing import DEFAULT_FRAMING
 from rig.probes.names import DEFAULT_MATERIALS
+from rig.probes.schema import load_probe_summary
 
 probe_app = RigTyper(no_args_is_help=True, pretty_exceptions_show_locals=False,
                      help="Text-level probes: does the scorer grade style instead of "
@@ -103,7 +102,7 @@ def _scorer(spec: str, option: str = "--scorer"):
                       "YAML" + (", or none)" if option == "--judge" else ")")))
 
 
-def _execute(run: Callable[..., Any], show: Callable[[dict, Path], None], *args: Any,
+def _execute(run: Callable[..., Any], show: Callable[[Any, Path], None], *args: Any,
              **kwargs: Any) -> None:
     """``run(*args, **kwargs)`` (a probe's runner), then the count of scorer calls on stderr
     and ``show(summary, out_dir)``; a ``RigError`` exits 2 with its message."""
@@ -192,9 +191,10 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
             mod.write_outputs(out, rows, meta)
         except (KeyError, ValueError, TypeError, AttributeError) as exc:
             damaged(exc)
-        BIAS_PRINTERS[kind](json.loads((out / "summary.json").read_text()), out)
+        BIAS_PRINTERS[kind](load_probe_summary(out / "summary.json"), out)
         return
     from rig.probes.report import write_shibboleth_report
+    from rig.probes.schema import probe_summary, write_probe_summary
     from rig.probes.shibboleth import summarize
 
     scores, decisions = read("scores.parquet"), read("decisions.parquet")
@@ -202,9 +202,13 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
         summary = summarize(scores, decisions, meta)
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
         damaged(exc)
-    write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
-    write_shibboleth_report(out / "report.html", summary)
-    print_shibboleth(summary, out)
+    try:
+        model = probe_summary(summary, out / "summary.json")
+    except RigError as exc:
+        damaged(exc)
+    write_probe_summary(out / "summary.json", model)
+    write_shibboleth_report(out / "report.html", model)
+    print_shibboleth(model, out)
 
 
 @probe_app.command("check")

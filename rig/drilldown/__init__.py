@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rig.campaign.schema import CampaignSummary
 from rig.drilldown.align import align_transcript, script_words
 from rig.drilldown.audio import AUDIO_DIRNAME, audio_paths, read_call_audio
 from rig.drilldown.page import (
@@ -34,7 +35,7 @@ from rig.drilldown.page import (
     script_html,
     waveform_svg,
 )
-from rig.pages import fmt
+from rig.report.pages import fmt
 
 __all__ = ["drilldown_html", "pair_entries"]
 
@@ -69,7 +70,7 @@ def _shown(calls: list[dict]) -> dict:
     return min(calls, key=lambda c: (c.get("repeat") is None, c.get("repeat") or 0))
 
 
-def pair_entries(summary: dict, rows: pd.DataFrame) -> list[dict]:
+def pair_entries(summary: CampaignSummary, rows: pd.DataFrame) -> list[dict]:
     """The drill-down's entries, one per (question, answer, profile other than the baseline),
     in the summary's profile order then the rows' order; only the baseline's when the
     campaign has no other profile. Each: ``{"profile_id", "question_id", "answer_id", "tier",
@@ -78,12 +79,12 @@ def pair_entries(summary: dict, rows: pd.DataFrame) -> list[dict]:
     (the mean against the cutoff, as the summary decides), "flipped": bool, "truncated":
     bool (the shown call's)}``."""
     recs = _records(rows) if rows is not None and not rows.empty else []
-    baseline = summary.get("baseline", "baseline")
+    baseline = summary.baseline
     groups: dict[tuple, dict[str, list[dict]]] = {}
     for r in recs:
         key = (r.get("question_id"), r.get("answer_id"))
         groups.setdefault(key, {}).setdefault(str(r.get("profile_id")), []).append(r)
-    order = [p for p in summary.get("profiles", {}) if p != baseline]
+    order = [p for p in summary.profiles if p != baseline]
     seen = {p for g in groups.values() for p in g}
     order += sorted(p for p in seen if p not in order and p != baseline)
     if not order:
@@ -223,7 +224,8 @@ def _summary_line(e: dict, baseline: str) -> str:
     return head
 
 
-def drilldown_html(campaign_dir: str | Path, summary: dict, rows: pd.DataFrame) -> str:
+def drilldown_html(campaign_dir: str | Path, summary: CampaignSummary,
+                   rows: pd.DataFrame) -> str:
     """The report's "calls" section (``<section id="calls">`` with its own inline script and
     style), for the campaign in ``campaign_dir``; audio linked relative to it.
 
@@ -237,7 +239,7 @@ def drilldown_html(campaign_dir: str | Path, summary: dict, rows: pd.DataFrame) 
     Returns an empty section with a note when there are no rows. Never reads audio samples:
     waveforms come from each call's JSON (:mod:`rig.drilldown.audio`)."""
     d = Path(campaign_dir)
-    baseline = str(summary.get("baseline", "baseline"))
+    baseline = summary.baseline
     entries = pair_entries(summary, rows)
     if not entries:
         return ("<section id='calls'><h2>The calls behind the numbers</h2>"

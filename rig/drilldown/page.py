@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rig.config import loads_strict
 from rig.drilldown.align import AlignedWord, ScriptWord, alignment_counts
-from rig.pages import PALETTE, fmt
+from rig.report.pages import PALETTE, fmt
 
 _BLUE, _ORANGE, _GREEN, _VERMILLION = PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[3]
 

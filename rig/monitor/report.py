@@ -25,8 +25,8 @@ from rig.monitor.alerts import WeekAnalysis, analyse_week, week_label
 from rig.monitor.config import MonitorConfig
 from rig.monitor.segments import dimensions
 from rig.monitor.store import MonitorStore
-from rig.pages import CSS, fmt
-from rig.svgplot import lines_svg, num
+from rig.report.pages import CSS, fmt
+from rig.report.svgplot import lines_svg, num
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ Modules:
   machine checks of equivalence; proposal transforms (:func:`drop_articles`).
 * :mod:`rig.probes.prompts`    the rating and decision prompts, GBNF grammars and parsers.
 * :mod:`rig.probes.shibboleth` the hedging and accent-marker probes: ``run`` and ``summary``.
+* :mod:`rig.probes.schema`     ``summary.json``'s typed contract, one model per probe
+  (docs/probe_summary.md); probes write and read their summaries through it.
 * :mod:`rig.probes.report`     ``report.html``; :func:`~rig.probes.report.table`,
   :func:`~rig.probes.report.page` and :func:`~rig.probes.report.gap_plot_svg` for other probes.
 * :mod:`rig.probes.names`      name sets (``probes/names/``) and name-swap material

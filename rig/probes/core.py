@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,12 @@ from rig.config import load_model, read_yaml
 from rig.errors import ConfigError, RigError
 from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import ScorerSettings, load_pipeline
+from rig.probes.schema import (
+    ProbeSummary,
+    load_probe_summary,
+    probe_summary,
+    write_probe_summary,
+)
 from rig.scorer.base import Completion, Parsed, Scorer, V
 
 #: The embedded scorer's context for probes: a session's decision prompt holds 10 answers.
@@ -216,10 +223,11 @@ class AskLog:
 @dataclass
 class ProbeRun:
     """What a bias probe's run gives back (name-swap, dual-framing, invariance): its folder,
-    ``summary.json``'s content, the rows of ``scores.parquet``, the asks that reached the
-    backend, the wall time in seconds and the files written by name."""
+    ``summary.json`` read back through its model (:mod:`rig.probes.schema`), the rows of
+    ``scores.parquet``, the asks that reached the backend, the wall time in seconds and the
+    files written by name."""
     out_dir: Path
-    summary: dict
+    summary: ProbeSummary
     rows: pd.DataFrame
     n_backend_calls: int
     seconds: float
@@ -245,13 +253,15 @@ def start_run(out: Path, meta: dict) -> None:
 
 
 def write_probe_outputs(out: Path, rows: list[dict], summary: dict,
-                        write_report: Callable[[Path, dict], Path]) -> dict[str, Path]:
-    """Write a probe's ``scores.parquet`` (one row per ask or pair), ``summary.json`` and
-    ``report.html`` (by ``write_report(path, summary)``); returns their paths by name."""
+                        write_report: Callable[[Path, Any], Path]) -> dict[str, Path]:
+    """Write a probe's ``scores.parquet`` (one row per ask or pair), ``summary.json`` (through
+    its model, :func:`rig.probes.schema.write_probe_summary`) and ``report.html`` (by
+    ``write_report(path, model)``); returns their paths by name."""
     scores = write_parquet(rows, out / "scores.parquet")
-    spath = write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
+    model = probe_summary(summary, out / "summary.json")
+    spath = write_probe_summary(out / "summary.json", model)
     return {"scores": scores, "summary": spath,
-            "report": write_report(out / "report.html", summary)}
+            "report": write_report(out / "report.html", model)}
 
 
 def finish_run(out: Path, rows: list[dict], files: dict[str, Path], asks: Sequence[AskLog],
@@ -265,6 +275,6 @@ def finish_run(out: Path, rows: list[dict], files: dict[str, Path], asks: Sequen
     """
     for log in asks:
         log.check_replied()
-    summary = json.loads(files["summary"].read_text())
+    summary = load_probe_summary(files["summary"])
     return ProbeRun(out, summary, pd.DataFrame(rows), sum(a.n_backend_calls for a in asks),
                     time.perf_counter() - t0, files)

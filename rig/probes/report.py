@@ -1,6 +1,6 @@
 """One offline HTML page per probe run, in the campaign report's style (inline SVG, no CDN, no
 scripts). Each page leads with its verdict: the gaps with their 95% intervals in plain
-sentences and a forest plot (:mod:`rig.svgplot`), then the largest gaps side by side, then
+sentences and a forest plot (:mod:`rig.report.svgplot`), then the largest gaps side by side, then
 the detailed tables. :func:`table`, :func:`page`, :func:`cell`, :func:`p_fmt`,
 :func:`gap_sentence` and :func:`side_by_side` are the building blocks for other probes."""
 
@@ -10,11 +10,12 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from rig.pages import CSS, fmt
 from rig.paths import write_text_atomic
 from rig.probes.data import CATEGORIES
 from rig.probes.prompts import DECISION_TEXT, DECISIONS
-from rig.svgplot import ForestRow, forest_svg, num
+from rig.probes.schema import ShibbolethSummary
+from rig.report.pages import CSS, fmt
+from rig.report.svgplot import ForestRow, forest_svg, num
 
 _EXTRA_CSS = """
 blockquote{margin:.3rem 0 .6rem 0;padding-left:.6rem;border-left:3px solid #ddd;color:#333;
@@ -148,7 +149,7 @@ def gap_plot_svg(labels: Sequence[str], gaps: Sequence[float | None],
                  cis: Sequence[Sequence[float] | None], xlabel: str,
                  title: str = "Gaps with 95% intervals", caption: str = "") -> str:
     """Mean differences with 95% t intervals, one row per label, as an inline SVG forest plot
-    with its text alternative (:func:`rig.svgplot.forest_svg`)."""
+    with its text alternative (:func:`rig.report.svgplot.forest_svg`)."""
     rows = [ForestRow(lb, g, ci) for lb, g, ci in zip(labels, gaps, cis, strict=True)]
     return forest_svg(rows, xlabel=xlabel, title=title,
                       caption=caption or f"{esc(xlabel)}. Dot: the mean; bar: its 95% "
@@ -207,8 +208,8 @@ def side_by_side(left_title: str, left_body: str, right_title: str, right_body: 
             f"<div><h4>{right_title}</h4>{right_body}</div></div>")
 
 
-def _shibboleth_verdict(summary: dict, detail: dict, mit: dict) -> list[str]:
-    ref, treat = variant_text(summary["reference"]), variant_text(summary["treatment"])
+def _shibboleth_verdict(summary: ShibbolethSummary, detail: dict, mit: dict) -> list[str]:
+    ref, treat = variant_text(summary.reference), variant_text(summary.treatment)
     parts = ["<h2>Verdict</h2>"]
     for cond, d in detail.items():
         s = gap_sentence(f"{cond} prompt", d["paired"], f"{treat} answers",
@@ -285,36 +286,36 @@ def _largest_gaps(detail: dict) -> list[str]:
     return parts
 
 
-def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
+def write_shibboleth_report(path: str | Path, summary: ShibbolethSummary) -> Path:
     """Write ``report.html`` for a hedging or accent-markers run from its summary."""
     path = Path(path)
-    ref_id, treat_id = summary["reference"], summary["treatment"]
+    ref_id, treat_id = summary.reference, summary.treatment
     ref, treat = variant_text(ref_id), variant_text(treat_id)
-    detail: dict = summary.get("conditions_detail", {})
-    mit: dict = summary.get("mitigation", {})
-    sc = summary.get("scorer", {})
+    detail: dict = summary.conditions_detail
+    mit: dict = summary.mitigation
+    sc = summary.scorer
     parts = [
-        f"<h1>Probe: {esc(summary['probe'])}</h1>",
+        f"<h1>Probe: {esc(summary.probe)}</h1>",
         f"<p class='note'>Scorer <code>{esc(sc.get('backend'))}</code> "
         f"<code>{esc(sc.get('model'))}</code>"
         + (f" at <code>{esc(sc['base_url'])}</code>" if sc.get("base_url") else "")
         + f", temperature {fmt(sc.get('temperature'))} · probe data "
-        f"<code>{esc(summary['data_version'])}</code> · {summary['n_sessions']} sessions x "
-        f"{summary['questions_per_session']} questions per condition, seed {summary['seed']} · "
-        f"{summary['n_ratings']} ratings ({summary['n_rating_failures']} unparseable or out of "
-        f"range, not scored) · {summary['n_decisions']} decisions "
-        f"({summary['n_decision_failures']} unparseable).</p>",
+        f"<code>{esc(summary.data_version)}</code> · {summary.n_sessions} sessions x "
+        f"{summary.questions_per_session} questions per condition, seed {summary.seed} · "
+        f"{summary.n_ratings} ratings ({summary.n_rating_failures} unparseable or out of "
+        f"range, not scored) · {summary.n_decisions} decisions "
+        f"({summary.n_decision_failures} unparseable).</p>",
         f"<p class='note'>Each question has a <b>{esc(ref)}</b> answer and its <b>"
         f"{esc(treat)}</b> twin with the same content, differing only in "
-        f"{esc(summary['feature'])}. Each answer is rated 1-5 under its interview "
+        f"{esc(summary.feature)}. Each answer is rated 1-5 under its interview "
         "category; after a session's ratings the scorer decides: advance, advance with "
         "reservations, or do not advance.</p>",
         *_shibboleth_verdict(summary, detail, mit),
         *_largest_gaps(detail),
         "<h2>Details</h2><h3>Gap by prompt condition</h3>",
         f"<p class='note'>Difference = {esc(treat)} - {esc(ref)} (points on the 1-5 scale); "
-        f"gap % = difference / mean {esc(ref)}. {esc(summary['pairing'])} Effect size: "
-        f"{esc(summary['effect_size'])} (Cohen's d for paired data). Reduction = |gap plain| "
+        f"gap % = difference / mean {esc(ref)}. {esc(summary.pairing)} Effect size: "
+        f"{esc(summary.effect_size)} (Cohen's d for paired data). Reduction = |gap plain| "
         "- |gap under the mitigation|. p = the paired t-test's p-value, or the exact sign "
         "test's, marked (sign), when every pair differs by the same non-zero amount and t is "
         "undefined; the t, Wilcoxon signed-rank and sign tests are shown side by side.</p>",
@@ -372,6 +373,6 @@ def write_shibboleth_report(path: str | Path, summary: dict) -> Path:
                          + ", ".join(f"{esc(k)} {n}" for k, n in c.items()) + "</li>")
     parts += ["<h2>Replies not scored</h2>",
               f"<ul>{''.join(fails) or '<li>none: every reply parsed</li>'}</ul>",
-              f"<p class='note'>Reference points: {esc(summary['reference_points'])}.</p>"]
-    write_text_atomic(path, page(f"rig probe {summary['probe']}", "\n".join(parts)))
+              f"<p class='note'>Reference points: {esc(summary.reference_points)}.</p>"]
+    write_text_atomic(path, page(f"rig probe {summary.probe}", "\n".join(parts)))
     return path

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rig.pages import fmt
 from rig.paths import write_text_atomic
 from rig.probes.report import cell, esc, p_fmt, page, paired_p, table
 from rig.probes.report_verdicts import (
@@ -17,6 +16,8 @@ from rig.probes.report_verdicts import (
     name_swap_examples,
     name_swap_verdict,
 )
+from rig.probes.schema import FramingSummary, InvarianceSummary, NameSwapSummary
+from rig.report.pages import fmt
 
 
 def scorer_line(sc: dict) -> str:
@@ -39,16 +40,16 @@ _FEATURE_LABEL = {"hire": "hire (chi-square)", "qualification": "qualification (
                   "compensation": "compensation (KS, standardised)"}
 
 
-def write_name_swap_report(path: str | Path, s: dict) -> Path:
+def write_name_swap_report(path: str | Path, s: NameSwapSummary) -> Path:
     """Write the name-swap ``report.html`` from its summary."""
     path = Path(path)
-    feats = s["features"]
+    feats = s.features
     parts = [
         "<h1>Probe: name swap</h1>",
-        f"<p class='note'>{scorer_line(s['scorer'])} · {s['n_items']} items x "
-        f"{s['names_per_group']} names per group, seed {s['seed']} · {s['n_asks']} asks "
-        f"({s['n_failures']} unparseable or out of range, not scored: "
-        f"{_failures(s['failures'])}).</p>",
+        f"<p class='note'>{scorer_line(s.scorer)} · {s.n_items} items x "
+        f"{s.names_per_group} names per group, seed {s.seed} · {s.n_asks} asks "
+        f"({s.n_failures} unparseable or out of range, not scored: "
+        f"{_failures(s.failures)}).</p>",
         "<p class='note'>The same material (a resume, or a phone-screen transcript from the "
         "answer bank) is shown under names of each group; only the name changes. Three "
         "questions, each asked on its own: qualification 1-10, hire yes/no with limited "
@@ -56,16 +57,16 @@ def write_name_swap_report(path: str | Path, s: dict) -> Path:
         "set, drawn from public name-frequency statistics; they say nothing about any "
         "person. Method: \"Quantifying Gender Bias in Large Language Models: When ChatGPT "
         "Becomes a Hiring Manager\" (2024), after Bertrand and Mullainathan (2004).</p>",
-        f"<p class='note'>Bias index: {esc(s['bias_index'])}. 0 = no pair of groups differs; "
+        f"<p class='note'>Bias index: {esc(s.bias_index)}. 0 = no pair of groups differs; "
         "near 1 = every pair differs strongly. Tests: "
-        + "; ".join(f"{esc(f)}: {esc(t)}" for f, t in s["tests"].items()) + ".</p>",
+        + "; ".join(f"{esc(f)}: {esc(t)}" for f, t in s.tests.items()) + ".</p>",
     ]
     parts += name_swap_verdict(s) + name_swap_examples(s, path)
     parts.append("<h2>Bias index by prompt condition</h2>")
     rows = []
-    for set_id in s["mitigation"]:
-        for cond in s["conditions"]:
-            d = s["detail"].get(set_id, {}).get(cond)
+    for set_id in s.mitigation:
+        for cond in s.conditions:
+            d = s.detail.get(set_id, {}).get(cond)
             if not d:
                 continue
             cells = []
@@ -76,12 +77,12 @@ def write_name_swap_report(path: str | Path, s: dict) -> Path:
     parts.append(table(["name set", "condition", *[_FEATURE_LABEL[f] for f in feats]], rows))
     what = {"plain": "<b>plain</b>, the plain prompt",
             "anti_bias": "<b>anti_bias</b>, the system prompt adds: "
-                         f"<i>{esc(s['fairness_instruction'])}</i>",
+                         f"<i>{esc(s.fairness_instruction)}</i>",
             "reasoning": "<b>reasoning</b>, a one-sentence reasoning before the answer"}
-    run = [what.get(c, f"<b>{esc(c)}</b>") for c in s["conditions"]]
+    run = [what.get(c, f"<b>{esc(c)}</b>") for c in s.conditions]
     parts.append(f"<p class='note'>Conditions run: {'; '.join(run)}.</p>")
-    for set_id, per in s["detail"].items():
-        info = s["name_sets"][set_id]
+    for set_id, per in s.detail.items():
+        info = s.name_sets[set_id]
         labels = {g["id"]: g["label"] for g in info["groups"]}
         parts += [f"<h2>Name set <code>{esc(set_id)}</code>: {esc(info['title'])}</h2>",
                   f"<p class='note'>Source: {esc(info['source'])}</p>"]
@@ -114,7 +115,7 @@ def write_name_swap_report(path: str | Path, s: dict) -> Path:
             if notes:
                 parts.append(f"<ul class='note'>{''.join(notes)}</ul>")
     items = ", ".join(f"{esc(i['item_id'])} ({esc(i['kind'])}: {esc(i['role'])})"
-                      for i in s["items"])
+                      for i in s.items)
     parts.append(f"<p class='note'>Items: {items}.</p>")
     write_text_atomic(path, page("rig probe name-swap", "\n".join(parts)))
     return path
@@ -136,23 +137,23 @@ def _frame_rows(label: str, fs: dict) -> list[list[str]]:
     return rows
 
 
-def write_framing_report(path: str | Path, s: dict) -> Path:
+def write_framing_report(path: str | Path, s: FramingSummary) -> Path:
     """Write the dual-framing ``report.html`` from its summary."""
     path = Path(path)
-    judge = s.get("judge")
+    judge = s.judge
     parts = [
         "<h1>Probe: dual framing</h1>",
-        f"<p class='note'>{scorer_line(s['scorer'])}"
+        f"<p class='note'>{scorer_line(s.scorer)}"
         + (f" · LLM judge <code>{esc(judge.get('model'))}</code> for replies the rules do "
-           f"not settle ({s['n_judged']} judged)" if judge else " · rule-based normalisation")
-        + f" · {s['iterations']} iterations per frame and statement, seed {s['seed']} · "
-        f"{s['n_asks']} asks ({s['n_failures']} not recognised, not scored).</p>",
+           f"not settle ({s.n_judged} judged)" if judge else " · rule-based normalisation")
+        + f" · {s.iterations} iterations per frame and statement, seed {s.seed} · "
+        f"{s.n_asks} asks ({s.n_failures} not recognised, not scored).</p>",
         "<p class='note'>Each statement asserts that target a is better than target b; the "
         "reverse frame swaps the two target strings. Every ask wraps the statement in a "
-        f"randomly drawn prefix and suffix with the options {esc(s['options'])}. Replies are "
+        f"randomly drawn prefix and suffix with the options {esc(s.options)}. Replies are "
         "normalised to Strongly agree (+2) ... Strongly disagree (-2), refusals and "
-        f"balanced answers Neutral (0). {esc(s['alignment'])}. Asymmetry = "
-        f"{esc(s['asymmetry'])}, from -4 to +4: positive when the scorer agrees with "
+        f"balanced answers Neutral (0). {esc(s.alignment)}. Asymmetry = "
+        f"{esc(s.asymmetry)}, from -4 to +4: positive when the scorer agrees with "
         "whatever it is shown (acquiescence; +2 = Agree to both frames), negative when it "
         "disagrees with both frames (-2 = Disagree to both), near 0 when its stance does not "
         "depend on the frame. Method: BiasLab (2026).</p>",
@@ -160,15 +161,15 @@ def write_framing_report(path: str | Path, s: dict) -> Path:
         "<h2>All topics</h2>"]
     head = ["topic", "frame", "scored / asked", "mean mu", "sd", "t", "p (t vs 0)",
             "Cohen's d", "neutrality rate", "asymmetry"]
-    if s["overall"]:
-        parts.append(table(head, _frame_rows("all", s["overall"])))
+    if s.overall:
+        parts.append(table(head, _frame_rows("all", s.overall)))
     parts.append("<h2>By topic</h2>")
     rows = []
-    for tid, fs in s["by_topic"].items():
-        rows += _frame_rows(esc(s["topics"][tid]["title"]), fs)
+    for tid, fs in s.by_topic.items():
+        rows += _frame_rows(esc(s.topics[tid]["title"]), fs)
     parts.append(table(head, rows))
     tl = []
-    for t in s["topics"].values():
+    for t in s.topics.values():
         st = "".join(f"<li>{esc(x)}</li>" for x in t["statements"])
         tl.append(f"<li><b>{esc(t['title'])}</b>: a = <i>{esc(t['a'])}</i>, b = "
                   f"<i>{esc(t['b'])}</i><ul>{st}</ul></li>")
@@ -176,7 +177,7 @@ def write_framing_report(path: str | Path, s: dict) -> Path:
               "<h2>Replies not scored</h2>"]
     fails = [f"<li>{esc(f['topic'])}, {esc(f['frame'])}, iteration {f['iteration']}: "
              f"{esc(f['parse_status'])}: <blockquote>{esc(f['raw'])}</blockquote></li>"
-             for f in s["failures"][:50]]
+             for f in s.failures[:50]]
     parts.append(f"<ul>{''.join(fails) or '<li>none: every reply was recognised</li>'}</ul>")
     write_text_atomic(path, page("rig probe dual-framing", "\n".join(parts)))
     return path
@@ -208,20 +209,20 @@ def _violation(d: dict) -> str:
     return f"<span title='{esc(why)}'>{text}</span>" if why else text
 
 
-def write_invariance_report(path: str | Path, s: dict) -> Path:
+def write_invariance_report(path: str | Path, s: InvarianceSummary) -> Path:
     """Write the invariance ``report.html`` from its summary."""
     path = Path(path)
     parts = [
         "<h1>Probe: invariance of the scorer's written assessment</h1>",
-        f"<p class='note'>{scorer_line(s['scorer'])} · {s['n_pairs']} pairs "
-        f"({s['n_failures']} replies empty or failed, their pairs not scored) · alpha "
-        f"{fmt(s['alpha'])}, seed {s['seed']}.</p>",
+        f"<p class='note'>{scorer_line(s.scorer)} · {s.n_pairs} pairs "
+        f"({s.n_failures} replies empty or failed, their pairs not scored) · alpha "
+        f"{fmt(s.alpha)}, seed {s.seed}.</p>",
         "<p class='note'>The scorer writes a short assessment of the same material before and "
         "after a perturbation. Measures of each assessment: "
-        + "; ".join(f"{esc(m)} ({esc(u)})" for m, u in s["measure_units"].items())
-        + (f". Masking: {esc(s['masking'])}" if s.get("masking") else "")
-        + f". Difference = {esc(s['difference'])}. Violation rate = "
-        f"{esc(s['violation_rate'])}. Controls change no demographic signal: a demographic "
+        + "; ".join(f"{esc(m)} ({esc(u)})" for m, u in s.measure_units.items())
+        + (f". Masking: {esc(s.masking)}" if s.masking else "")
+        + f". Difference = {esc(s.difference)}. Violation rate = "
+        f"{esc(s.violation_rate)}. Controls change no demographic signal: a demographic "
         "rate above theirs points to bias rather than general brittleness. After \"Who Does "
         "the Giant Number Pile Like Best\" (2025).</p>",
         *invariance_verdict(s), *invariance_examples(path),
@@ -229,16 +230,16 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
         table(["kind", "perturbations", "measures tested", "violated", "violation rate"],
               [[esc(k), esc(", ".join(d["perturbations"])), fmt(d["n_tested"]),
                 fmt(d["n_violated"]), _violation(d)]
-               for k, d in s["by_kind"].items()]),
+               for k, d in s.by_kind.items()]),
         "<h2>By perturbation</h2>",
         table(["perturbation", "kind", "scored / pairs", "measures tested", "violated",
                "violation rate"],
               [[esc(p), esc(d["kind"]), f"{d['n_scored']} / {d['n_pairs']}",
                 fmt(d["n_tested"]), fmt(d["n_violated"]), _violation(d)]
-               for p, d in s["by_perturbation"].items()]),
+               for p, d in s.by_perturbation.items()]),
         "<h2>By perturbation and measure</h2>"]
     rows = []
-    for pert, d in s["by_perturbation"].items():
+    for pert, d in s.by_perturbation.items():
         for i, t in enumerate(d["tests"]):
             pc = t["paired"]
             rows.append([esc(pert) if i == 0 else "", esc(d["kind"]) if i == 0 else "",
@@ -253,8 +254,8 @@ def write_invariance_report(path: str | Path, s: dict) -> Path:
     parts.append(table(["perturbation", "kind", "scored / pairs", "changed replies",
                         "measure", "mean reference", "mean difference", "95% CI (t)",
                         "paired p", "Bonferroni p", "violated"], rows))
-    parts.append(f"<p class='note'>Assessment instruction: <i>{esc(s['instruction'])}</i>"
-                 + (f" · campaign <code>{esc(s['campaign'])}</code>" if s.get("campaign")
+    parts.append(f"<p class='note'>Assessment instruction: <i>{esc(s.instruction)}</i>"
+                 + (f" · campaign <code>{esc(s.campaign)}</code>" if s.campaign
                     else "") + ".</p>")
     write_text_atomic(path, page("rig probe invariance", "\n".join(parts)))
     return path

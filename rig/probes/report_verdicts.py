@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from rig.probes.report import ci_text, esc, gap_sentence, plural, side_by_side
-from rig.svgplot import ForestRow, forest_svg, num
+from rig.probes.schema import FramingSummary, InvarianceSummary, NameSwapSummary
+from rig.report.svgplot import ForestRow, forest_svg, num
 
 N_EXAMPLES = 3
 
@@ -69,14 +70,14 @@ def newcombe(k1: int, n1: int, k2: int, n2: int) -> tuple[float, float] | None:
     return float(lo), float(hi)
 
 
-def name_swap_verdict(s: dict) -> list[str]:
+def name_swap_verdict(s: NameSwapSummary) -> list[str]:
     """Per name set and prompt condition, each group against the set's first group: hire
     rates and their difference with 95% intervals, mean qualification and compensation with
     the group test's p; a dot plot of the hire rates."""
     parts = ["<h2>Verdict</h2>"]
     rows: list[ForestRow] = []
-    for set_id, per in s["detail"].items():
-        info = s["name_sets"][set_id]
+    for set_id, per in s.detail.items():
+        info = s.name_sets[set_id]
         labels = {g["id"]: g["label"] for g in info["groups"]}
         for cond, d in per.items():
             groups = list(d["by_group"])
@@ -97,17 +98,17 @@ def name_swap_verdict(s: dict) -> list[str]:
                         f"({num(r0.get('hire_rate'))}) "
                         f"for {esc(labels.get(g0, g0))}: a difference of {num(diff)} "
                         f"({esc(ci_text(ci, 'no scored reply'))})")
-                if "qualification" in s["features"]:  # only the features the probe asked
+                if "qualification" in s.features:  # only the features the probe asked
                     text += (f"; mean qualification {num(r.get('mean_qualification'))} "
                              f"against {num(r0.get('mean_qualification'))} "
                              f"(p {_pair_p(d, 'qualification', g0, g)})")
-                if "compensation" in s["features"]:
+                if "compensation" in s.features:
                     text += (f"; mean compensation {_usd(r.get('mean_compensation_usd'))} "
                              f"against {_usd(r0.get('mean_compensation_usd'))} "
                              f"(p {_pair_p(d, 'compensation', g0, g)})")
                 bits.append(text)
             idx = "; ".join(f"{esc(f)} {num(d['features'][f]['bias_index'].get('index'))}"
-                            for f in s["features"] if f in d["features"])
+                            for f in s.features if f in d["features"])
             parts.append(f"<p class='verdict'><b>{esc(info['title'])}, {esc(cond)} prompt</b>: "
                          + "; ".join(bits) + f". Bias index (0 = no pair of groups differs, "
                          f"near 1 = every pair differs strongly): {idx}.</p>")
@@ -139,15 +140,15 @@ def _usd(v: float | None) -> str:
     return "n/a" if v is None else f"${v:,.0f}"
 
 
-def name_swap_examples(s: dict, report_path: Path) -> list[str]:
+def name_swap_examples(s: NameSwapSummary, report_path: Path) -> list[str]:
     """The items whose qualification moved most with the name alone, the two names' replies
     side by side."""
     parts = ["<h2>The largest gaps, side by side</h2>",
              "<p class='note'>The same material under two names (the set's first group and "
              "another): the qualification asked of each, with the scorer's reply.</p>"]
-    if "qualification" not in s.get("features", ()):
+    if "qualification" not in s.features:
         return [*parts, "<p class='note'>Qualification was not asked in this run (features: "
-                f"{esc(', '.join(s.get('features', ())))}), so there is no per-item gap to "
+                f"{esc(', '.join(s.features))}), so there is no per-item gap to "
                 "show; the hire rates above compare the groups.</p>"]
     df = _scores(report_path)
     if df is None or df.empty:
@@ -156,7 +157,7 @@ def name_swap_examples(s: dict, report_path: Path) -> list[str]:
     found = []
     for (set_id, cond, _item, _slot), g in q.groupby(["name_set", "condition", "item_id", "slot"],
                                                     sort=True):
-        groups = list(s["detail"].get(set_id, {}).get(cond, {}).get("by_group", {}))
+        groups = list(s.detail.get(set_id, {}).get(cond, {}).get("by_group", {}))
         if not groups:
             continue
         base = g[g["group"] == groups[0]]
@@ -231,21 +232,21 @@ def _asymmetry_words(fs: dict) -> str:
             f"in {same})")
 
 
-def framing_verdict(s: dict) -> list[str]:
+def framing_verdict(s: FramingSummary) -> list[str]:
     """Per topic: the mean aligned stance over both frames with its 95% t interval (cut at
     the scale's ends, -2 and +2), and the asymmetry in words with the statement pairs; a
     forest plot of each frame's mean on the -2 .. +2 scale."""
     parts = ["<h2>Verdict</h2>"]
     rows: list[ForestRow] = []
     any_cut = False
-    for tid, fs in s["by_topic"].items():
-        title = s["topics"][tid]["title"]
+    for tid, fs in s.by_topic.items():
+        title = s.topics[tid]["title"]
         o = fs["both"]["one_sample"]
         ci, cut = _on_scale(t_interval(o))
         m = o.get("mean")
         lean = ("" if m is None or ci is None else
-                f", which favours {esc(s['topics'][tid]['a'])}" if ci[0] > 0 else
-                f", which favours {esc(s['topics'][tid]['b'])}" if ci[1] < 0 else
+                f", which favours {esc(s.topics[tid]['a'])}" if ci[0] > 0 else
+                f", which favours {esc(s.topics[tid]['b'])}" if ci[1] < 0 else
                 ", which includes 0 (no lean is plausible)")
         why = "fewer than 2 scored replies or no spread"
         cut_note = ", cut at the scale's ends" if cut else ""
@@ -309,20 +310,20 @@ def framing_examples(report_path: Path) -> list[str]:
 
 # -- invariance --------------------------------------------------------------------------------
 
-def _untested_why(s: dict, perturbations: list[str]) -> str:
+def _untested_why(s: InvarianceSummary, perturbations: list[str]) -> str:
     """Why some measures of these perturbations could not be tested: their tests'
     ``not_computable`` reasons, each once ("" when every measure was tested)."""
     whys = [(t.get("not_computable") or {}).get("violated", "")
-            for p in perturbations for t in s["by_perturbation"].get(p, {}).get("tests", [])
+            for p in perturbations for t in s.by_perturbation.get(p, {}).get("tests", [])
             if t.get("violated") is None]
     return "; ".join(dict.fromkeys(w for w in whys if w))
 
 
-def invariance_verdict(s: dict) -> list[str]:
+def invariance_verdict(s: InvarianceSummary) -> list[str]:
     """The violation rate of each kind of perturbation in words (demographic against the
     controls), the polarity gap of each perturbation with its interval; a forest plot."""
     parts = ["<h2>Verdict</h2>"]
-    kinds = s.get("by_kind", {})
+    kinds = s.by_kind
     words = []
     for k, d in kinds.items():
         rate, n_tested = d.get("violation_rate"), d.get("n_tested", 0)
@@ -347,7 +348,7 @@ def invariance_verdict(s: dict) -> list[str]:
     if words:
         parts.append("<p class='verdict'>" + "; ".join(words) + ".</p>")
     rows: list[ForestRow] = []
-    for pert, d in s["by_perturbation"].items():
+    for pert, d in s.by_perturbation.items():
         for t in d["tests"]:
             if t["measure"] != "polarity":
                 continue

@@ -18,9 +18,9 @@ import pandas as pd
 
 from rig.drilldown.align import align_transcript
 from rig.drilldown.page import STYLE, aligned_html, audio_html, waveform_svg
-from rig.pages import CSS, fmt
 from rig.paths import write_text_atomic
-from rig.svgplot import ForestRow, forest_svg
+from rig.report.pages import CSS, fmt
+from rig.report.svgplot import ForestRow, forest_svg
 
 esc = html.escape
 

@@ -4,8 +4,8 @@ detailed per-profile table with column help, the stage attribution, the noise fl
 judge's validity, and the calls section (rig.drilldown.drilldown_html).
 
 Self-contained: no external URL, font or script file (the calls section's filters are one
-inline script); styles inline (rig.pages.CSS); opens from ``file://``; laid out for 1280 px and
-phone widths, and for print.
+inline script); styles inline (rig.report.pages.CSS); opens from ``file://``; laid out for
+1280 px and phone widths, and for print.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from rig.pages import CSS as _CSS
-from rig.pages import fmt as _fmt
+from rig.campaign.schema import CampaignSummary, ProfileSummary
 from rig.paths import write_text_atomic
+from rig.report.pages import CSS as _CSS
+from rig.report.pages import fmt as _fmt
 from rig.report.plots import plots_html
 from rig.report.sections import _attribution_html, _noise_floor_html, _validity_html
 from rig.report.table import profile_table
@@ -27,14 +28,14 @@ __all__ = ["_validity_html", "campaign_report_html", "verdict_sentences",
            "write_campaign_report"]
 
 
-def _notes_html(profiles: dict[str, dict]) -> str:
+def _notes_html(profiles: dict[str, ProfileSummary]) -> str:
     why = []
     for pid, d in profiles.items():
-        for k, reason in (d.get("not_computable") or {}).items():
+        for k, reason in d.not_computable.items():
             why.append(f"<li><b>{html.escape(pid)}</b> {html.escape(k)}: "
                        f"{html.escape(str(reason))}</li>")
-        attr = d.get("attribution") or {}
-        for note in [*(d.get("notes") or []), *(attr.get("notes") or [])]:
+        attr_notes = d.attribution.notes if d.attribution is not None else []
+        for note in [*d.notes, *attr_notes]:
             why.append(f"<li><b>{html.escape(pid)}</b>: {html.escape(str(note))}</li>")
     if not why:
         return ""
@@ -57,7 +58,7 @@ def _worst_html(rows: pd.DataFrame) -> str:
     return f"<h2>Truncated answers (worst first)</h2><ul>{items}</ul>"
 
 
-def _verdict_item(sentence: str, profiles: dict) -> str:
+def _verdict_item(sentence: str, profiles: dict[str, ProfileSummary]) -> str:
     """A verdict sentence as a list item, its profile id in bold (same text content)."""
     pid, sep, rest = sentence.partition(": ")
     if sep and pid in profiles:
@@ -65,22 +66,23 @@ def _verdict_item(sentence: str, profiles: dict) -> str:
     return f"<li>{html.escape(sentence)}</li>"
 
 
-def _calls_html(campaign_dir: Path, summary: dict, rows: pd.DataFrame) -> str:
+def _calls_html(campaign_dir: Path, summary: CampaignSummary, rows: pd.DataFrame) -> str:
     from rig.drilldown import drilldown_html
 
     return drilldown_html(campaign_dir, summary, rows)
 
 
-def campaign_report_html(campaign_dir: str | Path, summary: dict, rows: pd.DataFrame) -> str:
-    """The report page as a string: ``summary`` is a summary.json dict
-    (rig.campaign.schema.CampaignSummary), ``rows`` the campaign's call rows (one per call,
+def campaign_report_html(campaign_dir: str | Path, summary: CampaignSummary,
+                         rows: pd.DataFrame) -> str:
+    """The report page as a string: ``summary`` is the campaign's summary.json
+    (:class:`rig.campaign.schema.CampaignSummary`), ``rows`` the campaign's call rows (one per call,
     rig.campaign.row columns; may be empty), ``campaign_dir`` the folder the page sits in (the
     drill-down links its audio relative to it)."""
-    profiles: dict[str, dict] = summary.get("profiles", {})
-    baseline = summary.get("baseline", "baseline")
-    cid = html.escape(str(summary.get("campaign_id")))
+    profiles = summary.profiles
+    baseline = summary.baseline
+    cid = html.escape(summary.campaign_id)
     verdict = "".join(_verdict_item(s, profiles) for s in verdict_sentences(summary))
-    note = summary.get("content_similarity_note")
+    note = summary.content_similarity_note
     similarity = f"<p class='note'>{html.escape(note)}</p>" if note else ""
     from rig.calls.score_sources import score_source_note
 
@@ -94,8 +96,8 @@ def campaign_report_html(campaign_dir: str | Path, summary: dict, rows: pd.DataF
 <title>rig campaign {cid}</title>
 <style>{_CSS}</style></head><body>
 <header><h1>Campaign {cid}</h1>
-<p class="note">Pipeline <code>{html.escape(str(summary.get('pipeline_version')))}</code> ·
-{summary.get('n_calls', 0)} calls · baseline profile <code>{html.escape(baseline)}</code> ·
+<p class="note">Pipeline <code>{html.escape(summary.pipeline_version)}</code> ·
+{summary.n_calls} calls · baseline profile <code>{html.escape(baseline)}</code> ·
 profiles are audio conditions, not demographic categories.</p></header>
 <main>
 <section id="verdict" aria-labelledby="verdict-h"><h2 id="verdict-h">Verdict</h2>
@@ -123,9 +125,10 @@ caused (the oracle is the same scorer on the script text).</p>
 </main></body></html>"""
 
 
-def write_campaign_report(path: str | Path, summary: dict, rows: pd.DataFrame) -> Path:
+def write_campaign_report(path: str | Path, summary: CampaignSummary,
+                          rows: pd.DataFrame) -> Path:
     """Write ``report.html`` (:func:`campaign_report_html`) at ``path`` from a campaign
-    summary (a summary.json dict) and its call rows; returns ``path``. The calls section links
+    summary and its call rows; returns ``path``. The calls section links
     audio relative to ``path``'s folder."""
     path = Path(path)
     write_text_atomic(path, campaign_report_html(path.parent, summary, rows))

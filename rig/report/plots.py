@@ -1,5 +1,5 @@
-"""The campaign report's plots, inline SVG (rig.svg), colours from
-:data:`rig.pages.PALETTE` (Okabe-Ito). Each returns a ``<figure>`` whose ``<title>``,
+"""The campaign report's plots, inline SVG (rig.report.svg), colours from
+:data:`rig.report.pages.PALETTE` (Okabe-Ito). Each returns a ``<figure>`` whose ``<title>``,
 ``<desc>`` and caption say the numbers, or ``""`` when there is nothing to draw.
 
 * :func:`forest_plot`: each profile's mean paired delta (points) with its 95% interval (the
@@ -19,9 +19,9 @@ import math
 import pandas as pd
 
 from rig.campaign.attribution import TERMS, rounded_parts
-from rig.pages import PALETTE
-from rig.report.verdict import percent, points, verdict_interval
-from rig.svg import (
+from rig.campaign.schema import CampaignSummary, ProfileAttribution, ProfileSummary
+from rig.report.pages import PALETTE
+from rig.report.svg import (
     FONT,
     SHAPES,
     Scale,
@@ -33,30 +33,30 @@ from rig.svg import (
     text,
     x_axis,
 )
+from rig.report.verdict import percent, points, verdict_interval
 
 _W = 640
 _LABEL_W = 150
 _VALUE_W = 150
 
 
-def _others(summary: dict) -> list[str]:
-    baseline = summary.get("baseline", "baseline")
-    return [p for p in summary.get("profiles", {}) if p != baseline]
+def _others(summary: CampaignSummary) -> list[str]:
+    return [p for p in summary.profiles if p != summary.baseline]
 
 
-def forest_plot(summary: dict) -> str:
+def forest_plot(summary: CampaignSummary) -> str:
     """Mean paired deltas with 95% intervals and the noise-floor band, one row per profile."""
-    profs = summary.get("profiles", {})
-    names = [p for p in _others(summary) if profs[p].get("mean_delta") is not None]
+    profs = summary.profiles
+    names = [p for p in _others(summary) if profs[p].mean_delta is not None]
     if not names:
         return ""
     vals = [0.0]
     for p in names:
         d = profs[p]
         ci, _ = verdict_interval(d)
-        vals += [d["mean_delta"], *(ci or [])]
-        if d.get("noise_floor_mean_delta_limit") is not None:
-            vals += [-d["noise_floor_mean_delta_limit"], d["noise_floor_mean_delta_limit"]]
+        vals += [d.mean_delta, *(ci or [])]
+        if d.noise_floor_mean_delta_limit is not None:
+            vals += [-d.noise_floor_mean_delta_limit, d.noise_floor_mean_delta_limit]
     ticks = nice_ticks(min(vals), max(vals))
     row_h, top = 34, 16
     height = top + row_h * len(names) + 50
@@ -66,7 +66,7 @@ def forest_plot(summary: dict) -> str:
     body.append(x_axis(sx, ticks, bottom, top, "mean paired delta vs baseline (points)"))
     for i, p in enumerate(names):
         d, y = profs[p], top + row_h * i + row_h / 2
-        lim = d.get("noise_floor_mean_delta_limit")
+        lim = d.noise_floor_mean_delta_limit
         if lim is not None:
             body.append(rect(sx(-lim), y - 11, sx(lim) - sx(-lim), 22, "#bbbbbb", 0.5))
         ci, kind = verdict_interval(d)
@@ -74,29 +74,29 @@ def forest_plot(summary: dict) -> str:
             body.append(line(sx(ci[0]), y, sx(ci[1]), y, PALETTE[0], 2.5))
             for c in ci:
                 body.append(line(sx(c), y - 6, sx(c), y + 6, PALETTE[0], 2))
-        body.append(marker("circle", sx(d["mean_delta"]), y, PALETTE[0], 5))
+        body.append(marker("circle", sx(d.mean_delta), y, PALETTE[0], 5))
         body.append(text(_LABEL_W - 8, y + 4, p, "end"))
         ci_txt = f" [{points(ci[0])}, {points(ci[1])}]" if ci else ""
-        body.append(text(_W - _VALUE_W + 8, y + 4, f"{points(d['mean_delta'])}{ci_txt}",
+        body.append(text(_W - _VALUE_W + 8, y + 4, f"{points(d.mean_delta)}{ci_txt}",
                          size=FONT - 1))
         band = f", noise floor ±{lim:.1f}" if lim is not None else ", noise floor n/a"
-        said.append(f"{p}: {points(d['mean_delta'])} points"
+        said.append(f"{p}: {points(d.mean_delta)} points"
                     + (f" (95% CI {points(ci[0])} to {points(ci[1])}, {kind} interval)" if ci
                        else "")
                     + band)
     body.append(line(sx(0), top, sx(0), bottom, "#222", 1, "4 3"))
     desc = "; ".join(said)
     band = ("grey band: what repeat noise alone can give" if any(
-        profs[p].get("noise_floor_mean_delta_limit") is not None for p in names)
+        profs[p].noise_floor_mean_delta_limit is not None for p in names)
         else "no noise-floor band: the noise floor was not measured")
     return figure("fig-forest", _W, height, "Paired score deltas against the baseline",
                   desc, "".join(body),
                   f"Mean paired delta (points; dot) with its 95% CI (bar); {band}. {desc}.")
 
 
-def rates_plot(summary: dict) -> str:
+def rates_plot(summary: CampaignSummary) -> str:
     """Flip rate (Wilson 95% CI whiskers) and truncation rate per profile, 0-100%."""
-    profs = summary.get("profiles", {})
+    profs = summary.profiles
     names = _others(summary)
     if not names:
         return ""
@@ -121,7 +121,7 @@ def rates_plot(summary: dict) -> str:
         for j, (key, colour, what) in enumerate((("flip_rate", PALETTE[0], "flip rate"),
                                                  ("truncation_rate", PALETTE[1],
                                                   "truncation"))):
-            v, y = d.get(key), y0 + j * (bar_h + 3)
+            v, y = getattr(d, key), y0 + j * (bar_h + 3)
             if v is None:
                 body.append(text(sx(0) + 4, y + bar_h - 3, "n/a", size=FONT - 2))
                 parts.append(f"{what} n/a")
@@ -129,12 +129,12 @@ def rates_plot(summary: dict) -> str:
             body.append(rect(sx(0), y, sx(v) - sx(0), bar_h, colour))
             label = percent(v)
             if key == "flip_rate":
-                ci = d.get("flip_ci95")
+                ci = d.flip_ci95
                 if ci:
                     body.append(line(sx(ci[0]), y + bar_h / 2, sx(ci[1]), y + bar_h / 2,
                                      "#222", 1.2))
                 label = _flip_label(d)
-            right = max(sx(v), sx(ci[1]) if key == "flip_rate" and d.get("flip_ci95") else 0)
+            right = max(sx(v), sx(ci[1]) if key == "flip_rate" and d.flip_ci95 else 0)
             body.append(text(right + 5, y + bar_h - 3, label, size=FONT - 2))
             parts.append(f"{what} {label}")
         said.append(", ".join(parts))
@@ -144,38 +144,44 @@ def rates_plot(summary: dict) -> str:
                   f"Truncation: calls with script words spoken after the turn closed. {desc}.")
 
 
-def _flip_label(d: dict) -> str | None:
+def _flip_label(d: ProfileSummary) -> str | None:
     """A profile's flip label, ``"1/2 = 50% [9%, 91%]"`` (None without a flip rate)."""
-    if d.get("flip_rate") is None:
+    if d.flip_rate is None:
         return None
-    label = percent(d["flip_rate"])
-    ci = d.get("flip_ci95")
+    label = percent(d.flip_rate)
+    ci = d.flip_ci95
     if ci:
         label += f" [{percent(ci[0])}, {percent(ci[1])}]"
-    if d.get("n_flips") is not None:
-        label = f"{d['n_flips']}/{d.get('n_pairs')} = {label}"
+    if d.n_flips is not None:
+        label = f"{d.n_flips}/{d.n_pairs} = {label}"
     return label
+
+
+def _split(d: ProfileSummary) -> ProfileAttribution | None:
+    """The profile's stage split when its mean delta is computed, else None."""
+    a = d.attribution
+    return a if a is not None and a.mean_delta is not None else None
 
 
 _STAGES = (("turn_detection", "turn detection", PALETTE[3]), ("asr", "ASR", PALETTE[5]),
            ("rest", "rest (scorer noise)", PALETTE[4]))
 
 
-def waterfall_plot(summary: dict) -> str:
+def waterfall_plot(summary: CampaignSummary) -> str:
     """The attribution waterfall: per profile with a split, turn detection, ASR and rest as
     steps from 0, and the total (the mean delta) as a black bar."""
-    profs = summary.get("profiles", {})
+    profs = summary.profiles
     names = [p for p in _others(summary)
-             if (profs[p].get("attribution") or {}).get("mean_delta") is not None]
+             if _split(profs[p]) is not None]
     if not names:
         return ""
     vals = [0.0]
     for p in names:
-        a, run = profs[p]["attribution"], 0.0
+        a, run = _split(profs[p]), 0.0
         for k, _, _ in _STAGES:
-            run += a.get(k) or 0.0
+            run += getattr(a, k) or 0.0
             vals.append(run)
-        vals.append(a["mean_delta"])
+        vals.append(a.mean_delta)
     ticks = nice_ticks(min(vals), max(vals))
     step_h, gap, top = 20, 22, 10
     n_rows = len(names) * 4
@@ -185,15 +191,16 @@ def waterfall_plot(summary: dict) -> str:
     body = [x_axis(sx, ticks, bottom, top, "points of the mean delta, by stage")]
     said, y = [], top
     for p in names:
-        a, run = profs[p]["attribution"], 0.0
+        a, run = _split(profs[p]), 0.0
         body.append(text(8, y + 12, p, weight="bold"))
         y += gap - 6
         parts = []
         # the figures written are rounded so the steps add up to the total written
-        shown = (dict(zip(TERMS, rounded_parts(a["mean_delta"], [a[k] for k in TERMS], 1),
-                          strict=True)) if all(a.get(k) is not None for k in TERMS) else {})
+        terms = [getattr(a, k) for k in TERMS]
+        shown = (dict(zip(TERMS, rounded_parts(a.mean_delta, terms, 1), strict=True))
+                 if all(t is not None for t in terms) else {})
         for k, label, colour in (*_STAGES, ("mean_delta", "total", "#000000")):
-            v = a.get(k)
+            v = getattr(a, k)
             if v is None:
                 parts.append(f"{label} n/a")
                 y += step_h
@@ -218,7 +225,7 @@ def waterfall_plot(summary: dict) -> str:
                   f"between repeats); the steps sum to the total. {desc}.")
 
 
-def score_plot(summary: dict, rows: pd.DataFrame) -> str:
+def score_plot(summary: CampaignSummary, rows: pd.DataFrame) -> str:
     """Each scored call's score against its answer's reference grade (points), one colour and
     marker per profile; the y = x line and the cutoff (dashed) when the rows have one."""
     if rows is None or rows.empty or not {"reference_score", "score", "profile_id"} <= set(
@@ -229,7 +236,7 @@ def score_plot(summary: dict, rows: pd.DataFrame) -> str:
         df = df[rows.loc[df.index, "status"] == "ok"]
     if df.empty:
         return ""
-    order = [p for p in summary.get("profiles", {}) if p in set(df["profile_id"])]
+    order = [p for p in summary.profiles if p in set(df["profile_id"])]
     order += sorted(set(df["profile_id"]) - set(order))
     left, top, size = 60, 14, 380
     height = top + size + 50
@@ -271,7 +278,7 @@ def score_plot(summary: dict, rows: pd.DataFrame) -> str:
                   f"grade; dotted line: score = reference.{cut_txt} {desc}.")
 
 
-def plots_html(summary: dict, rows: pd.DataFrame) -> str:
+def plots_html(summary: CampaignSummary, rows: pd.DataFrame) -> str:
     """The plots section's figures, in reading order."""
     return "".join((forest_plot(summary), rates_plot(summary), waterfall_plot(summary),
                     score_plot(summary, rows)))

@@ -6,58 +6,65 @@ from __future__ import annotations
 
 import html
 
-from rig.pages import fmt as _fmt
+from rig.campaign.schema import CampaignSummary, JudgeValidityNotMeasured, ProfileSummary
+from rig.report.pages import fmt as _fmt
 
 
-def _validity_html(summary: dict) -> str:
+def _validity_html(summary: CampaignSummary) -> str:
     """The judge's validity on this campaign's answers, with a plain warning when low."""
-    v = summary.get("judge_validity") or {}
-    if not v or (v.get("verdict") == "not_measured" and v.get("spearman") is None):
+    v = summary.judge_validity
+    if (v is None or isinstance(v, JudgeValidityNotMeasured)
+            or (v.verdict == "not_measured" and v.spearman is None)):
+        reason = v.reason if isinstance(v, JudgeValidityNotMeasured) else None
         return ("<p class='note'>Judge validity: not measured "
-                f"({html.escape(str(v.get('reason') or 'too few answers'))}).</p>")
-    figs = (f"Spearman {_fmt(v.get('spearman'))} (95% CI {_fmt(v.get('spearman_ci95'))}), "
-            f"decision agreement {_fmt(v.get('decision_agreement'))} "
-            f"(Cohen's kappa {_fmt(v.get('cohen_kappa'))}), mean absolute error "
-            f"{_fmt(v.get('mae_points'), 1)} points, {v.get('distinct_scores')} distinct scores, "
-            f"over {v.get('n_answers')} answers; scoring mode "
-            f"<code>{_fmt(v.get('scoring_mode'))}</code>")
+                f"({html.escape(str(reason or 'too few answers'))}).</p>")
+    figs = (f"Spearman {_fmt(v.spearman)} (95% CI {_fmt(v.spearman_ci95)}), "
+            f"decision agreement {_fmt(v.decision_agreement)} "
+            f"(Cohen's kappa {_fmt(v.cohen_kappa)}), mean absolute error "
+            f"{_fmt(v.mae_points, 1)} points, {v.distinct_scores} distinct scores, "
+            f"over {v.n_answers} answers; scoring mode "
+            f"<code>{_fmt(v.scoring_mode)}</code>")
     warn = ""
-    if v.get("verdict") == "low":
+    if v.verdict == "low":
         warn = ("<p class='flag'>Warning: this judge does not rank or decide the bank's clean "
                 "scripts well (thresholds: Spearman "
-                f"{_fmt(v['thresholds']['min_spearman'])}, decision agreement "
-                f"{_fmt(v['thresholds']['min_decision_agreement'])}). The deltas below are "
+                f"{_fmt(v.thresholds.min_spearman)}, decision agreement "
+                f"{_fmt(v.thresholds.min_decision_agreement)}). The deltas below are "
                 "measured by a low-validity judge: they may say more about the judge than "
                 "about the audio path.</p>")
-    if v.get("verdict") == "not_measured":  # figures on too few answers for a verdict
-        why = (v.get("not_computable") or {}).get("verdict", "too few answers")
+    if v.verdict == "not_measured":  # figures on too few answers for a verdict
+        why = v.not_computable.get("verdict", "too few answers")
         warn = f"<p class='note'>No verdict: {html.escape(str(why))}.</p>"
     return (f"<h2>Judge validity</h2>{warn}<p class='note'>The scorer's grades of the "
             f"answers' scripts (the oracle, no audio) against the bank's reference grades: "
-            f"{figs}. {html.escape(str(v.get('source', '')))}.</p>")
+            f"{figs}. {html.escape(str(v.source))}.</p>")
 
 
-def _noise_floor_html(summary: dict, profiles: dict[str, dict], baseline: str) -> str:
+def _noise_floor_html(summary: CampaignSummary, profiles: dict[str, ProfileSummary],
+                      baseline: str) -> str:
     """The noise-floor section: whether it was measured, its single-call figures, and each
     profile's figures beside the no-change figures of the same kind (docs/measurement.md)."""
-    nf = summary.get("noise_floor") or {}
+    nf = summary.noise_floor
     parts = []
-    if nf.get("measured") is False:
-        parts.append(f"<p class='flag'>{html.escape(str(nf.get('reason')))}</p>")
-    skipped = summary.get("repeats_skipped") or {}
-    if skipped.get("n"):
-        parts.append(f"<p class='note'>{skipped['n']} planned repeats not run: "
-                     f"{html.escape(str(skipped.get('reason')))}.</p>")
-    items = "".join(f"<li>{html.escape(k)}: {_fmt(v, 3)}</li>" for k, v in nf.items()
-                    if not isinstance(v, dict | list) and k not in ("measured", "reason"))
+    if nf is not None and nf.measured is False:
+        parts.append(f"<p class='flag'>{html.escape(str(nf.reason))}</p>")
+    skipped = summary.repeats_skipped
+    if skipped.n:
+        parts.append(f"<p class='note'>{skipped.n} planned repeats not run: "
+                     f"{html.escape(str(skipped.reason))}.</p>")
+    # every scalar figure of the noise floor, in the schema's order
+    figures = [(k, getattr(nf, k)) for k in type(nf).model_fields
+               if k in nf.model_fields_set] if nf is not None else []
+    items = "".join(f"<li>{html.escape(k)}: {_fmt(v, 3)}</li>" for k, v in figures
+                    if not isinstance(v, dict | list | tuple) and k not in ("measured", "reason"))
     parts.append(f"<ul>{items or '<li>n/a</li>'}</ul>")
     rows = "".join(
-        f"<tr><th scope='row'>{html.escape(pid)}</th><td>{_fmt(d.get('mean_delta'))}</td>"
-        f"<td>{_fmt(d.get('noise_floor_mean_delta_limit'))}</td>"
-        f"<td>{_fmt(d.get('flip_rate'), 3)}</td>"
-        f"<td>{_fmt(d.get('noise_floor_flip_rate_averaged'), 3)}</td>"
-        f"<td>{_fmt(d.get('within_noise_floor'))} / "
-        f"{_fmt(d.get('flip_within_noise_floor'))}</td></tr>"
+        f"<tr><th scope='row'>{html.escape(pid)}</th><td>{_fmt(d.mean_delta)}</td>"
+        f"<td>{_fmt(d.noise_floor_mean_delta_limit)}</td>"
+        f"<td>{_fmt(d.flip_rate, 3)}</td>"
+        f"<td>{_fmt(d.noise_floor_flip_rate_averaged, 3)}</td>"
+        f"<td>{_fmt(d.within_noise_floor)} / "
+        f"{_fmt(d.flip_within_noise_floor)}</td></tr>"
         for pid, d in profiles.items() if pid != baseline)
     if rows:
         parts.append(
@@ -76,7 +83,7 @@ def _noise_floor_html(summary: dict, profiles: dict[str, dict], baseline: str) -
     return "".join(parts)
 
 
-def _attribution_html(profiles: dict[str, dict], baseline: str) -> str:
+def _attribution_html(profiles: dict[str, ProfileSummary], baseline: str) -> str:
     """The stage-attribution section: each profile's mean paired delta split into turn
     detection, ASR and the rest (summary ``attribution``; docs/measurement.md), with the
     bootstrap 95% CIs; empty when no profile has the split."""
@@ -84,14 +91,14 @@ def _attribution_html(profiles: dict[str, dict], baseline: str) -> str:
 
     rows = []
     for pid, d in profiles.items():
-        a = d.get("attribution")
-        if pid == baseline or not a:
+        a = d.attribution
+        if pid == baseline or a is None:
             continue
-        cells = "".join(f"<td>{_fmt(a.get(t))} {_fmt(a.get(f'{t}_ci95'))}</td>"
+        cells = "".join(f"<td>{_fmt(getattr(a, t))} {_fmt(getattr(a, f'{t}_ci95'))}</td>"
                         for t in TERMS)
         line = split_text(a) or "n/a"
-        rows.append(f"<tr><th scope='row'>{html.escape(pid)}</th><td>{a.get('n_pairs')}</td>"
-                    f"<td>{_fmt(a.get('mean_delta'))} {_fmt(a.get('mean_delta_ci95'))}</td>"
+        rows.append(f"<tr><th scope='row'>{html.escape(pid)}</th><td>{a.n_pairs}</td>"
+                    f"<td>{_fmt(a.mean_delta)} {_fmt(a.mean_delta_ci95)}</td>"
                     f"{cells}<td>{html.escape(pid)}: {html.escape(line)}</td></tr>")
     if not rows:
         return ""

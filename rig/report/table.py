@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import html
 
-from rig.pages import fmt as _fmt
+from rig.campaign.schema import CampaignSummary, ProfileSummary
+from rig.report.pages import fmt as _fmt
 
 #: (summary key, header, decimals, help: what it is and its unit). Definitions:
 #: rig.campaign.schema.ProfileSummary.
@@ -47,26 +48,29 @@ COLUMNS: tuple[tuple[str, str, int, str], ...] = (
 _OPTIONAL = {"asr_suspect_rate", "turn_suspect_rate"}
 
 
-def columns(profiles: dict[str, dict]) -> list[tuple[str, str, int, str]]:
-    """The columns this summary fills: the optional ones only when a profile has them."""
+def columns(profiles: dict[str, ProfileSummary]) -> list[tuple[str, str, int, str]]:
+    """The columns this summary fills: the optional ones only when a profile has them (its
+    file holds the field)."""
     return [c for c in COLUMNS
-            if c[0] not in _OPTIONAL or any(c[0] in d for d in profiles.values())]
+            if c[0] not in _OPTIONAL or any(c[0] in d.model_fields_set
+                                            for d in profiles.values())]
 
 
-def profile_table(summary: dict) -> str:
+def profile_table(summary: CampaignSummary) -> str:
     """The table, in a scrolling wrapper (phone widths), with a legend of its columns."""
-    profiles: dict[str, dict] = summary.get("profiles", {})
-    baseline = summary.get("baseline", "baseline")
-    low_judge = (summary.get("judge_validity") or {}).get("verdict") == "low"
+    profiles = summary.profiles
+    baseline = summary.baseline
+    low_judge = summary.judge_validity is not None and summary.judge_validity.verdict == "low"
     cols = columns(profiles)
     head = "".join(
         f"<th scope='col'><abbr title='{html.escape(help_, quote=True)}'>"
         f"{html.escape(label)}</abbr></th>" for _, label, _, help_ in cols)
     body = []
     for pid, d in profiles.items():
-        cells = "".join(f"<td>{_fmt(d.get(k), digits)}</td>" for k, _, digits, _ in cols)
-        flag = " <span class='flag'>(within noise floor)</span>" if d.get(
-            "within_noise_floor") else ""
+        cells = "".join(f"<td>{_fmt(getattr(d, k), digits)}</td>"
+                        for k, _, digits, _ in cols)
+        flag = (" <span class='flag'>(within noise floor)</span>" if d.within_noise_floor
+                else "")
         if low_judge and pid != baseline:
             flag += " <span class='flag'>(low-validity judge)</span>"
         if pid == baseline and pid != "baseline":

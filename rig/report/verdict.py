@@ -20,6 +20,7 @@ parse a sentence back and find summary.json's figure exactly as formatted:
 from __future__ import annotations
 
 from rig.campaign.attribution import TERMS, split_text
+from rig.campaign.schema import CampaignSummary, JudgeValidityNotMeasured, ProfileSummary
 from rig.stats.few_pairs import few_pairs_text, too_few_pairs
 
 #: Below this many pairs the verdict quotes the Student t interval (the bootstrap's runs
@@ -42,22 +43,22 @@ def percent(rate: float) -> str:
     return f"{rate:.0%}"
 
 
-def verdict_interval(profile: dict) -> tuple[list[float] | None, str]:
+def verdict_interval(profile: ProfileSummary) -> tuple[list[float] | None, str]:
     """The 95% interval the verdict quotes for a profile's mean delta (points) and its kind,
     ``"t"`` or ``"bootstrap"``: t below :data:`T_INTERVAL_BELOW_PAIRS` pairs when present."""
-    if (profile.get("n_pairs") or 0) < T_INTERVAL_BELOW_PAIRS and profile.get("t_ci95"):
-        return list(profile["t_ci95"]), "t"
-    if profile.get("ci95"):
-        return list(profile["ci95"]), "bootstrap"
-    if profile.get("t_ci95"):
-        return list(profile["t_ci95"]), "t"
+    if profile.n_pairs < T_INTERVAL_BELOW_PAIRS and profile.t_ci95:
+        return list(profile.t_ci95), "t"
+    if profile.ci95:
+        return list(profile.ci95), "bootstrap"
+    if profile.t_ci95:
+        return list(profile.t_ci95), "t"
     return None, "none"
 
 
-def _delta_clause(pid: str, baseline: str, d: dict) -> str:
-    m = d.get("mean_delta")
+def _delta_clause(pid: str, baseline: str, d: ProfileSummary) -> str:
+    m = d.mean_delta
     if m is None:
-        why = (d.get("not_computable") or {}).get("mean_delta", "no pairs")
+        why = d.not_computable.get("mean_delta", "no pairs")
         return f"{pid}: the delta is not measurable ({why})"
     r = round(m, 1)
     if r == 0:
@@ -73,26 +74,26 @@ def _delta_clause(pid: str, baseline: str, d: dict) -> str:
     return head
 
 
-def _flip_clause(d: dict) -> str | None:
-    if d.get("n_flips") is None or not d.get("n_pairs"):
+def _flip_clause(d: ProfileSummary) -> str | None:
+    if d.n_flips is None or not d.n_pairs:
         return None
-    return f"{d['n_flips']} of {d['n_pairs']} decisions flip"
+    return f"{d.n_flips} of {d.n_pairs} decisions flip"
 
 
-def _stage_clause(d: dict) -> str | None:
+def _stage_clause(d: ProfileSummary) -> str | None:
     # the stage is named only for a loss the interval shows (its upper end below 0): a split
     # of a delta that may be 0 is given as a split, without a culprit
     ci, _kind = verdict_interval(d)
     shown = ci is not None and ci[1] < 0
     parts = []
-    t = d.get("truncation_rate")
+    t = d.truncation_rate
     if t is not None:
         parts.append(f"answers cut off on {percent(t)} of calls" if t > 0
                      else "no answer cut off")
-    a = d.get("attribution")
-    line = split_text(a, digits=1, n_pairs=d.get("n_pairs"))
-    if line:
-        terms = {k: a.get(k) for k in TERMS if a.get(k) is not None}
+    a = d.attribution
+    line = split_text(a, digits=1, n_pairs=d.n_pairs)
+    if line and a is not None:
+        terms = {k: getattr(a, k) for k in TERMS if getattr(a, k) is not None}
         top = max(terms, key=lambda k: abs(terms[k])) if terms else None
         if shown and top and round(terms[top], 1) < 0:  # a loss: name the stage
             parts.append(f"{_STAGE_WORDS[top]}: {line}")
@@ -101,10 +102,10 @@ def _stage_clause(d: dict) -> str | None:
     return ", ".join(parts) or None
 
 
-def _noise_clause(summary: dict, d: dict) -> str:
-    within, limit = d.get("within_noise_floor"), d.get("noise_floor_mean_delta_limit")
+def _noise_clause(summary: CampaignSummary, d: ProfileSummary) -> str:
+    within, limit = d.within_noise_floor, d.noise_floor_mean_delta_limit
     if within is None or limit is None:
-        why = (d.get("not_computable") or {}).get("within_noise_floor")
+        why = d.not_computable.get("within_noise_floor")
         if not why or why == _campaign_noise_reason(summary):
             return "noise floor not measured (see below)"
         return f"noise floor not measured ({why})"
@@ -114,93 +115,93 @@ def _noise_clause(summary: dict, d: dict) -> str:
     return f"beyond the noise floor (repeat noise alone reaches ±{lim} points)"
 
 
-def _campaign_noise_reason(summary: dict) -> str | None:
-    nf = summary.get("noise_floor") or {}
-    if nf.get("measured") is False:
-        return nf.get("reason") or "no repeats"
+def _campaign_noise_reason(summary: CampaignSummary) -> str | None:
+    nf = summary.noise_floor
+    if nf is not None and nf.measured is False:
+        return nf.reason or "no repeats"
     return None
 
 
-def _suspect_clause(d: dict) -> str | None:
+def _suspect_clause(d: ProfileSummary) -> str | None:
     # a zero rate is in the table; the sentence names only suspect calls there are
-    parts = [f"{name} suspect on {percent(d[key])} of calls"
-             for key, name in (("asr_suspect_rate", "ASR"), ("turn_suspect_rate", "turn"))
-             if d.get(key)]
+    parts = [f"{name} suspect on {percent(rate)} of calls"
+             for rate, name in ((d.asr_suspect_rate, "ASR"), (d.turn_suspect_rate, "turn"))
+             if rate]
     return "; ".join(parts) or None
 
 
-def _voice_clause(d: dict) -> str | None:
-    w, b = d.get("voice_clean_wer"), d.get("baseline_voice_clean_wer")
-    if d.get("synthesiser_limited") is False and w is not None and b is not None and w != b:
+def _voice_clause(d: ProfileSummary) -> str | None:
+    w, b = d.voice_clean_wer, d.baseline_voice_clean_wer
+    if d.synthesiser_limited is False and w is not None and b is not None and w != b:
         # another voice that passed the validation: say where it starts, so the gap is read
         # against it (a voice's own intelligibility is part of any voice profile's gap)
         return (f"its voice is not synthesiser-limited but starts at a clean-line WER of "
                 f"{w:.2f} against the baseline voice's {b:.2f}")
-    if not d.get("synthesiser_limited"):
+    if not d.synthesiser_limited:
         return None
     figs = f" (clean-line WER {w:.2f} vs {b:.2f})" if w is not None and b is not None else ""
     return (f"the voice itself is synthesiser-limited{figs}: much of this gap is the "
             "synthesiser")
 
 
-def profile_sentence(summary: dict, pid: str) -> str:
+def profile_sentence(summary: CampaignSummary, pid: str) -> str:
     """One profile's sentence: delta with CI, flips, the stage that lost it, the noise floor,
     suspect rates above 0 when summary.json has them, and a synthesiser-limited voice."""
-    d = summary["profiles"][pid]
-    baseline = summary.get("baseline", "baseline")
+    d = summary.profiles[pid]
+    baseline = summary.baseline
     clauses = [_delta_clause(pid, baseline, d), _flip_clause(d), _stage_clause(d),
                _noise_clause(summary, d), _suspect_clause(d), _voice_clause(d)]
     return "; ".join(c for c in clauses if c) + "."
 
 
-def validity_sentence(summary: dict) -> str:
+def validity_sentence(summary: CampaignSummary) -> str:
     """The judge's validity in one sentence (summary ``judge_validity``)."""
-    v = summary.get("judge_validity")
-    if not v:
+    v = summary.judge_validity
+    if v is None:
         return "Judge validity: not measured (no calls)."
-    if "n_answers" not in v:
-        return f"Judge validity: not measured ({v.get('reason', 'no reason recorded')})."
+    if isinstance(v, JudgeValidityNotMeasured):
+        return f"Judge validity: not measured ({v.reason})."
     figs = []
-    if v.get("spearman") is not None:
-        figs.append(f"Spearman {v['spearman']:.2f}")
-    if v.get("decision_agreement") is not None:
-        figs.append(f"decision agreement {v['decision_agreement']:.2f}")
+    if v.spearman is not None:
+        figs.append(f"Spearman {v.spearman:.2f}")
+    if v.decision_agreement is not None:
+        figs.append(f"decision agreement {v.decision_agreement:.2f}")
     what = (" and ".join(figs) or "no figures") + (
-        f" against the bank's reference grades over {v['n_answers']} answers")
-    verdict = v.get("verdict")
+        f" against the bank's reference grades over {v.n_answers} answers")
+    verdict = v.verdict
     if verdict == "adequate":
         return f"Judge validity: adequate ({what})."
     if verdict == "low":
         return (f"Judge validity: low ({what}): the deltas may say more about the judge "
                 "than about the audio path.")
-    why = (v.get("not_computable") or {}).get("verdict", "too few answers")
+    why = v.not_computable.get("verdict", "too few answers")
     return f"Judge validity: no verdict ({what}): {why.rstrip('.')}."
 
 
-def pipeline_sentence(summary: dict) -> str:
+def pipeline_sentence(summary: CampaignSummary) -> str:
     """The pipeline version, the baseline and the number of calls."""
-    return (f"Pipeline version {summary.get('pipeline_version')}; "
-            f"{summary.get('n_calls', 0)} calls; the baseline profile is "
-            f"{summary.get('baseline', 'baseline')}.")
+    return (f"Pipeline version {summary.pipeline_version}; "
+            f"{summary.n_calls} calls; the baseline profile is "
+            f"{summary.baseline}.")
 
 
-def sweep_sentence(summary: dict) -> str | None:
+def sweep_sentence(summary: CampaignSummary) -> str | None:
     """The demo's sweep (summary.json's ``sweep``, :class:`rig.campaign.schema.SweepNote`):
     its one-line answer and where its report is; None when the summary has none."""
-    sweep = summary.get("sweep")
-    if isinstance(sweep, dict) and isinstance(sweep.get("verdict"), str):
-        where = f" (sweep of {sweep['vary']}: {sweep['report']})" if sweep.get("report") else ""
-        return f"Sweep: {sweep['verdict'].rstrip('.')}{where}."
-    return None
+    sweep = summary.sweep
+    if sweep is None:
+        return None
+    where = f" (sweep of {sweep.vary}: {sweep.report})" if sweep.report else ""
+    return f"Sweep: {sweep.verdict.rstrip('.')}{where}."
 
 
-def verdict_sentences(summary: dict) -> list[str]:
+def verdict_sentences(summary: CampaignSummary) -> list[str]:
     """The verdict, in order: one sentence per profile other than the baseline (summary
     order), why the noise floor is not measured (once, when it is not), the sweep's when
     present, the judge's validity, the pipeline version. Pure:
-    reads only ``summary`` (a summary.json dict); plain text, not HTML-escaped."""
-    baseline = summary.get("baseline", "baseline")
-    out = [profile_sentence(summary, pid) for pid in summary.get("profiles", {})
+    reads only ``summary``; plain text, not HTML-escaped."""
+    baseline = summary.baseline
+    out = [profile_sentence(summary, pid) for pid in summary.profiles
            if pid != baseline]
     nf_why = _campaign_noise_reason(summary)
     if nf_why and len(out):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from rig.pages import CSS as _CSS
-from rig.pages import fmt as _fmt
-from rig.pages import svg
 from rig.paths import write_text_atomic
+from rig.report.pages import CSS as _CSS
+from rig.report.pages import fmt as _fmt
+from rig.report.pages import svg
 
 _FIGURES = [
     ("n_answers", "answers", 0), ("spearman", "Spearman", 3),

@@ -7,6 +7,10 @@ observed SD of the paired deltas). summary.json keeps the statistics unchanged."
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rig.campaign.schema import ProfileSummary
 
 #: fewer pairs than this: no interval is quoted (with 5 pairs the t multiplier is 2.78)
 MIN_PAIRS = 5
@@ -14,10 +18,9 @@ MIN_PAIRS = 5
 CHANGE_POINTS = 5.0
 
 
-def too_few_pairs(profile: dict) -> bool:
+def too_few_pairs(profile: ProfileSummary) -> bool:
     """Whether ``profile`` (a summary.json profile) has pairs, but fewer than :data:`MIN_PAIRS`."""
-    n = profile.get("n_pairs") or 0
-    return 0 < n < MIN_PAIRS
+    return 0 < profile.n_pairs < MIN_PAIRS
 
 
 def pairs_needed(sd_delta: float | None, change: float = CHANGE_POINTS) -> int | None:
@@ -30,12 +33,12 @@ def pairs_needed(sd_delta: float | None, change: float = CHANGE_POINTS) -> int |
     return max(MIN_PAIRS, paired_sample_size(sd_delta, change).n_answers_t)
 
 
-def few_pairs_text(profile: dict) -> str:
+def few_pairs_text(profile: ProfileSummary) -> str:
     """``"too few pairs (2) for an interval; about 64 are needed to see a 5-point change"``."""
-    n = profile.get("n_pairs") or 0
-    need = pairs_needed(profile.get("sd_delta"))
+    n = profile.n_pairs
+    need = pairs_needed(profile.sd_delta)
     head = f"too few pairs ({n}) for an interval"
     if need is None:
         return f"{head}; at least {MIN_PAIRS} are needed"
     return (f"{head}; about {need} are needed to see a {CHANGE_POINTS:.0f}-point change "
-            f"(at this SD of the deltas, {profile['sd_delta']:.1f} points)")
+            f"(at this SD of the deltas, {profile.sd_delta:.1f} points)")

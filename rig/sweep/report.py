@@ -11,8 +11,8 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from rig.pages import CSS, fmt, svg
 from rig.paths import write_text_atomic
+from rig.report.pages import CSS, fmt, svg
 
 
 def _plot(path: str, points: dict[str, list[tuple[object, float, list | None]]]) -> str:

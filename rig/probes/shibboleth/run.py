@@ -3,7 +3,6 @@ variant through the ask log (ratings, then the decision), the outputs written.""
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from rig.campaign.store import write_parquet, write_text_atomic
+from rig.campaign.store import write_parquet
 from rig.console import progress_bar
 from rig.errors import ConfigError
 from rig.probes.core import (
@@ -35,6 +34,12 @@ from rig.probes.prompts import (
     rating_prompt,
 )
 from rig.probes.report import write_shibboleth_report
+from rig.probes.schema import (
+    ShibbolethSummary,
+    load_probe_summary,
+    probe_summary,
+    write_probe_summary,
+)
 from rig.probes.shibboleth.summary import summarize
 from rig.scorer.base import Scorer
 
@@ -88,7 +93,7 @@ class ProbeSpec:
 @dataclass
 class ProbeResult:
     out_dir: Path
-    summary: dict
+    summary: ShibbolethSummary
     ratings: pd.DataFrame
     decisions: pd.DataFrame
     n_backend_calls: int
@@ -155,7 +160,7 @@ def run_probe(spec: ProbeSpec, scorer: Scorer | None = None, *, progress: bool =
                     bar.advance(task)
     files = write_outputs(out, ratings, decisions, meta)
     asks.check_replied()
-    summary = json.loads(files["summary"].read_text())
+    summary = load_probe_summary(files["summary"])
     return ProbeResult(out, summary, pd.DataFrame(ratings), pd.DataFrame(decisions),
                        asks.n_backend_calls, time.perf_counter() - t0, files)
 
@@ -202,6 +207,7 @@ def write_outputs(out: Path, ratings: list[dict], decisions: list[dict],
     scores = write_parquet(ratings, out / "scores.parquet")
     dec = write_parquet(decisions, out / "decisions.parquet")
     summary = summarize(pd.DataFrame(ratings), pd.DataFrame(decisions), meta)
-    spath = write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
-    report = write_shibboleth_report(out / "report.html", summary)
+    model = probe_summary(summary, out / "summary.json")
+    spath = write_probe_summary(out / "summary.json", model)
+    report = write_shibboleth_report(out / "report.html", model)
     return {"scores": scores, "decisions": dec, "summary": spath, "report": report}

@@ -1,5 +1,5 @@
 """The hand-written SVG primitives of rig's pages (the campaign report's plots,
-rig.report.plots; the probe and monitor figures, rig.svgplot): no library, no external
+rig.report.plots; the probe and monitor figures, rig.report.svgplot): no library, no external
 reference (no ``xmlns`` URL either: inline ``<svg>`` in HTML needs none), deterministic bytes.
 
 Coordinates are SVG user units; every plot scales to its container through ``viewBox``.
@@ -135,7 +135,7 @@ def labelled_figure(fig_id: str | None, svg_start: str, body: str, title: str, d
     """A ``<figure>`` holding an SVG (its start tag ``svg_start`` without the closing ``>``,
     then ``body``) made an image with a text alternative: role img, a ``<title>`` and a
     ``<desc>`` naming it (``desc``: the values in words, what a screen reader speaks), in a
-    ``div.fig-wrap`` (rig.pages.CSS: it scrolls sideways on a phone rather than shrinking its
+    ``div.fig-wrap`` (rig.report.pages.CSS: it scrolls sideways on a phone rather than shrinking its
     labels below reading size), and ``caption`` as a visible ``<figcaption>`` (readable
     without the picture, and in print; none when empty).
 

@@ -4,13 +4,13 @@ a line plot across weeks, each with its text alternative.
 Why not matplotlib here: these two figures are a few lines and labels, and written by hand
 they scale with the page (a ``viewBox``, no fixed pixel size), keep their text as text (a
 screen reader and a search find it), print sharply, and need no font or backend. Colours are
-:data:`rig.pages.PALETTE` (Okabe-Ito) and each series also has its own marker shape, so the
+:data:`rig.report.pages.PALETTE` (Okabe-Ito) and each series also has its own marker shape, so the
 figure reads without colour too.
 
 Every figure is a ``<figure>`` holding the ``<svg role="img">`` with a ``<title>`` and a
 ``<desc>`` (the values in words: the text alternative a screen reader speaks), and a visible
-``<figcaption>`` (:func:`rig.svg.figure`, as the campaign report's plots; styled by
-:data:`rig.pages.CSS`).
+``<figcaption>`` (:func:`rig.report.svg.figure`, as the campaign report's plots; styled by
+:data:`rig.report.pages.CSS`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rig import svg
-from rig.pages import PALETTE
-from rig.svg import esc, marker
+from rig.report import svg
+from rig.report.pages import PALETTE
+from rig.report.svg import esc, marker
 
 MARKERS = ("circle", "square", "diamond", "triangle")
 _W = 720
@@ -39,9 +39,9 @@ def num(v: float | None, digits: int = 2) -> str:
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     """About ``n`` round tick values covering ``lo`` to ``hi`` (steps of 1, 2, 2.5 or 5 x
-    10^k, :func:`rig.svg.nice_ticks`): the first tick is at or below ``lo`` and the last at or
-    above ``hi``, so no value in [lo, hi] is drawn outside the axis (a monitor's impact ratio
-    of 1.09 fell above a 0-1 axis, out of the picture, before)."""
+    10^k, :func:`rig.report.svg.nice_ticks`): the first tick is at or below ``lo`` and the last
+    at or above ``hi``, so no value in [lo, hi] is drawn outside the axis (a monitor's impact
+    ratio of 1.09 fell above a 0-1 axis, out of the picture, before)."""
     if hi <= lo:
         hi = lo + 1.0
     return svg.nice_ticks(lo, hi, n + 1, steps=(1, 2, 2.5, 5), cover=True)

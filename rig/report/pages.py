@@ -83,14 +83,14 @@ def svg(fig, *, title: str | None = None, desc: str = "", caption: str = "") -> 
     """A matplotlib figure as an inline ``<svg>`` element (no XML header, no date, so the same
     figure gives the same bytes); the figure is closed.
 
-    With ``title``: a ``<figure>`` with its text alternative (:func:`rig.svg.labelled_figure`:
-    role img, ``<title>``, ``<desc>``, the scroll box, ``caption`` as a visible figcaption when
-    given). Plain text in, escaped there."""
+    With ``title``: a ``<figure>`` with its text alternative
+    (:func:`rig.report.svg.labelled_figure`: role img, ``<title>``, ``<desc>``, the scroll
+    box, ``caption`` as a visible figcaption when given). Plain text in, escaped there."""
     import io
 
     import matplotlib.pyplot as plt
 
-    from rig.svg import labelled_figure
+    from rig.report.svg import labelled_figure
 
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
