@@ -110,10 +110,32 @@ def pytest_make_collect_report(collector):
     return rep
 
 
+#: Session fixtures that run a real campaign: every module using one goes to the same
+#: ``pytest -n`` worker (``--dist loadgroup``), so each is built once per run, not per worker.
+_SHARED_FIXTURE_GROUPS = {"small_real_campaign_spec": "small_real",
+                          "real_serial_reference": "real_serial"}
+
+
+def _xdist_groups(items) -> None:
+    """Under ``--dist loadgroup`` (README set-up command 2): a module's tests stay on one
+    worker (module fixtures - a llama.cpp server, a loaded model - are built once), and the
+    modules sharing a session campaign (``_SHARED_FIXTURE_GROUPS``) share a worker."""
+    group: dict[Path, str] = {}
+    for item in items:
+        for fixture, name in _SHARED_FIXTURE_GROUPS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                group[item.path] = name
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group.get(item.path, item.path.stem)))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if not ({"unit", "integration"} & {m.name for m in item.iter_markers()}):
             raise pytest.UsageError(f"{item.nodeid}: mark the module unit or integration")
+    _xdist_groups(items)
     # Tests marked `coqui` need the extra `coqui` (torchaudio beside the CPU torch): the main
     # run leaves them out, and .ci/run's coqui step runs them with `-m coqui` (a skip would be
     # a RIG_STRICT failure in the main run; here they are not collected into it at all).
