@@ -5,14 +5,13 @@ facts.
 ``call_fn``). It runs the same :func:`run_call` with three stages replaced: the telephony
 stage places a real call (the caller agent plays the rendered answer, after the profile's
 caller channel, over the transport to the interviewer), and the turn detection, ASR and
-scorer stages (:mod:`rig.calls.run.stages`) return what the interviewer reported for
-that call id (its VAD's turn close, its transcript, its score). Every column of the simulated
-row is therefore computed the same way (WER against the script, truncation from the render's
-word timings, decision, score minus oracle, content similarity of the interviewer's
-transcript to the script), and the transport columns (:data:`rig.campaign.row.
-TRANSPORT_COLUMNS`, on a simulated row too: ``transport`` ``sim``, the rest null) hold what
-this call measured (:mod:`rig.calls.run.call_row`, which also writes the call's two-sided
-recording).
+scorer stages (:mod:`rig.calls.run.stages`) return what the interviewer reported for that call id
+(its VAD's turn close, its transcript, its score). Every column of the simulated row is therefore
+computed the same way (WER against the script, truncation from the render's word timings, decision,
+score minus oracle, content similarity of the interviewer's transcript to the script), and the
+transport columns (:data:`rig.campaign.row.TRANSPORT_COLUMNS`, on a simulated row too: ``transport``
+``sim``, the rest null) hold what this call measured (:mod:`rig.calls.run.call_row`, which also
+writes the call's two-sided recording).
 
 Times: the interviewer stamps its turn close in wall-clock epoch seconds; the agent knows when
 its answer's first frame went out. ``turn_close_s`` is the close minus the answer's *origin*
