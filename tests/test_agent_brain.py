@@ -1,4 +1,4 @@
-"""The caller agent's decisions (rig.calls.brain.AgentBrain) driven by text events: when it
+"""The caller agent's decisions (rig.calls.agent.brain.AgentBrain) driven by text events: when it
 answers, replies, waits and hangs up in an unscripted conversation, and every decision logged.
 
 Events are what the real-time loop feeds it: ``on_speech_start(t)``, ``on_utterance_end(end,
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from rig.audio import Audio
-from rig.calls.brain import AgentAnswer, AgentBrain, expected_question_s
-from rig.calls.utterances import classify_utterance
+from rig.calls.agent.brain import AgentAnswer, AgentBrain, expected_question_s
+from rig.calls.agent.utterances import classify_utterance
 
 pytestmark = pytest.mark.unit
 

@@ -1,6 +1,6 @@
 """The caller agent in an unscripted-looking conversation, with its real VAD (pipecat Silero)
 and ASR (faster-whisper tiny.en), against a scripted interviewer in this test: a
-:class:`~rig.calls.agent.CallerLink` that plays hibari-rendered interviewer utterances in real
+:class:`~rig.calls.agent.loop.CallerLink` that plays hibari-rendered interviewer utterances in real
 time and reacts to what the agent sends. No network. About 30 s of real time.
 
 The interviewer opens the way pipecat's example bots do ("Hello! How can I assist you
@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from rig.audio import Audio, pcm16_to_float
-from rig.calls.agent import AgentSettings, render_replies, run_agent
-from rig.calls.brain import AgentAnswer, expected_question_s
-from rig.calls.interviewer import tts
+from rig.calls.agent.brain import AgentAnswer, expected_question_s
+from rig.calls.agent.loop import AgentSettings, render_replies, run_agent
+from rig.calls.interviewer.session import tts
 from rig.calls.media import FRAME_BYTES, FRAME_MS, PlayoutBuffer
 
 pytestmark = pytest.mark.integration

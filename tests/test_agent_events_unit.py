@@ -1,6 +1,7 @@
-"""The caller agent's decisions reach the call's recording log (rig.calls.row.write_recording)
-and the report's drill-down (rig.drilldown.page.agent_events_html); the replies it can say
-(rig.calls.agent.render_replies)."""
+"""The caller agent's decisions reach the call's recording log
+(rig.calls.run.call_row.write_recording) and the report's drill-down
+(rig.drilldown.page.agent_events_html); the replies it can say
+(rig.calls.agent.loop.render_replies)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import numpy as np
 import pytest
 
 from rig.audio import Audio
-from rig.calls.agent import AgentResult, AnswerPlay, render_replies
-from rig.calls.row import write_recording
-from rig.calls.utterances import REPLY_TEXTS
+from rig.calls.agent.loop import AgentResult, AnswerPlay, render_replies
+from rig.calls.agent.utterances import REPLY_TEXTS
+from rig.calls.run.call_row import write_recording
 from rig.drilldown.page import agent_events_html
 
 pytestmark = pytest.mark.unit

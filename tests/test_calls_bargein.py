@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from rig.calls.campaign import TransportCaller
+from rig.calls.run.caller import TransportCaller
 from rig.campaign.runner import CampaignSpec, run_campaign
 
 pytestmark = pytest.mark.integration

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from rig.answers import load_bank
-from rig.calls.campaign import TransportCaller
+from rig.calls.run.caller import TransportCaller
 from rig.campaign.call import ROW_TYPES, TRANSPORT_COLUMNS, Stages, with_transport_columns
 from rig.campaign.runner import (
     CampaignSpec,

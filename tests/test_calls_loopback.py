@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rig.calls.campaign import TransportCaller
-from rig.calls.interviewer import InterviewerSettings
+from rig.calls.interviewer.session import InterviewerSettings
+from rig.calls.run.caller import TransportCaller
 from rig.campaign.call import TRANSPORT_COLUMNS
 from rig.campaign.runner import CampaignSpec, run_campaign
 

@@ -22,11 +22,11 @@ import yaml
 from rig.answers import load_bank
 from rig.asr.wer import wer
 from rig.audio import Audio, pcm16_to_float
-from rig.calls.agent import AgentSettings, run_agent
-from rig.calls.brain import AgentAnswer, expected_question_s
-from rig.calls.interviewer import InterviewerSettings, tts
-from rig.calls.results import ResultStore
-from rig.calls.service import InterviewerService, ServiceThread
+from rig.calls.agent.brain import AgentAnswer, expected_question_s
+from rig.calls.agent.loop import AgentSettings, run_agent
+from rig.calls.interviewer.results import ResultStore
+from rig.calls.interviewer.service import InterviewerService, ServiceThread
+from rig.calls.interviewer.session import InterviewerSettings, tts
 from rig.calls.transports.twilio import TwilioLoopbackLink
 from rig.pipeline import load_pipeline
 from rig.scorer.fake import FakeScorer

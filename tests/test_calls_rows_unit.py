@@ -16,11 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from rig.audio import Audio
-from rig.calls.agent import AgentResult, AnswerPlay
-from rig.calls.campaign import TransportCaller
+from rig.calls.agent.loop import AgentResult, AnswerPlay
+from rig.calls.interviewer.results import ResultStore
 from rig.calls.media import FRAME_BYTES, PlayoutBuffer
-from rig.calls.results import ResultStore
-from rig.calls.row import interviewer_gap_s
+from rig.calls.run.call_row import interviewer_gap_s
+from rig.calls.run.caller import TransportCaller
 from rig.calls.transports.twilio import TwilioCredentials, place_call, scrub_credentials
 from rig.campaign.call import ROW_TYPES, TRANSPORT_COLUMNS, Stages
 from rig.campaign.runner import CampaignSpec, run_campaign

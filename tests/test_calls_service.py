@@ -17,8 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rig.answers import load_bank
-from rig.calls.results import ResultStore
-from rig.calls.service import InterviewerService, ServiceThread
+from rig.calls.interviewer.results import ResultStore
+from rig.calls.interviewer.service import InterviewerService, ServiceThread
 from rig.calls.transports.twilio import compute_signature
 from rig.pipeline import load_pipeline
 from rig.scorer.fake import FakeScorer
@@ -225,7 +225,7 @@ def test_each_serve_transport_answers_only_its_own_call_endpoints(tmp_path):
 def test_a_webhook_record_is_imported_as_posted_even_with_questions(tmp_path):
     """An external interviewer may post extra fields, `questions` among them: its posted
     score is the score (only the reference interviewer's own records are read by question)."""
-    from rig.calls.results import import_scores
+    from rig.calls.interviewer.results import import_scores
 
     store = ResultStore(tmp_path / "webhook.jsonl")
     store.put({"call_id": "x", "score": 55, "status": "ok", "questions": [{"score": 1}],
@@ -238,7 +238,7 @@ def test_a_refused_results_token_fails_the_wait_at_once(tmp_path, monkeypatch):
     """A 401 from GET /results is not 'not there yet': the wait stops and names the token."""
     import time
 
-    from rig.calls.campaign import TransportCaller
+    from rig.calls.run.caller import TransportCaller
 
     svc = InterviewerService(load_pipeline(ROOT / "pipelines" / "reference.yaml"),
                              load_bank(ROOT / "tests" / "data" / "calls_bank"), FakeScorer(),

@@ -25,9 +25,9 @@ from rig.answers import load_bank
 from rig.asr.wer import wer
 from rig.asr.whisper import AsrOptions, transcribe
 from rig.audio import Audio, read_wav
-from rig.calls.agent import AgentSettings, run_agent
-from rig.calls.brain import AgentAnswer
-from rig.calls.interviewer import tts
+from rig.calls.agent.brain import AgentAnswer
+from rig.calls.agent.loop import AgentSettings, run_agent
+from rig.calls.interviewer.session import tts
 from rig.calls.transports.sip import SipLink
 from rig.channel import telephony_path
 from rig.profiles import load_profiles

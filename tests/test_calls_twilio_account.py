@@ -22,9 +22,9 @@ import pandas as pd
 import pytest
 
 from rig.answers import load_bank
-from rig.calls.campaign import TransportCaller
-from rig.calls.results import ResultStore
-from rig.calls.service import InterviewerService, ServiceThread
+from rig.calls.interviewer.results import ResultStore
+from rig.calls.interviewer.service import InterviewerService, ServiceThread
+from rig.calls.run.caller import TransportCaller
 from rig.calls.transports.twilio import MediaStreamWriter, StreamIds, parse_message
 from rig.campaign.runner import CampaignSpec, default_scorer, run_campaign
 from rig.pipeline import load_pipeline

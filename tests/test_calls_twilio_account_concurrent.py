@@ -17,9 +17,9 @@ import pytest
 from test_calls_twilio_account import EmulatedTwilio  # Twilio's part, on loopback
 
 from rig.answers import load_bank
-from rig.calls.campaign import TransportCaller
-from rig.calls.results import ResultStore
-from rig.calls.service import InterviewerService, ServiceThread
+from rig.calls.interviewer.results import ResultStore
+from rig.calls.interviewer.service import InterviewerService, ServiceThread
+from rig.calls.run.caller import TransportCaller
 from rig.campaign.call import Stages
 from rig.campaign.runner import CampaignSpec, OracleCache, default_scorer, plan_campaign
 from rig.pipeline import load_pipeline, pipeline_version

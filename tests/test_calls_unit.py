@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from rig.audio import Audio
+from rig.calls.interviewer.results import ResultStore, import_scores, match_scores
 from rig.calls.media import (
     FRAME_BYTES,
     JitterMeter,
@@ -22,7 +23,6 @@ from rig.calls.media import (
     audio_to_frames,
     frames_to_audio,
 )
-from rig.calls.results import ResultStore, import_scores, match_scores
 from rig.calls.transports.twilio import (
     MEDIA_FORMAT,
     MediaStreamWriter,
@@ -236,7 +236,7 @@ def test_scores_import_from_csv_and_parquet_and_missing_calls_are_listed(tmp_pat
 
 
 def test_a_call_returned_twice_with_different_scores_is_an_error(tmp_path):
-    from rig.calls.results import ExternalScore
+    from rig.calls.interviewer.results import ExternalScore
 
     same = [ExternalScore(call_id="a", score=50), ExternalScore(call_id="a", score=50)]
     assert match_scores(["a"], same)[0]["a"].score == 50
@@ -296,7 +296,7 @@ def test_jsonl_scores_a_webhook_log_is_time_ordered_a_plain_export_is_not(tmp_pa
 
 
 def test_an_interviewer_record_maps_as_the_campaign_maps_it():
-    from rig.calls.results import interviewer_record_score
+    from rig.calls.interviewer.results import interviewer_record_score
 
     ok = {"call_id": "a", "status": "ok", "attempt_id": "t",
           "questions": [{"score": 1, "transcript": "x"}, {"score": 77, "transcript": "y"}]}
@@ -315,7 +315,7 @@ def test_serve_settings_are_checked_before_serving(tmp_path, monkeypatch):
 
     from typer.testing import CliRunner
 
-    from rig.calls.service import check_public_url
+    from rig.calls.interviewer.service import check_public_url
     from rig.cli import app
 
     assert check_public_url("https://rig.example.org") == "https://rig.example.org"
@@ -407,7 +407,7 @@ def test_a_campaign_folder_never_mixes_transports(tmp_path):
 
 
 def test_a_retried_call_waits_for_its_own_attempts_result(tmp_path) -> None:
-    from rig.calls.results import ResultStore
+    from rig.calls.interviewer.results import ResultStore
 
     store = ResultStore(tmp_path / "results.jsonl")
     store.put({"call_id": "c1", "attempt_id": "old", "status": "ok"})
@@ -441,7 +441,7 @@ def test_results_are_fetched_with_the_bearer_token(tmp_path, monkeypatch):
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from rig.calls.campaign import TransportCaller
+    from rig.calls.run.caller import TransportCaller
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *a):
@@ -513,7 +513,7 @@ def test_missing_twilio_credentials_exit_2_before_anything_runs(tmp_path, monkey
     res = CliRunner().invoke(app, base[:-2])
     assert res.exit_code == 2 and "--twilio-from" in res.stderr, res.stderr
     # the loopback Twilio path (no --twilio-to) needs no account
-    import rig.calls.service
+    import rig.calls.interviewer.service
     from rig.errors import RigError
 
     def reached(*a, **k):
@@ -521,7 +521,7 @@ def test_missing_twilio_credentials_exit_2_before_anything_runs(tmp_path, monkey
 
     monkeypatch.delenv("TWILIO_ACCOUNT_SID")
     monkeypatch.setattr(rig.campaign.runner, "run_campaign", reached)
-    monkeypatch.setattr(rig.calls.service, "quiet_logs", lambda *a: None)
+    monkeypatch.setattr(rig.calls.interviewer.service, "quiet_logs", lambda *a: None)
     res = CliRunner().invoke(app, base[:-4])
     assert res.exit_code == 2 and "reached the campaign" in res.stderr, res.stderr
 

@@ -1,6 +1,6 @@
 """The CLI package: option suggestions only for close matches, a group whose package is
 missing says what to install (never vanishes), the transport options checked in the library
-(:mod:`rig.calls.options`), and ``rig profiles render`` writing what the campaign's own chain
+(:mod:`rig.calls.run.options`), and ``rig profiles render`` writing what the campaign's own chain
 makes (:func:`rig.campaign.call.render_call_audio`)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import soundfile as sf
 from typer.testing import CliRunner
 
-from rig.calls.options import OptionConflict, TransportOptions, transport_call_options
+from rig.calls.run.options import OptionConflict, TransportOptions, transport_call_options
 from rig.cli import app
 from rig.cli.common import close_options
 from rig.cli.mount import load, missing_package_message

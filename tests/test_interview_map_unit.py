@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 from rig.audio import Audio
-from rig.calls.agent import AgentResult, AnswerPlay
-from rig.calls.bot import BotRecord, BotTurn
-from rig.calls.interview_map import (
+from rig.calls.agent.loop import AgentResult, AnswerPlay
+from rig.calls.bots.interview_map import (
     agent_turns,
     default_matcher,
     is_question,
     map_interview,
     text_similarity,
 )
+from rig.calls.bots.record import BotRecord, BotTurn
 
 pytestmark = pytest.mark.unit
 SR = 8000
@@ -53,7 +53,7 @@ UNRELATED = ["Where did you grow up?", "Nice. How many people were on that team?
 def test_paraphrases_match_their_bank_question_and_unrelated_text_does_not(agents,
                                                                             monkeypatch):
     if not agents:  # the fallback: character trigrams, when question_match is absent
-        monkeypatch.setitem(sys.modules, "rig.calls.question_match", None)
+        monkeypatch.setitem(sys.modules, "rig.calls.agent.question_match", None)
     match = default_matcher()
     for said, qid in PARAPHRASES:
         got, sim = match(said, BANK)

@@ -18,7 +18,7 @@ from rig.answers import Pause, load_bank, parse_script
 from rig.asr.wer import wer
 from rig.asr.whisper import transcribe
 from rig.audio import Audio
-from rig.calls.question_match import match_question
+from rig.calls.agent.question_match import match_question
 from rig.monitor.meta import iter_calls
 from rig.monitor.recording import RecordingError, read_call_audio
 from rig.vad import TurnParams, detect_turn, detect_turns

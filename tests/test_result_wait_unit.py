@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from rig.calls.options import OptionConflict, TransportOptions, transport_call_options
-from rig.calls.results import (
+from rig.calls.interviewer.results import (
     NoResultsRoute,
     ResultStore,
     pending_404,
     poll_result,
     wait_message,
 )
+from rig.calls.run.options import OptionConflict, TransportOptions, transport_call_options
 from rig.errors import ConfigError
 from tests.test_score_sources_unit import fake_caller, spec, stages
 
@@ -121,7 +121,7 @@ def test_the_store_wait_says_so_too():
 
 def test_rigs_own_results_route_is_pending_and_switched_off_is_no_route():
     from rig.answers import load_bank
-    from rig.calls.service import InterviewerService, ServiceThread
+    from rig.calls.interviewer.service import InterviewerService, ServiceThread
     from rig.pipeline import load_pipeline
     from rig.scorer.fake import FakeScorer
 

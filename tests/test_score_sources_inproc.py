@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.calls.campaign import TransportCaller
-from rig.calls.score_sources import parse_score_sources
+from rig.calls.bots.score_sources import parse_score_sources
+from rig.calls.run.caller import TransportCaller
 from rig.campaign.runner import CampaignSpec, run_campaign
 
 pytest.importorskip("pipecat.services.piper.tts", reason="needs pipecat-ai and piper-tts")

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.calls.campaign import TransportCaller
-from rig.calls.score_sources import parse_score_sources
+from rig.calls.bots.score_sources import parse_score_sources
+from rig.calls.run.caller import TransportCaller
 from rig.campaign.runner import CampaignSpec, run_campaign
 
 pytestmark = pytest.mark.integration
@@ -121,9 +121,9 @@ def test_rows_record_what_the_bot_said_and_the_question_it_asked(graded):
 def test_no_results_route_is_learned_from_the_first_poll_and_the_rig_grades(tmp_path,
                                                                            stages):
     from rig.answers import load_bank
-    from rig.calls.interviewer import InterviewerSettings, warm_tts
-    from rig.calls.results import ResultStore
-    from rig.calls.service import InterviewerService, ServiceThread
+    from rig.calls.interviewer.results import ResultStore
+    from rig.calls.interviewer.service import InterviewerService, ServiceThread
+    from rig.calls.interviewer.session import InterviewerSettings, warm_tts
     from rig.pipeline import load_pipeline
     from rig.scorer.fake import FakeScorer
 

@@ -15,11 +15,9 @@ import pandas as pd
 import pytest
 
 from rig.audio import Audio
-from rig.calls.agent import AgentResult, AnswerPlay
-from rig.calls.bot import BotRecord, BotTurn
-from rig.calls.campaign import TransportCaller
-from rig.calls.results import ResultStore
-from rig.calls.score_sources import (
+from rig.calls.agent.loop import AgentResult, AnswerPlay
+from rig.calls.bots.record import BotRecord, BotTurn
+from rig.calls.bots.score_sources import (
     RIG_GRADE_LABEL,
     ExtractorError,
     SourceSpec,
@@ -27,6 +25,8 @@ from rig.calls.score_sources import (
     parse_score_sources,
     run_extractor,
 )
+from rig.calls.interviewer.results import ResultStore
+from rig.calls.run.caller import TransportCaller
 from rig.campaign.call import Stages
 from rig.campaign.row import CallRow
 from rig.campaign.runner import CampaignSpec, run_campaign
@@ -300,7 +300,7 @@ def test_reports_label_a_rig_grade_plainly(tmp_path):
 
 
 def test_a_report_of_the_bots_own_scores_needs_no_label():
-    from rig.calls.score_sources import score_source_note
+    from rig.calls.bots.score_sources import score_source_note
 
     assert score_source_note(["interviewer", "interviewer", None]) is None
     assert score_source_note([]) is None

@@ -200,7 +200,7 @@ def _fake_stages():
 @contextlib.contextmanager
 def _uvicorn(app, log_level: str = "info"):
     """``app`` on an ephemeral loopback port with uvicorn's access log on; yields the URL."""
-    from rig.calls.service import ServiceThread
+    from rig.calls.interviewer.service import ServiceThread
 
     thread = ServiceThread(app, log_level=log_level).start(timeout_s=180)
     try:
@@ -268,8 +268,8 @@ def results_load(tmp: Path, n_posts: int = N_POSTS, n_clients: int = N_CLIENTS) 
     """Start ``rig interviewer results``'s app, post ``n_posts`` scores, attack it."""
     from fastapi import FastAPI
 
-    from rig.calls.results import ResultStore
-    from rig.calls.webhook import results_router
+    from rig.calls.interviewer.results import ResultStore
+    from rig.calls.interviewer.webhook import results_router
 
     token, header_secret, query_secret = (secrets.token_hex(24) for _ in range(3))
     env = "RIG_LOAD_TEST_RESULTS_TOKEN"
@@ -365,8 +365,8 @@ def test_interviewer_endpoints_refuse_bodies_over_the_limit(tmp_path, monkeypatc
     """The reference interviewer's unauthenticated endpoints (Twilio's voice webhook, WebRTC
     signalling) get the same 413 as the results webhook (:class:`rig.webguard.BodyLimit`)."""
     from rig.answers import load_bank
-    from rig.calls.results import ResultStore
-    from rig.calls.service import InterviewerService
+    from rig.calls.interviewer.results import ResultStore
+    from rig.calls.interviewer.service import InterviewerService
     from rig.pipeline import load_pipeline
     from rig.scorer.fake import FakeScorer
 

@@ -32,13 +32,13 @@ ALLOWED = {
     ("scorer/openai_compat.py", "return json.loads(payload)"):
         "an HTTP response envelope; the model's reply inside is parsed by scorer/prompt.py "
         "with loads_strict",
-    ("calls/results.py", "row = json.loads(r.read())"):
+    ("calls/interviewer/results.py", "row = json.loads(r.read())"):
         "rig's own results endpoint (written by ResultStore, json.dumps of a dict)",
     ("calls/transports/twilio/stream.py", "msg = json.loads(text)"):
         "a Twilio media-stream protocol message, not a file",
     ("calls/transports/webrtc.py", "self.messages.append((t, json.loads(message)))"):
         "an RTVI protocol message on the data channel, not a file",
-    ("calls/routes.py", "body = json.loads(await request.body())"):
+    ("calls/interviewer/routes.py", "body = json.loads(await request.body())"):
         "a WebRTC SDP offer from the browser page rig serves",
     ("models.py", "rec = json.loads(marker.read_text())"):
         "rig's own verification marker; any doubt re-verifies the model",

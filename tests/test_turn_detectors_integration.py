@@ -203,7 +203,7 @@ def test_the_real_call_interviewer_runs_webrtcvad_and_refuses_a_turn_model():
     fed live 20 ms frames of real speech); a turn model is refused there, clearly."""
     import asyncio
 
-    from rig.calls.interviewer import InterviewerSettings, InterviewSession
+    from rig.calls.interviewer.session import InterviewerSettings, InterviewSession
     from rig.errors import RigError
     from rig.pipeline import PipelineConfig
     from rig.scorer.fake import FakeScorer

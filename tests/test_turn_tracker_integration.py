@@ -67,7 +67,7 @@ def test_detect_turns_at_16_khz_finds_the_turns_it_found_before():
 
 def test_the_interviewer_hears_the_turns_it_heard_before(monkeypatch):
     """Fed one 20 ms frame at a time on a fake epoch clock (1000 s + the frame's end)."""
-    import rig.calls.interviewer as iv
+    import rig.calls.interviewer.session as iv
     from rig.pipeline import PipelineConfig
     from rig.scorer.fake import FakeScorer
 
@@ -93,8 +93,8 @@ def test_the_interviewer_hears_the_turns_it_heard_before(monkeypatch):
 def test_the_agent_hears_the_utterances_it_heard_before():
     """The whole line queued at once, the far end gone when it has been read (so the second
     run, cut at 2 s, ends mid-utterance), on the idle-skipping clock."""
-    from rig.calls.agent import AgentSettings, run_agent
-    from rig.calls.fastclock import IdleSkipLoop
+    from rig.calls.agent.loop import AgentSettings, run_agent
+    from rig.calls.bots.fastclock import IdleSkipLoop
     from rig.calls.media import PlayoutBuffer
 
     pcm = telephony_path(_recording()).to_pcm16().tobytes()

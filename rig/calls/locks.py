@@ -15,7 +15,7 @@ reference interviewer serves them all from one event loop. What the calls share:
   threads. :meth:`rig.scorer.llamacpp.LlamaCppScorer.score` holds a lock per loaded model (so
   the runner's oracle grading and the interviewer's gradings take turns too).
 * **TTS**: the interviewer's prompts are synthesised before it serves
-  (:func:`rig.calls.interviewer.warm_tts`), so no call's audio stalls while another's prompt
+  (:func:`rig.calls.interviewer.session.warm_tts`), so no call's audio stalls while another's prompt
   is spoken for the first time.
 
 Each call's Silero VAD (caller agent and interviewer session) is its own analyzer, and each

@@ -25,7 +25,7 @@ from rig.errors import RigError
 
 #: The transport columns of every row. ``transport`` is ``sim`` on a simulated call
 #: (:mod:`rig.campaign.call`) and ``webrtc``, ``twilio`` or ``sip`` on a real one
-#: (:mod:`rig.calls.campaign`); the others are what the real transport measured, and null on a
+#: (:mod:`rig.calls.run.caller`); the others are what the real transport measured, and null on a
 #: simulated call, so both kinds of campaign write the same columns.
 #: ``transport_packets_sent``/``_received``/``_lost`` count what ``transport_packet_unit``
 #: names: ``rtp`` (RTP packets: WebRTC, SIP) or ``media_message`` (Twilio Media Streams
@@ -50,10 +50,10 @@ TRANSPORT_COLUMNS: tuple[str, ...] = (
     "repeat_requests", "repeat_requests_heard", "time_to_first_answer_s",
     "response_delay_measured_s", "interviewer_gap_s", "interviewer_status", "recording_path")
 
-#: Where the score came from and what the bot said, asked and heard (:mod:`rig.calls.
-#: score_sources`, :mod:`rig.calls.interview_map`). ``score_source``
-#: (:data:`rig.calls.bot.ScoreSource`): ``interviewer`` (the bot's own result; on a simulated
-#: row the reference pipeline's scorer, which is the simulated interviewer's, whenever the
+#: Where the score came from and what the bot said, asked and heard
+#: (:mod:`rig.calls.bots.score_sources`, :mod:`rig.calls.bots.interview_map`). ``score_source``
+#: (:data:`rig.calls.bots.record.ScoreSource`): ``interviewer`` (the bot's own result; on a
+#: simulated row the reference pipeline's scorer, which is the simulated interviewer's, whenever the
 #: row has a score; null when it has none), ``extractor``, ``rig_grade_bot_transcript`` or
 #: ``rig_grade_rig_asr`` (the last two: the rig's grade of what the bot received, not the
 #: bot's decision); null on a call that failed before a source was chosen.

@@ -112,7 +112,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     """Run (or resume) a campaign and write its outputs.
 
     ``call_fn`` runs one call with :func:`run_call`'s keyword arguments and returns its row;
-    :class:`rig.calls.campaign.TransportCaller` places it over a real transport instead (in
+    :class:`rig.calls.run.caller.TransportCaller` places it over a real transport instead (in
     this process, ``executor.concurrency`` calls at once). ``executor``: where the calls run
     (:class:`ExecutorSpec`; default serial, in this process). With ``stages`` given, every
     worker runs a copy of them (they must pickle for ``local`` and ``ray``); else each worker

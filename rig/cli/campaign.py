@@ -105,7 +105,7 @@ def _print_summary(summary: CampaignSummary, out: Path) -> None:
 
 
 def _run(spec, progress: bool, executor=None, stages=None, finish: bool = True, **calls):
-    """Run ``spec`` (over its transport; ``calls``: :class:`rig.calls.campaign.TransportCaller`'s
+    """Run ``spec`` (over its transport; ``calls``: :class:`rig.calls.run.caller.TransportCaller`'s
     options) on ``executor`` (:class:`rig.campaign.executors.ExecutorSpec`; ``stages``: fakes,
     for tests), print what was run and the summary; exit 2 when every call failed, 130 on
     Ctrl-C and 143 on SIGTERM (with how to resume, no traceback). With ``finish``, end with
@@ -164,13 +164,13 @@ def _run(spec, progress: bool, executor=None, stages=None, finish: bool = True, 
 
 def _run_calls(spec, progress: bool, executor, stages, **calls):
     """Run ``spec``'s calls: in this process's simulation, or one real call each over its
-    transport (:class:`rig.calls.campaign.TransportCaller`); the campaign's result."""
+    transport (:class:`rig.calls.run.caller.TransportCaller`); the campaign's result."""
     from rig.campaign.runner import run_campaign
 
     if spec.transport == "sim":
         return run_campaign(spec, progress=progress, executor=executor, stages=stages)
-    from rig.calls.campaign import TransportCaller
-    from rig.calls.service import quiet_logs
+    from rig.calls.interviewer.service import quiet_logs
+    from rig.calls.run.caller import TransportCaller
     from rig.campaign.plan import check_selectors
     from rig.paths import make_out_dir
 
@@ -291,7 +291,7 @@ def campaign_run(
     audio: Annotated[bool, typer.Option(help=AUDIO_HELP)] = True,
 ) -> None:
     """Run (or resume) a matched-pair campaign: every answer under every profile."""
-    from rig.calls.options import TransportOptions, transport_call_options
+    from rig.calls.run.options import TransportOptions, transport_call_options
     from rig.campaign.plan import CampaignSpec
 
     if interviewer and transport == "sim":

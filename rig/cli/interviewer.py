@@ -3,7 +3,7 @@
     rig interviewer serve --transport twilio-ws --pipeline pipelines/reference.yaml \\
         --answers answer_bank/core --port 8765 --results reports/interviewer
 
-Thin layer over :mod:`rig.calls.service`; exit 2 on bad input.
+Thin layer over :mod:`rig.calls.interviewer.service`; exit 2 on bad input.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def serve(
     if transport not in SERVE_TRANSPORTS:
         fail(f"--transport: one of {', '.join(SERVE_TRANSPORTS)} (got {transport!r})")
     try:  # the settings that can be checked cheaply, before any model loads
-        from rig.calls.service import check_public_url
+        from rig.calls.interviewer.service import check_public_url
 
         if public_url is not None:
             check_public_url(public_url)
@@ -66,13 +66,13 @@ def serve(
         fail(exc)
     try:
         from rig.answers import load_bank
-        from rig.calls.interviewer import InterviewerSettings, check_voice
-        from rig.calls.results import ResultStore
-        from rig.calls.service import (
+        from rig.calls.interviewer.results import ResultStore
+        from rig.calls.interviewer.service import (
             InterviewerService,
             quiet_logs,
             restrict_ice_to,
         )
+        from rig.calls.interviewer.session import InterviewerSettings, check_voice
         from rig.campaign.runner import default_scorer
         from rig.models import ensure_model
         from rig.pipeline import load_pipeline
@@ -133,9 +133,9 @@ def _check_address(option: str, value: str) -> None:
 
 
 def _listen(app, host: str, port: int):
-    """A :class:`~rig.calls.service.ServiceThread` bound to ``host:port`` (TCP); exit 2
+    """A :class:`~rig.calls.interviewer.service.ServiceThread` bound to ``host:port`` (TCP); exit 2
     naming the option and the port when it cannot be bound (in use, no such address)."""
-    from rig.calls.service import ServiceThread
+    from rig.calls.interviewer.service import ServiceThread
 
     try:
         return ServiceThread(app, host=host, port=port)
@@ -173,8 +173,8 @@ def results_serve(
     try:
         from fastapi import FastAPI
 
-        from rig.calls.results import ResultStore
-        from rig.calls.service import quiet_logs, results_router
+        from rig.calls.interviewer.results import ResultStore
+        from rig.calls.interviewer.service import quiet_logs, results_router
 
         if out.exists() and not out.is_dir():
             raise RigError(f"--out: {out} is a file, not a folder")
@@ -209,7 +209,7 @@ def import_scores_command(
     to a real one for the same call is ignored (the real one is taken)."""
     import pandas as pd
 
-    from rig.calls.score_import import import_scores, match_scores
+    from rig.calls.interviewer.score_import import import_scores, match_scores
 
     calls_path = campaign / "calls.parquet"
     try:

@@ -176,7 +176,7 @@ def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int
 def bot_words_html(call: dict) -> str:
     """A real call's score source (a rig grade labelled as such) and what the bot asked,
     heard and said; "" on a simulated call."""
-    from rig.calls.score_sources import RIG_GRADES, SOURCE_WORDS
+    from rig.calls.bots.score_sources import RIG_GRADES, SOURCE_WORDS
 
     src = call.get("score_source")
     if call.get("transport") in (None, "sim") or (

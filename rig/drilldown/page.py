@@ -193,7 +193,7 @@ def filters_html(profiles: list[str], tiers: list[str], n: int) -> str:
 
 def agent_events_html(recording_json: Path) -> str:
     """A real call's caller-agent decisions (the recording JSON's ``events``: seconds from
-    connect, kind, detail; :mod:`rig.calls.brain`) as a collapsed list; "" when the file is
+    connect, kind, detail; :mod:`rig.calls.agent.brain`) as a collapsed list; "" when the file is
     missing, unreadable or has none."""
     try:
         events = loads_strict(recording_json.read_text()).get("events") or []

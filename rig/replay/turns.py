@@ -8,7 +8,7 @@ How (a recording without ``turns`` or ``question_id``):
    channel.
 2. Each interviewer turn is transcribed (the ASR of the monitor's signals, tiny.en by
    default) and matched to the bank's question texts by TF-IDF cosine
-   (:func:`rig.calls.question_match.match_question`, threshold 0.3, the caller agent's own
+   (:func:`rig.calls.agent.question_match.match_question`, threshold 0.3, the caller agent's own
    rule). A turn that matches no question (a greeting, "thank you", a closing line) is not a
    question.
 3. The answer to a matched question spans from the end of the interviewer's speech in that
@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 from rig.asr.whisper import AsrOptions, Transcript
 from rig.audio import Audio
-from rig.calls.question_match import MATCH_THRESHOLD, match_question
+from rig.calls.agent.question_match import MATCH_THRESHOLD, match_question
 from rig.replay.inputs import ReplayInputError, ReplayTurn
 from rig.vad import Turn, TurnParams
 

@@ -84,7 +84,7 @@ def campaign_report_html(campaign_dir: str | Path, summary: CampaignSummary,
     verdict = "".join(_verdict_item(s, profiles) for s in verdict_sentences(summary))
     note = summary.content_similarity_note
     similarity = f"<p class='note'>{html.escape(note)}</p>" if note else ""
-    from rig.calls.score_sources import score_source_note
+    from rig.calls.bots.score_sources import score_source_note
 
     src = score_source_note(rows.get("score_source", ()))
     sources = f"<p class='flag'>{html.escape(src)}</p>" if src else ""

@@ -20,7 +20,7 @@ The modules:
   recordings in a row on it and compares every turn with a fresh analyzer's.
 * :mod:`rig.vad.tracker`: :class:`TurnTracker`, the one definition of speech start, speech
   end and turn close, run by :mod:`rig.vad.detect`, the live interviewer
-  (:mod:`rig.calls.interviewer`) and the caller agent (:mod:`rig.calls.agent`).
+  (:mod:`rig.calls.interviewer.session`) and the caller agent (:mod:`rig.calls.agent.loop`).
 * :mod:`rig.vad.detect`: :func:`detect_turn` stops at the first close (a campaign call holds
   one answer); :func:`detect_turns` runs the same VAD and timer over a whole recording and
   returns every turn (production monitoring, :mod:`rig.monitor.signals`).

@@ -2,8 +2,8 @@
 
 Every stage that listens for a turn runs it: :func:`rig.vad.detect_turn` and
 :func:`rig.vad.detect_turns` (offline, on the audio's clock), the live interviewer
-(:class:`rig.calls.interviewer.InterviewSession`, on the epoch second each chunk arrived) and
-the caller agent (:func:`rig.calls.agent.run_agent`, on its 20 ms tick clock).
+(:class:`rig.calls.interviewer.session.InterviewSession`, on the epoch second each chunk
+arrived) and the caller agent (:func:`rig.calls.agent.loop.run_agent`, on its 20 ms tick clock).
 
 **The one definition.** The tracker is fed the VAD state of each 20 ms frame
 (pipecat's ``VADAnalyzer.analyze_audio``: QUIET, STARTING, SPEAKING, STOPPING) with that

@@ -1,7 +1,7 @@
 """In-process: any pipecat bot on an in-memory transport, called by the caller agent.
 
-:class:`PipecatInprocLink` is a :class:`rig.calls.agent.CallerLink`. It builds the user's bot
-(:mod:`rig.calls.botapp`) around :class:`InMemoryTransport`, a pipecat ``BaseTransport``
+:class:`PipecatInprocLink` is a :class:`rig.calls.agent.loop.CallerLink`. It builds the user's bot
+(:mod:`rig.calls.bots.app`) around :class:`InMemoryTransport`, a pipecat ``BaseTransport``
 with no network and no ports:
 
 - its input pushes the caller's audio as 20 ms ``InputAudioRawFrame`` s at the bot's input
@@ -22,9 +22,9 @@ the bot's worker is cancelled if it has not ended within ``end_timeout_s``).
 
 What the bot did is collected by an observer added to the bot's own pipeline worker (found
 from the transport's processors' setup, so a ``run_bot`` that builds its own task is observed
-too) into a :class:`rig.calls.bot.BotRecord` (:meth:`PipecatInprocLink.bot_record`): ``said``
-the bot's TTS text per speaking turn with its start and end on the call clock, ``heard`` its
-``TranscriptionFrame`` s, ``frames`` every non-audio frame on its first push, and
+too) into a :class:`rig.calls.bots.record.BotRecord` (:meth:`PipecatInprocLink.bot_record`):
+``said`` the bot's TTS text per speaking turn with its start and end on the call clock, ``heard``
+its ``TranscriptionFrame`` s, ``frames`` every non-audio frame on its first push, and
 ``received_audio`` the caller's audio as the bot's input got it.
 
 Every call is its own bot instance on the calling thread's event loop; the bot's services load
@@ -40,8 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from rig.audio import Audio, pcm16_to_float
-from rig.calls.bot import BotRecord, BotTurn
-from rig.calls.botapp import BotApp
+from rig.calls.bots.app import BotApp
+from rig.calls.bots.record import BotRecord, BotTurn
 from rig.calls.media import CALL_RATE_HZ, PlayoutBuffer, now_s
 from rig.errors import RigError
 
@@ -165,7 +165,7 @@ class PipecatInprocLink:
     """The caller agent's side of an in-process call to a pipecat bot.
 
     Args:
-        app: the loaded bot (:func:`rig.calls.botapp.load_bot`).
+        app: the loaded bot (:func:`rig.calls.bots.app.load_bot`).
         body: the call's parameters, given to a ``run_bot`` factory as ``runner_args.body``
             (rig passes ``call_id``, ``question_ids`` and ``questions``).
         connect_timeout_s: how long the bot may take to build and start its pipeline.

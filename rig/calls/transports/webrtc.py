@@ -11,7 +11,7 @@ for rig is called unchanged. Each peer gathers its own ICE candidates (host cand
 SDP; no trickle).
 
 The agent opens a data channel before its offer. On it a pipecat bot's RTVI processor sends
-what the bot said and heard (:mod:`rig.calls.rtvi`); the agent announces itself with RTVI
+what the bot said and heard (:mod:`rig.calls.bots.rtvi`); the agent announces itself with RTVI
 ``client-ready`` when the channel opens (bots that wait for it start then) and keeps every
 message with its arrival time: :meth:`WebRTCLink.bot_record`. Media is Opus at
 48 kHz over DTLS-SRTP (RFC 7874 requires Opus and G.711 for WebRTC audio; aiortc offers Opus
@@ -23,7 +23,7 @@ Loss and jitter come from aiortc's RTCP receiver statistics (``RTCInboundRtpStre
 rate, RFC 3550 section 6.4.1).
 
 ICE: aioice gathers no loopback candidates; on one host call
-:func:`rig.calls.service.restrict_ice_to` with ``127.0.0.1`` on both peers (tests do).
+:func:`rig.calls.interviewer.service.restrict_ice_to` with ``127.0.0.1`` on both peers (tests do).
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ class WebRTCLink:
         return {"sdp": sdp, "type": type_, **self.params, "request_data": dict(self.params)}
 
     def _open_data_channel(self, pc) -> None:
-        from rig.calls.rtvi import client_ready_message
+        from rig.calls.bots.rtvi import client_ready_message
 
         channel = pc.createDataChannel("rig", ordered=True)
 
@@ -176,12 +176,12 @@ class WebRTCLink:
 
     def bot_record(self):
         """What the bot said and heard, from its RTVI data-channel messages
-        (:func:`rig.calls.rtvi.bot_record`; times in seconds from the connection, as the
+        (:func:`rig.calls.bots.rtvi.bot_record`; times in seconds from the connection, as the
         caller agent's clock nearly is; messages before it are negative): a
-        :class:`rig.calls.bot.BotRecord` whose ``said`` is empty when the bot sent no text (the
-        caller fills it from its own ASR) and whose ``heard`` is empty when it sent no
+        :class:`rig.calls.bots.record.BotRecord` whose ``said`` is empty when the bot sent no text
+        (the caller fills it from its own ASR) and whose ``heard`` is empty when it sent no
         transcripts."""
-        from rig.calls.rtvi import bot_record
+        from rig.calls.bots.rtvi import bot_record
 
         t0 = self._t0 if self._t0 is not None else 0.0
         return bot_record([(t - t0, m) for t, m in self.messages])

@@ -17,7 +17,7 @@ class SerialExecutor:
 
     ``call_fn``: runs one call (:func:`run_call`, or a real transport's caller); with
     ``concurrency`` > 1, that many calls run at once in threads of this process (the caller
-    must be safe for that, as :class:`rig.calls.campaign.TransportCaller` is); results are
+    must be safe for that, as :class:`rig.calls.run.caller.TransportCaller` is); results are
     still handed to ``on_result`` in the calling thread only."""
 
     def __init__(self, worker: Worker, *, call_fn: Callable[..., dict] = run_call,

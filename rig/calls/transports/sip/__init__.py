@@ -10,7 +10,7 @@ measures interarrival jitter in timestamp units (appendix A.8), reported in ms.
 
 The rig's call parameters travel as SIP headers ``X-Rig-Call-Id``, ``X-Rig-Question-Ids`` and
 ``X-Rig-Seed``. :class:`SipLink` is the caller agent's UA; :class:`SipInterviewerThread` puts
-the reference interviewer (:class:`rig.calls.interviewer.InterviewSession`, pipecat's Silero
+the reference interviewer (:class:`rig.calls.interviewer.session.InterviewSession`, pipecat's Silero
 VAD inside) behind a UA on a UDP port. Any SIP UA that answers PCMU can be the far end
 (Debian's ``baresip`` with ``answermode=auto`` is, in ``tests/test_calls_sip.py``).
 No authentication, no TLS/SRTP, no re-INVITE, no retransmission timers beyond resending the

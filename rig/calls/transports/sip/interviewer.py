@@ -1,7 +1,7 @@
 """The reference interviewer behind a SIP user agent on a UDP port.
 
 It answers an INVITE with PCMU, builds the interview session from the ``X-Rig-*`` headers
-(:class:`rig.calls.interviewer.InterviewSession`, pipecat's Silero VAD inside), streams RTP
+(:class:`rig.calls.interviewer.session.InterviewSession`, pipecat's Silero VAD inside), streams RTP
 both ways and sends BYE when the interview ends; results go to the service's store.
 """
 

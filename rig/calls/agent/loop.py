@@ -6,7 +6,7 @@ something: a question or a request, matched to the bank question it answers, or 
 after a statement long enough to be a person's cue; small talk gets a short reply in the
 profile's voice (:func:`render_replies`), a question it has no answer to gets a skip line, a
 thank-you before the answers is waited out and a goodbye ends the call once the interviewer's
-turn is over (the rules: :mod:`rig.calls.brain`). It answers repeat requests again, counting
+turn is over (the rules: :mod:`rig.calls.agent.brain`). It answers repeat requests again, counting
 them; with a profile's ``interruption.barge_in_offset_s`` it starts that long before the
 question's expected end; it records both sides with timestamps, logs every decision as an
 event, and hangs up after the closing or at the time limit (saying why). When the far end
@@ -19,12 +19,12 @@ wait for the words, so their delay is at least the ASR's latency.
 
 The agent is transport-neutral: it drives a :class:`CallerLink` (one per transport in
 :mod:`rig.calls.transports`) with 20 ms frames of 8 kHz int16 PCM, on an absolute 20 ms clock.
-Its decisions live in :class:`rig.calls.brain.AgentBrain`, a plain state machine with no I/O
+Its decisions live in :class:`rig.calls.agent.brain.AgentBrain`, a plain state machine with no I/O
 (unit-tested with text events); :func:`run_agent` is the real-time loop around it.
 
 Barge-in needs the question's end before it happens: the agent estimates the question's
 duration from its text at ``QUESTION_WPM`` words per minute
-(:func:`rig.calls.brain.expected_question_s`) and records the offset it actually achieved
+(:func:`rig.calls.agent.brain.expected_question_s`) and records the offset it actually achieved
 (:attr:`AgentResult.response_delay_s`, the call row's ``response_delay_measured_s``, is
 negative by that much).
 """
@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from rig.audio import Audio
-from rig.calls.brain import AgentAnswer, AgentBrain
+from rig.calls.agent.brain import AgentAnswer, AgentBrain
+from rig.calls.agent.utterances import REPLY_TEXTS
 from rig.calls.media import (
     FRAME_MS,
     SILENT_FRAME,
@@ -46,7 +47,6 @@ from rig.calls.media import (
     frames_to_audio,
     now_s,
 )
-from rig.calls.utterances import REPLY_TEXTS
 
 #: Audio kept before the VAD's speech onset in each interviewer utterance (five frames), so
 #: its ASR hears the first word whole; the utterance's start is dated back by it too.
@@ -105,7 +105,7 @@ class AnswerPlay:
     word timings start). ``asked_text`` is what the interviewer said to ask it (the agent's
     transcript of its turn, less a greeting or thank-you before the question; None when its
     words never arrived) and ``match_similarity`` that text's similarity to the bank's question
-    (:func:`rig.calls.question_match.match_question`, 0-1; None when not matched: the answers
+    (:func:`rig.calls.agent.question_match.match_question`, 0-1; None when not matched: the answers
     had no question text)."""
     question_id: str
     start_epoch_s: float
@@ -173,7 +173,7 @@ def _transcriber(model: str) -> Callable[[Audio], str]:
 
 
 def render_replies(synthesize: Callable[[str], Audio]) -> dict[str, Audio]:
-    """The agent's short replies (:data:`rig.calls.utterances.REPLY_TEXTS`: greeting, small
+    """The agent's short replies (:data:`rig.calls.agent.utterances.REPLY_TEXTS`: greeting, small
     talk, the skip line), each ``synthesize(text)`` (float32 mono, any rate). A reply that
     cannot be rendered (a recorded voice has no such recording) is left out: the agent then
     logs ``reply_unavailable`` and stays silent where it would have said it."""

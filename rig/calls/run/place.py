@@ -1,7 +1,7 @@
 """Placing one real-transport call: the link per transport (WebRTC, SIP, Twilio on
 loopback or through an account, a pipecat bot in-process), the caller agent on it, the
 call's own event loop, or a replayed capture (:class:`CallPlacing`, mixed into
-:class:`rig.calls.campaign.TransportCaller`).
+:class:`rig.calls.run.caller.TransportCaller`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 
 from rig.answers import load_bank
-from rig.calls.agent import AgentResult, run_agent
-from rig.calls.brain import AgentAnswer
+from rig.calls.agent.brain import AgentAnswer
+from rig.calls.agent.loop import AgentResult, run_agent
 
 
 class CallPlacing:
@@ -99,7 +99,7 @@ class CallPlacing:
         """Run ``coro`` on this call's own event loop (an idle-skipping one for an in-process
         bot with ``bot_clock`` ``fast``)."""
         if self.transport == "pipecat" and self.bot_clock == "fast":
-            from rig.calls.fastclock import IdleSkipLoop
+            from rig.calls.bots.fastclock import IdleSkipLoop
 
             with asyncio.Runner(loop_factory=IdleSkipLoop) as runner:
                 return runner.run(coro)
@@ -107,8 +107,8 @@ class CallPlacing:
 
     def _inproc_done(self, link, res: AgentResult, params: dict[str, str]) -> None:
         """An in-process call: the bot's failure fails the call; its own view of the turn is
-        the call's result (no score: :func:`rig.calls.bot_turn.inproc_result`)."""
-        from rig.calls.bot_turn import inproc_result, write_bot_record
+        the call's result (no score: :func:`rig.calls.bots.turn.inproc_result`)."""
+        from rig.calls.bots.turn import inproc_result, write_bot_record
 
         if link.bot_error is not None:
             raise RuntimeError(f"the bot failed: {type(link.bot_error).__name__}: "

@@ -5,12 +5,12 @@ events in ``tests/test_agent_brain.py``).
 clock ticks) in call-clock seconds and says what to do: play answer ``i`` at a time, say a
 short reply (small talk, or the skip line for a question it has no answer to), hang up at a
 time, or nothing. Every decision is logged as ``(t_s, kind, detail)`` (:attr:`AgentBrain.log`,
-the call's :attr:`rig.calls.agent.AgentResult.events`).
+the call's :attr:`rig.calls.agent.loop.AgentResult.events`).
 
 When it answers. The interviewer's *turn* is its utterances since the agent last spoke,
-joined; it is classified by :func:`rig.calls.utterances.classify_utterance`. The agent acts
+joined; it is classified by :func:`rig.calls.agent.utterances.classify_utterance`. The agent acts
 only when the turn is over (no speech going on, every utterance transcribed):
-- ``question`` / ``request``: the bank question it asks (:func:`rig.calls.question_match.
+- ``question`` / ``request``: the bank question it asks (:func:`rig.calls.agent.question_match.
   match_question` over ``questions``, the bank's question texts) gets its answer after the
   answer's ``response_delay_s``; a question matching no answer gets the skip line and a
   ``skipped`` event. A request without a question mark that covers under
@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rig.audio import Audio
-from rig.calls.question_match import MATCH_THRESHOLD, coverage, similarities
-from rig.calls.utterances import (  # noqa: F401  (re-exported)
+from rig.calls.agent.question_match import MATCH_THRESHOLD, coverage, similarities
+from rig.calls.agent.utterances import (  # noqa: F401  (re-exported)
     REPLY_TEXTS,
     UtteranceKind,
     classify_utterance,

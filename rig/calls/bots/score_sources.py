@@ -5,11 +5,11 @@
 
 ``interviewer``
     The bot's own result: ``POST /results`` to a rig results route, read back with
-    ``GET /results/{call_id}`` (:func:`rig.calls.results.poll_result`), or the reference
+    ``GET /results/{call_id}`` (:func:`rig.calls.interviewer.results.poll_result`), or the reference
     interviewer's. A server with no results route answers the first call's poll with a 404
-    that is not the route's "no result yet" (:func:`rig.calls.results.pending_404`): the
+    that is not the route's "no result yet" (:func:`rig.calls.interviewer.results.pending_404`): the
     campaign learns it once and takes the chain's next source, or stops with a clear error
-    (:class:`rig.calls.results.NoResultsRoute`) when there is none.
+    (:class:`rig.calls.interviewer.results.NoResultsRoute`) when there is none.
 ``extractor:MODULE:FUNCTION``
     ``FUNCTION(record: BotRecord) -> float | dict | None`` from ``MODULE`` (a dotted module
     name on ``sys.path``, or a ``.py`` file) reads the score from what the bot emitted: its
@@ -28,7 +28,7 @@
     (:data:`RIG_GRADE_LABEL`). ``rig:asr`` always takes the rig's own ASR (to set the bot's
     ASR apart from the rest of its chain).
 
-Each row's ``score_source`` (:data:`rig.calls.bot.ScoreSource`) says which gave its score.
+Each row's ``score_source`` (:data:`rig.calls.bots.record.ScoreSource`) says which gave its score.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from rig.calls.bot import BotRecord
+from rig.calls.bots.record import BotRecord
 from rig.errors import ConfigError, RigError
 from rig.paths import import_file
 

@@ -3,8 +3,8 @@ join onto a campaign's calls.
 
 :func:`import_scores` reads a CSV or Parquet file with at least ``call_id`` and ``score``
 columns, or a JSONL file of the same records, and also the logs rig writes
-(:class:`rig.calls.results.ResultStore`): the webhook's ``results.jsonl`` (the last record per
-call id wins, as on ``GET``) and the reference interviewer's own ``results.jsonl`` (its
+(:class:`rig.calls.interviewer.results.ResultStore`): the webhook's ``results.jsonl`` (the last
+record per call id wins, as on ``GET``) and the reference interviewer's own ``results.jsonl`` (its
 records hold the scores inside ``questions``; they are mapped with
 :func:`interviewer_record_score`, as a real-transport campaign maps them onto its rows).
 
@@ -19,14 +19,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rig.calls.results import LOG_FIELDS, ExternalScore, _jsonl_records
+from rig.calls.interviewer.results import LOG_FIELDS, ExternalScore, _jsonl_records
 from rig.errors import ConfigError
 
 
 def interviewer_record_score(rec: dict) -> dict:
     """An external-score record from one record of the reference interviewer's own
-    ``results.jsonl`` (an :class:`~rig.calls.results.InterviewResult`), mapped as a
-    real-transport campaign maps a result onto its row (:class:`rig.calls.campaign.
+    ``results.jsonl`` (an :class:`~rig.calls.interviewer.results.InterviewResult`), mapped as a
+    real-transport campaign maps a result onto its row (:class:`rig.calls.run.caller.
     TransportCaller`): a result with ``status`` ``ok`` and questions gives its last question's
     ``score`` and ``transcript``; any other status is no score returned. The interviewer
     decides nothing itself (the campaign applies the question's cutoff), so ``decision`` is
@@ -41,7 +41,7 @@ def interviewer_record_score(rec: dict) -> dict:
 
 
 def _is_log_record(rec: dict) -> bool:
-    """A record written by rig's :class:`~rig.calls.results.ResultStore` (webhook or
+    """A record written by rig's :class:`~rig.calls.interviewer.results.ResultStore` (webhook or
     reference interviewer)."""
     return (any(k in rec for k in LOG_FIELDS) or rec.get("source") == "webhook"
             or "questions" in rec)
@@ -84,9 +84,9 @@ def import_scores(path: str | Path) -> list[ExternalScore]:
     at least; more columns are kept).
 
     A JSONL file written by rig (records stamped by
-    :class:`~rig.calls.results.ResultStore`: the webhook's ``results.jsonl``, or the reference
-    interviewer's own, whose records are mapped with :func:`interviewer_record_score`) is a
-    time-ordered log: one score per call id comes back, the last written (a correction wins,
+    :class:`~rig.calls.interviewer.results.ResultStore`: the webhook's ``results.jsonl``, or the
+    reference interviewer's own, whose records are mapped with :func:`interviewer_record_score`) is
+    a time-ordered log: one score per call id comes back, the last written (a correction wins,
     and a last record with no score means none was returned). Any other file has no order, so
     its duplicates are all returned and :func:`match_scores` judges them.
 

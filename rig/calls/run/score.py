@@ -1,10 +1,10 @@
 """The score of a real-transport call: which of the campaign's score sources gives it, and
-what the bot did (:class:`ScoreChoice`, mixed into :class:`rig.calls.campaign.TransportCaller`).
+what the bot did (:class:`ScoreChoice`, mixed into :class:`rig.calls.run.caller.TransportCaller`).
 
-The sources are tried in order (:mod:`rig.calls.score_sources`); a bot with no results route
-is learned once per campaign (:class:`rig.calls.results.NoResultsRoute`); the bot's record is
-the link's, the loopback reference interviewer's, or the agent's view; the whole interview's
-map goes to ``recordings/<call_id>.interview.json``.
+The sources are tried in order (:mod:`rig.calls.bots.score_sources`); a bot with no results
+route is learned once per campaign (:class:`rig.calls.interviewer.results.NoResultsRoute`); the
+bot's record is the link's, the loopback reference interviewer's, or the agent's view; the whole
+interview's map goes to ``recordings/<call_id>.interview.json``.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import json
 from dataclasses import replace
 
 from rig.audio import Audio
-from rig.calls.agent import AgentResult
-from rig.calls.bot import BotRecord
-from rig.calls.interview_map import InterviewMap, agent_turns
-from rig.calls.results import NoResultsRoute
-from rig.calls.score_sources import run_extractor
+from rig.calls.agent.loop import AgentResult
+from rig.calls.bots.interview_map import InterviewMap, agent_turns
+from rig.calls.bots.record import BotRecord
+from rig.calls.bots.score_sources import run_extractor
+from rig.calls.interviewer.results import NoResultsRoute
 from rig.paths import write_text_atomic
 
 

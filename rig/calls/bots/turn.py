@@ -3,13 +3,13 @@ bot's record written beside the call's recording (:func:`write_bot_record`)."""
 
 from __future__ import annotations
 
-from rig.calls.bot import BotRecord
+from rig.calls.bots.record import BotRecord
 
 
 def inproc_result(record: BotRecord, t0_epoch_s: float, answer_start_epoch_s: float,
                   question_id: str, call_id: str) -> dict:
     """The bot's own view of the graded turn, in the shape of an interviewer's result
-    (:class:`rig.calls.results.InterviewResult` as a dict, one question), for a bot that
+    (:class:`rig.calls.interviewer.results.InterviewResult` as a dict, one question), for a bot that
     posts no result: what the rig saw in its frames, with no score.
 
     The turn is the bot's first user turn that began after the answer's first frame (less
@@ -19,7 +19,7 @@ def inproc_result(record: BotRecord, t0_epoch_s: float, answer_start_epoch_s: fl
     the bot's ``TranscriptionFrame`` texts from the answer's start until the bot next spoke
     after that turn (what it had heard of the answer when it replied). ``score`` is None and
     ``parse_status`` ``not_scored``: another score source grades it
-    (:mod:`rig.calls.bot`'s ``ScoreSource``).
+    (:mod:`rig.calls.bots.record`'s ``ScoreSource``).
 
     Args:
         record: the call's :class:`BotRecord` (times: s from ``t0_epoch_s``).

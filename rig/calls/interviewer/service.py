@@ -20,18 +20,18 @@ Endpoints of :meth:`InterviewerService.app`:
     external interviewer posted for the call id, or null. 404 until the interviewer has one,
     with ``{"detail": "no interviewer result for call X"}`` and ``X-Rig-Result: pending``,
     so a campaign tells it from a server with no results route
-    (:func:`rig.calls.results.pending_404`).
+    (:func:`rig.calls.interviewer.results.pending_404`).
 ``GET /results/{call_id}/external``
     The record an external interviewer posted for the call id (404 when none).
 ``POST /results``
-    The results webhook (when a token variable is configured; :mod:`rig.calls.webhook`).
+    The results webhook (when a token variable is configured; :mod:`rig.calls.interviewer.webhook`).
     Its records are stored apart from the interviewer's own (``webhook.jsonl`` beside
     ``results.jsonl``), so they never replace what the reference interviewer wrote.
 
-The call endpoints are added per transport (:mod:`rig.calls.routes`). (FastAPI
+The call endpoints are added per transport (:mod:`rig.calls.interviewer.routes`). (FastAPI
 resolves endpoint annotations at import, so its names are imported at module level.)
 
-Results are written to the :class:`~rig.calls.results.ResultStore` keyed by call id.
+Results are written to the :class:`~rig.calls.interviewer.results.ResultStore` keyed by call id.
 :class:`ServiceThread` runs the app on a loopback port in a background thread (tests and
 ``rig campaign run --transport`` without ``--interviewer-url``).
 """
@@ -48,11 +48,11 @@ from dataclasses import dataclass, field
 from fastapi import FastAPI, HTTPException, Request
 
 from rig.answers import AnswerBank, Question
-from rig.calls.interviewer import InterviewerSettings, InterviewSession, make_processor
+from rig.calls.interviewer.results import ResultStore
+from rig.calls.interviewer.routes import add_twilio_routes, add_webrtc_routes
+from rig.calls.interviewer.session import InterviewerSettings, InterviewSession, make_processor
+from rig.calls.interviewer.webhook import bearer_token, results_router
 from rig.calls.media import CALL_RATE_HZ
-from rig.calls.results import ResultStore
-from rig.calls.routes import add_twilio_routes, add_webrtc_routes
-from rig.calls.webhook import bearer_token, results_router
 from rig.errors import ConfigError
 from rig.pipeline import PipelineConfig, pipeline_version
 from rig.scorer.base import Scorer
@@ -200,8 +200,8 @@ class InterviewerService:
     def app(self, media: tuple[str, ...] = ("twilio", "webrtc")):
         """The FastAPI application (see the module docstring for the endpoints); ``media``
         names the call endpoints served: ``twilio`` (``/twilio/media``, ``/twilio/voice``)
-        and/or ``webrtc`` (``/api/offer``) (:mod:`rig.calls.routes`). Health and results are
-        always served."""
+        and/or ``webrtc`` (``/api/offer``) (:mod:`rig.calls.interviewer.routes`). Health and
+        results are always served."""
         app = FastAPI(title="rig reference interviewer")
         app.add_middleware(BodyLimit, max_bytes=int(self.max_body_mb * 1024 * 1024))
 

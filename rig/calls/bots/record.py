@@ -3,7 +3,7 @@
 Filled by the transport: in-process (:mod:`rig.calls.transports.pipecat_inproc`) from the
 bot's own pipecat frames; over WebRTC from the data-channel messages a pipecat bot sends (RTVI
 ``user-transcription``/``bot-transcription``...) and the rig's ASR of the received audio. Read
-by the score sources (:mod:`rig.calls.score_sources`) and written into the call's row and
+by the score sources (:mod:`rig.calls.bots.score_sources`) and written into the call's row and
 recording log.
 """
 

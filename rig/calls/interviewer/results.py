@@ -1,6 +1,6 @@
 """Interviewer results keyed by the rig's call id: the records, the store, the HTTP poll.
 
-An interviewer (the reference one in :mod:`rig.calls.interviewer`, or an external one under
+An interviewer (the reference one in :mod:`rig.calls.interviewer.session`, or an external one under
 test) returns what it decided for each call, keyed by the ``call_id`` the rig sent with the
 call. The reference interviewer's record is an :class:`InterviewResult` (one
 :class:`QuestionResult` per question asked). :class:`ResultStore` keeps them in
@@ -14,12 +14,12 @@ External interviewers return scores in one of two ways:
 * the results webhook, ``POST /results`` with ``Authorization: Bearer <token>`` (the token is
   read from the environment variable named at start-up, never logged), a JSON body
   ``{"call_id": ..., "score": 0-100 or null, "transcript": ..., "decision": ...}`` or a list
-  of them (:func:`rig.calls.webhook.results_router`); one body that lists a call id twice
-  with different contents is refused;
+  of them (:func:`rig.calls.interviewer.webhook.results_router`); one body that lists a call
+  id twice with different contents is refused;
 * a CSV or Parquet file with at least ``call_id`` and ``score`` columns, or a JSONL file of
-  the same records (:func:`rig.calls.score_import.import_scores`, which also reads the logs
-  :class:`ResultStore` writes; :func:`~rig.calls.score_import.match_scores` joins them onto
-  a campaign's calls).
+  the same records (:func:`rig.calls.interviewer.score_import.import_scores`, which also reads
+  the logs :class:`ResultStore` writes; :func:`~rig.calls.interviewer.score_import.match_scores`
+  joins them onto a campaign's calls).
 
 A campaign waiting on an external interviewer polls ``GET /results/{call_id}``
 (:func:`poll_result`); a 404 that is no results route's "not yet" (:func:`pending_404`) stops
@@ -231,12 +231,12 @@ def pending_404(body: bytes, headers: object = None) -> bool:
     """Whether a 404 from ``GET /results/{call_id}`` means "the route exists, no result for
     this call yet" (keep waiting) rather than "no such route" (stop waiting).
 
-    The results route says so (rig's own: :meth:`rig.calls.service.InterviewerService.app`):
-    a header ``X-Rig-Result: pending``, or a JSON object body whose ``detail`` (or ``error``
-    or ``message``) is a string other than the web framework's bare "Not Found" (FastAPI's
-    route answers ``{"detail": "no interviewer result for call X"}``; a path with no route
-    ``{"detail": "Not Found"}``). Anything else (an HTML or empty body, a bare "Not Found")
-    is no route.
+    The results route says so (rig's own:
+    :meth:`rig.calls.interviewer.service.InterviewerService.app`): a header ``X-Rig-Result:
+    pending``, or a JSON object body whose ``detail`` (or ``error`` or ``message``) is a string
+    other than the web framework's bare "Not Found" (FastAPI's route answers ``{"detail": "no
+    interviewer result for call X"}``; a path with no route ``{"detail": "Not Found"}``). Anything
+    else (an HTML or empty body, a bare "Not Found") is no route.
 
     Args:
         body: the response body (bytes).
@@ -339,14 +339,14 @@ def poll_result(base: str, call_id: str, attempt_id: str | None, timeout_s: floa
         time.sleep(poll_s)
 
 
-#: moved to :mod:`rig.calls.score_import`; still importable from here (lazily: that module
-#: imports this one)
+#: moved to :mod:`rig.calls.interviewer.score_import`; still importable from here (lazily: that
+#: module imports this one)
 _MOVED = frozenset({"import_scores", "interviewer_record_score", "match_scores"})
 
 
 def __getattr__(name: str) -> object:
     if name in _MOVED:
-        from rig.calls import score_import
+        from rig.calls.interviewer import score_import
 
         return getattr(score_import, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

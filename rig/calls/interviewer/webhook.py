@@ -2,8 +2,8 @@
 
 ``Authorization: Bearer <token>``, the token read from the environment variable named at
 start-up (never logged); the body is one record or a list of them, each validated as
-:class:`rig.calls.results.ExternalScore` and stored with ``source: webhook``
-(:mod:`rig.calls.results` describes the store and the records).
+:class:`rig.calls.interviewer.results.ExternalScore` and stored with ``source: webhook``
+(:mod:`rig.calls.interviewer.results` describes the store and the records).
 
 (FastAPI resolves endpoint annotations at import, so its names are imported at module level.)
 """
@@ -15,21 +15,22 @@ import os
 from fastapi import HTTPException, Request
 from pydantic import ValidationError
 
-from rig.calls.results import ResultStore
+from rig.calls.interviewer.results import ResultStore
 from rig.config import DuplicateKeyError, loads_strict
 from rig.errors import ConfigError
 from rig.webguard import read_body
 
 
 def _external_scores(body: object) -> list:
-    """The :class:`~rig.calls.results.ExternalScore` records of one ``POST /results`` body.
+    """The :class:`~rig.calls.interviewer.results.ExternalScore` records of one ``POST /results``
+    body.
 
     Raises:
         HTTPException: 422 when the body is not an object or a list of them, a record is
             invalid (names the item and the field), or one call id is listed twice with
             different contents (names the call id: which one is meant cannot be told).
     """
-    from rig.calls.results import LOG_FIELDS, ExternalScore
+    from rig.calls.interviewer.results import LOG_FIELDS, ExternalScore
 
     items = body if isinstance(body, list) else [body]
     scores = []

@@ -1,9 +1,9 @@
 """The stages of a real-transport call that read what the call returned, and the stage
-columns of its row (:class:`rig.calls.campaign.TransportCaller`).
+columns of its row (:class:`rig.calls.run.caller.TransportCaller`).
 
 The call's telephony stage places the call and fills ``got`` (the agent's result, the
 interviewer's result, the bot's record, the graded answer's span, and the score source chosen,
-``got['source']``, with what it needs: :meth:`rig.calls.campaign_score.ScoreChoice.
+``got['source']``, with what it needs: :meth:`rig.calls.run.score.ScoreChoice.
 _choose_score`). The stages :func:`call_stages` puts after it in :func:`rig.campaign.call.
 run_call` read ``got``:
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rig.calls.agent import AgentResult
+from rig.calls.agent.loop import AgentResult
 from rig.calls.media import TransportFacts
 from rig.campaign.row import TRANSPORT_COLUMNS
 

@@ -1,4 +1,4 @@
-"""A pipecat bot's RTVI data-channel messages, read into a :class:`rig.calls.bot.BotRecord`.
+"""A pipecat bot's RTVI data-channel messages, read into a :class:`rig.calls.bots.record.BotRecord`.
 
 pipecat adds an RTVI processor and observer to every pipeline task by default
 (``PipelineTask``/``PipelineWorker`` ``enable_rtvi``); over SmallWebRTC its messages
@@ -10,7 +10,7 @@ and what it heard, if the caller opens a data channel and says ``client-ready``
 
 :func:`bot_record` reads:
 
-- ``said``: one :class:`~rig.calls.bot.BotTurn` per ``bot-started-speaking`` ...
+- ``said``: one :class:`~rig.calls.bots.record.BotTurn` per ``bot-started-speaking`` ...
   ``bot-stopped-speaking`` (times: when the messages arrived, seconds on the link's clock),
   its text the bot's TTS text of that turn: ``bot-tts-text`` messages when there are any;
   else the spoken ``bot-output`` segments (``spoken_status`` "completed", or v1 ``spoken``);
@@ -27,7 +27,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from rig.calls.bot import BotRecord, BotTurn
+from rig.calls.bots.record import BotRecord, BotTurn
 
 LABEL = "rtvi-ai"
 #: The RTVI protocol version the rig's client announces (pipecat 1.14 serves 2.2.0 and 1.x).

@@ -5,20 +5,20 @@ facts.
 ``call_fn``). It runs the same :func:`run_call` with three stages replaced: the telephony
 stage places a real call (the caller agent plays the rendered answer, after the profile's
 caller channel, over the transport to the interviewer), and the turn detection, ASR and
-scorer stages (:mod:`rig.calls.campaign_stages`) return what the interviewer reported for
-that call id (its VAD's turn close, its transcript, its score). Every column of the simulated
-row is therefore computed the same way (WER against the script, truncation from the render's
-word timings, decision, score minus oracle, content similarity of the interviewer's
-transcript to the script), and the transport columns (:data:`rig.campaign.row.
-TRANSPORT_COLUMNS`, on a simulated row too: ``transport`` ``sim``, the rest null) hold what
-this call measured (:mod:`rig.calls.row`, which also writes the call's two-sided recording).
+scorer stages (:mod:`rig.calls.run.stages`) return what the interviewer reported for that call id
+(its VAD's turn close, its transcript, its score). Every column of the simulated row is therefore
+computed the same way (WER against the script, truncation from the render's word timings, decision,
+score minus oracle, content similarity of the interviewer's transcript to the script), and the
+transport columns (:data:`rig.campaign.row.TRANSPORT_COLUMNS`, on a simulated row too: ``transport``
+``sim``, the rest null) hold what this call measured (:mod:`rig.calls.run.call_row`, which also
+writes the call's two-sided recording).
 
 Times: the interviewer stamps its turn close in wall-clock epoch seconds; the agent knows when
 its answer's first frame went out. ``turn_close_s`` is the close minus the answer's *origin*
 (its first frame minus the response delay, where the render's word timings start), so it
 compares with the simulated ``turn_close_s``; it includes the one-way transport latency
 (milliseconds on loopback). ``response_delay_measured_s`` is measured on the agent's clock
-alone (:attr:`rig.calls.agent.AgentResult.response_delay_s`), ``interviewer_gap_s`` on the
+alone (:attr:`rig.calls.agent.loop.AgentResult.response_delay_s`), ``interviewer_gap_s`` on the
 interviewer's alone: neither mixes the two sides' events.
 
 Stage times: ``t_synth_s`` is the render's, as on a simulated call; ``t_channel_s`` is the
@@ -29,7 +29,7 @@ none, as an external interviewer may not); ``t_vad_s`` is null (the interviewer'
 live during the call: it has no stage time).
 
 Without ``interviewer_url`` the reference interviewer runs in-process on a loopback port
-(:class:`rig.calls.service.ServiceThread`), sharing the campaign's scorer.
+(:class:`rig.calls.interviewer.service.ServiceThread`), sharing the campaign's scorer.
 
 Concurrency: one ``TransportCaller`` may be called from K threads at once (the runner's
 ``--concurrency K``). Each call opens its own sockets on ephemeral ports (listed in
@@ -53,19 +53,19 @@ from typing import Literal
 
 from rig.answers import Answer, Question, load_bank
 from rig.audio import Audio
-from rig.calls.agent import AgentResult, AgentSettings, render_replies
-from rig.calls.brain import AgentAnswer, expected_question_s
-from rig.calls.campaign_place import CallPlacing
-from rig.calls.campaign_score import ScoreChoice
-from rig.calls.campaign_stages import call_stages, score_source, stage_columns
-from rig.calls.interview_map import map_interview
-from rig.calls.interviewer import InterviewerSettings
-from rig.calls.results import NoResultsRoute, ResultStore, poll_result
-from rig.calls.row import transport_columns, write_recording
-from rig.calls.score_sources import (
+from rig.calls.agent.brain import AgentAnswer, expected_question_s
+from rig.calls.agent.loop import AgentResult, AgentSettings, render_replies
+from rig.calls.bots.interview_map import map_interview
+from rig.calls.bots.score_sources import (
     SourceSpec,
     load_extractor,
 )
+from rig.calls.interviewer.results import NoResultsRoute, ResultStore, poll_result
+from rig.calls.interviewer.session import InterviewerSettings
+from rig.calls.run.call_row import transport_columns, write_recording
+from rig.calls.run.place import CallPlacing
+from rig.calls.run.score import ScoreChoice
+from rig.calls.run.stages import call_stages, score_source, stage_columns
 from rig.calls.transports.twilio import scrub_credentials
 from rig.campaign.call import Stages, call_id, run_call
 from rig.campaign.row import CallRow
@@ -94,7 +94,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
         result_timeout_s: how long to wait for the interviewer's result after hang-up
             (``--result-wait-s``); a progress line goes to ``progress`` every 10 s.
         score_sources: where each call's score comes from, tried in order
-            (:mod:`rig.calls.score_sources`; ``--score-source``).
+            (:mod:`rig.calls.bots.score_sources`; ``--score-source``).
         progress: where the result wait's progress lines and the "no results route" notice
             go (default: stderr).
         replay: call id -> a call :attr:`captured` earlier: the call is not placed again, its
@@ -118,7 +118,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
     #: in-memory transport, :mod:`rig.calls.transports.pipecat_inproc`; ``--interviewer``)
     bot: str | None = None
     #: with transport ``pipecat``: ``real`` (default) or ``fast``, an event loop that skips
-    #: idle waits (:class:`rig.calls.fastclock.IdleSkipLoop`; ``--bot-clock``)
+    #: idle waits (:class:`rig.calls.bots.fastclock.IdleSkipLoop`; ``--bot-clock``)
     bot_clock: Literal["real", "fast"] = "real"
     agent: AgentSettings = field(default_factory=AgentSettings)
     interviewer_settings: InterviewerSettings | None = None
@@ -161,7 +161,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
                              f"pipecat, got {self.transport!r}")
         self._bot_app = self._inproc = None
         if self.transport == "pipecat":  # a bad bot file fails before any call (ConfigError)
-            from rig.calls.botapp import load_bot
+            from rig.calls.bots.app import load_bot
 
             self._bot_app, self._inproc = load_bot(self.bot or ""), {}
         if not self.score_sources:
@@ -184,8 +184,8 @@ class TransportCaller(CallPlacing, ScoreChoice):
             return self._thread.url
 
     def _start_interviewer(self, pipeline, scorer: Scorer) -> None:
-        from rig.calls.interviewer import warm_tts
-        from rig.calls.service import InterviewerService, ServiceThread, restrict_ice_to
+        from rig.calls.interviewer.service import InterviewerService, ServiceThread, restrict_ice_to
+        from rig.calls.interviewer.session import warm_tts
 
         if self.transport == "webrtc":
             restrict_ice_to("127.0.0.1")

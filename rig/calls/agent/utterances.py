@@ -1,6 +1,6 @@
 """What an interviewer's turn does, from its words: :func:`classify_utterance`.
 
-The caller agent (:mod:`rig.calls.brain`) answers only when the interviewer has *asked*
+The caller agent (:mod:`rig.calls.agent.brain`) answers only when the interviewer has *asked*
 something. A turn (the interviewer's utterances since the agent last spoke, joined) is
 classified by its sentences, in this order:
 
@@ -20,7 +20,7 @@ classified by its sentences, in this order:
 
 So "Thank you for your time. Before we proceed, could you tell me your name?" is a
 ``question`` (the turn ends in one), not a closing, and "Good day. Thank you for your time." is
-a ``greeting``. What the agent does with each kind is in :class:`rig.calls.brain.AgentBrain`.
+a ``greeting``. What the agent does with each kind is in :class:`rig.calls.agent.brain.AgentBrain`.
 """
 
 from __future__ import annotations

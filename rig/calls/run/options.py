@@ -2,7 +2,7 @@
 
 :func:`transport_call_options` is what ``rig campaign run`` calls with its ``--transport``
 and the options that only some transports use; it returns the keyword arguments of
-:class:`rig.calls.campaign.TransportCaller` or raises :class:`~rig.errors.ConfigError`
+:class:`rig.calls.run.caller.TransportCaller` or raises :class:`~rig.errors.ConfigError`
 naming the option and the value. An option that the transport (or the absence of the option
 it goes with) does not use is refused, never ignored. Importing this module needs no extra.
 """
@@ -120,10 +120,10 @@ def _check_twilio_account(opts: TransportOptions, env: Mapping[str, str]) -> Non
 def transport_call_options(opts: TransportOptions,
                            environ: Mapping[str, str] | None = None) -> dict[str, object]:
     """Check the transport options of a campaign together; return the keyword arguments of
-    :class:`rig.calls.campaign.TransportCaller` besides the transport and the paths
+    :class:`rig.calls.run.caller.TransportCaller` besides the transport and the paths
     (``interviewer_url``, and ``results_token_env``, ``twilio_to``, ``twilio_from``,
     ``stream_url``, ``agent_port``, ``agent_host``, ``score_sources``
-    (:func:`rig.calls.score_sources.parse_score_sources`) and ``result_timeout_s``
+    (:func:`rig.calls.bots.score_sources.parse_score_sources`) and ``result_timeout_s``
     (``--result-wait-s``) when given).
 
     Args:
@@ -153,7 +153,7 @@ def transport_call_options(opts: TransportOptions,
         if not opts.interviewer:
             raise OptionConflict("--transport pipecat", "needs --interviewer "
                                                         "pipecat:PATH.py:FACTORY")
-        from rig.calls.botapp import load_bot
+        from rig.calls.bots.app import load_bot
 
         load_bot(opts.interviewer)  # the file, the factory and its signature, before any call
     token_env = opts.results_token_env
@@ -168,7 +168,7 @@ def transport_call_options(opts: TransportOptions,
             raise ConfigError("--bot-clock", "", "real or fast", opts.bot_clock)
         out["bot_clock"] = opts.bot_clock
     if opts.score_source is not None:
-        from rig.calls.score_sources import parse_score_sources
+        from rig.calls.bots.score_sources import parse_score_sources
 
         out["score_sources"] = parse_score_sources(opts.score_source)
     if opts.result_wait_s is not None:

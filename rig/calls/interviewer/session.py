@@ -9,8 +9,8 @@ the turn with faster-whisper (``asr.*``), and, when the transcript's confidence 
 ``repair_above_no_speech``, or empty), asks the caller to repeat (the repair loop that burns
 interview time), at most ``max_repeat_requests`` times per question. It scores the last
 transcript with the rig scorer and writes the result
-(:class:`rig.calls.results.InterviewResult`) keyed by the call id
-(:class:`rig.calls.results.ResultStore`).
+(:class:`rig.calls.interviewer.results.InterviewResult`) keyed by the call id
+(:class:`rig.calls.interviewer.results.ResultStore`).
 
 The session is transport-neutral: :meth:`InterviewSession.feed` takes the caller's audio
 (8 kHz int16 PCM, any chunk size) and :meth:`InterviewSession.run` speaks through a ``say``
@@ -35,8 +35,8 @@ import numpy as np
 from rig.answers import Question
 from rig.asr.whisper import AsrOptions, Transcript
 from rig.audio import Audio, float_to_pcm16, pcm16_to_float
+from rig.calls.interviewer.results import InterviewResult, QuestionResult
 from rig.calls.media import CALL_RATE_HZ, FRAME_BYTES, FRAME_MS, now_s
-from rig.calls.results import InterviewResult, QuestionResult
 from rig.pipeline import PipelineConfig
 from rig.scorer.base import Scorer
 from rig.vad import CloseReason, TurnEvent, TurnParams, TurnTracker

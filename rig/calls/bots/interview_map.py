@@ -1,16 +1,16 @@
 """A bot's whole interview mapped to answers: which question each answer answered, how the
 bot asked it, what the bot heard of it, and the questions it asked that no answer was for.
 
-Input: what the caller agent did (:class:`rig.calls.agent.AgentResult`: its plays and the
+Input: what the caller agent did (:class:`rig.calls.agent.loop.AgentResult`: its plays and the
 interviewer's utterances as it heard them) and what the bot said and heard
-(:class:`rig.calls.bot.BotRecord`). Every time is on the call clock: seconds from the agent's
-connect (``AgentResult.t0_epoch_s``); a ``BotRecord``'s times are taken on the same clock
+(:class:`rig.calls.bots.record.BotRecord`). Every time is on the call clock: seconds from the
+agent's connect (``AgentResult.t0_epoch_s``); a ``BotRecord``'s times are taken on the same clock
 (the in-process transport and the WebRTC link stamp them from the connect).
 
 Per answer played (:class:`AnswerSpan`): the bot's turn it answered (``asked_text``: the play's
 own ``asked_text`` when the agent heard it, else the last bot turn that started before the
 answer), the similarity of that text to the bank's question (the play's own, else
-:func:`default_matcher`'s: :mod:`rig.calls.question_match`), the answer's span on the call
+:func:`default_matcher`'s: :mod:`rig.calls.agent.question_match`), the answer's span on the call
 clock (from its first frame to the bot's next turn, the next answer or the call's end,
 whichever is first: ``end_by`` says which) and the bot's own transcript of it (``heard_text``:
 its ``heard`` entries inside the span). A repeat request answered again gives a second span for
@@ -24,7 +24,7 @@ a follow-up, an off-bank question, or a bank question not planned in this call. 
 recorded (the call's ``<call_id>.interview.json``) and graded by no one.
 
 The runner's contract is one row per planned call: the planned answer's graded span gives the
-row (:mod:`rig.calls.campaign`); the rest goes to the recording log.
+row (:mod:`rig.calls.run.caller`); the rest goes to the recording log.
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
-from rig.calls.bot import BotRecord, BotTurn
+from rig.calls.bots.record import BotRecord, BotTurn
 
 #: Words that make a turn with no question mark a request for an answer
 REQUEST_RE = re.compile(r"\b(tell me|describe|walk me through|explain|talk about|share|"
                         r"give me an example|can you|could you|would you|what|how|why)\b",
                         re.IGNORECASE)
 #: The least similarity (0-1, :func:`text_similarity`) at which a bot turn is taken as a bank
-#: question, when no matcher from :mod:`rig.calls.question_match` is at hand. On the unit
+#: question, when no matcher from :mod:`rig.calls.agent.question_match` is at hand. On the unit
 #: tests' paraphrases the right question scores 0.6-0.9 and the others 0.1-0.37.
 MATCH_THRESHOLD = 0.5
 
@@ -54,7 +54,7 @@ def _trigrams(text: str) -> Counter:
 def text_similarity(a: str, b: str) -> float:
     """Cosine of the two texts' character-trigram counts (lower case, punctuation out), 0-1:
     tolerant of paraphrase ("the last job you had" / "your most recent job"), inflection and
-    ASR spelling. The fallback matcher when :mod:`rig.calls.question_match` is not
+    ASR spelling. The fallback matcher when :mod:`rig.calls.agent.question_match` is not
     installed."""
     ca, cb = _trigrams(a), _trigrams(b)
     dot = sum(ca[w] * cb[w] for w in ca)
@@ -65,11 +65,11 @@ def text_similarity(a: str, b: str) -> float:
 
 def default_matcher() -> Callable[[str, Sequence[tuple[str, str]]], tuple[str | None, float]]:
     """``(text, [(question_id, question_text), ...]) -> (question_id or None, similarity)``:
-    the caller agent's matcher, :func:`rig.calls.question_match.match_question` (TF-IDF
+    the caller agent's matcher, :func:`rig.calls.agent.question_match.match_question` (TF-IDF
     cosine, its threshold) when present, else :func:`text_similarity` with
     :data:`MATCH_THRESHOLD`."""
     try:
-        from rig.calls.question_match import match_question
+        from rig.calls.agent.question_match import match_question
     except ImportError:
         match_question = None
     if match_question is not None:
@@ -165,7 +165,7 @@ def map_interview(agent, record: BotRecord | None,
     """Map one call (see the module docstring).
 
     Args:
-        agent: the caller agent's :class:`rig.calls.agent.AgentResult` (``plays`` may carry
+        agent: the caller agent's :class:`rig.calls.agent.loop.AgentResult` (``plays`` may carry
             ``asked_text`` and ``match_similarity``; older plays do not).
         record: the bot's record; None or one with no ``said``: the agent's view
             (:func:`agent_turns`) gives the bot's turns.

@@ -4,7 +4,7 @@
 pipecat's ``TwilioFrameSerializer``) and ``POST /twilio/voice`` (the voice webhook, answered
 with TwiML ``<Connect><Stream>``). :func:`add_webrtc_routes`: ``POST /api/offer`` (signalling
 for pipecat's ``SmallWebRTCTransport``). Each call runs its interview session through
-``InterviewerService.run_pipeline``; :mod:`rig.calls.service` describes every endpoint.
+``InterviewerService.run_pipeline``; :mod:`rig.calls.interviewer.service` describes every endpoint.
 
 (FastAPI resolves endpoint annotations at import, so its names are imported at module level.)
 """
@@ -29,7 +29,8 @@ from rig.calls.transports.twilio import (
 
 def add_twilio_routes(app: FastAPI, service) -> None:
     """Add ``WS /twilio/media`` and ``POST /twilio/voice`` for ``service`` (an
-    :class:`~rig.calls.service.InterviewerService`: its sessions, pipeline and public URL)."""
+    :class:`~rig.calls.interviewer.service.InterviewerService`: its sessions, pipeline and public
+    URL)."""
 
     @app.websocket("/twilio/media")
     async def twilio_media(ws: WebSocket):
@@ -80,7 +81,8 @@ def add_twilio_routes(app: FastAPI, service) -> None:
 
 def add_webrtc_routes(app: FastAPI, service) -> None:
     """Add ``POST /api/offer`` for ``service`` (an
-    :class:`~rig.calls.service.InterviewerService`; its ``active`` holds the running calls)."""
+    :class:`~rig.calls.interviewer.service.InterviewerService`; its ``active`` holds the running
+    calls)."""
 
     @app.post("/api/offer")
     async def offer(request: Request):
