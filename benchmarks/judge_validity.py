@@ -19,9 +19,9 @@ import statistics
 from pathlib import Path
 
 from rig.answers import load_bank
-from rig.campaign.runner import default_scorer
 from rig.paths import DEFAULTS
 from rig.pipeline import load_pipeline
+from rig.scorer.factory import build_scorer
 from rig.scorer.validate import ValidationRun, summarise, validate_bank
 
 MODES = ("argmax", "expected")
@@ -35,8 +35,7 @@ def main() -> None:
     args = ap.parse_args()
     bank = load_bank(args.answers)
     pipe = load_pipeline(args.pipeline)
-    scorers = {m: default_scorer(pipe.model_copy(update={"scorer": pipe.scorer.model_copy(
-        update={"mode": m})})) for m in MODES}
+    scorers = {m: build_scorer(pipe.scorer.model_copy(update={"mode": m})) for m in MODES}
     questions = bank.questions[: args.questions] if args.questions else bank.questions
     run = ValidationRun(bank.meta.name, list(MODES), 1)
     for q in questions:  # interleaved: both modes see the same machine load

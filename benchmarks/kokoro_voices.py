@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from rig.answers import load_bank, reference_text  # noqa: E402
+from rig.answers import load_bank  # noqa: E402
 from rig.asr.wer import wer  # noqa: E402
 from rig.asr.whisper import AsrOptions, transcribe  # noqa: E402
 from rig.campaign.call import render_call_audio  # noqa: E402
@@ -36,6 +36,7 @@ from rig.paths import write_text_atomic  # noqa: E402
 from rig.pipeline import Telephony  # noqa: E402
 from rig.profiles import Profile, Voice  # noqa: E402
 from rig.profiles.settings import KOKORO_VOICE_IDS  # noqa: E402
+from rig.script import reference_text  # noqa: E402
 
 ANSWERS = ("q03_weak", "q06_weak", "q10_border_lo")
 BASELINES = ("hibari:heart", "espeak-ng:en-gb")

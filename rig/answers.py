@@ -6,21 +6,15 @@ optional ``bank.yaml`` with the bank's metadata (``name``, ``version``, ``graded
 
 ``mode: read_speech`` (``rig voices import`` writes such banks) marks a bank of sentences to
 read aloud, with no rubric: :func:`load_bank` reads its questions and answers as
-:class:`rig.read_speech_bank.ReadSpeechQuestion` and :class:`~rig.read_speech_bank.
-ReadSpeechAnswer` (no rubric, cutoff, tier or reference grades). A campaign over it skips the
-scorer (:mod:`rig.campaign.read_speech`).
+:class:`ReadSpeechQuestion` and :class:`ReadSpeechAnswer` (no rubric, cutoff, tier or
+reference grades). A campaign over it skips the scorer (:mod:`rig.campaign.read_speech`).
 
-Script marks (inline, removed from the WER reference):
-    ``[pause 1.2s]``  silence of 1.2 seconds inside the answer;
-    ``[um]``, ``[uh]``, ``[erm]``, ``[hmm]``  a spoken filler.
-The WER reference policy is ``clean``: the spoken script words without marks or fillers.
-``verbatim`` keeps the fillers (see :func:`reference_text`).
+An answer's script, its marks (``[pause 1.2s]``, ``[um]``) and its WER reference are
+:mod:`rig.script`'s.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -29,125 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rig.config import content_hash, load_model, read_yaml, yaml_files
 from rig.errors import ConfigError
-from rig.script_fractions import spell_fractions, unslash_fractions
+from rig.script import normalise_script, parse_script, reference_text
 
 Tier = Literal["strong", "borderline", "weak"]
 BankMode = Literal["graded", "read_speech"]
-ReferencePolicy = Literal["clean", "verbatim"]
-
-FILLERS = ("um", "uh", "erm", "hmm")
-_MARK = re.compile(r"\[\s*(pause\s+(?P<pause>\d+(?:\.\d+)?)\s*s|(?P<filler>um|uh|erm|hmm))\s*\]",
-                   re.IGNORECASE)
-_ANY_BRACKET = re.compile(r"\[[^\]]*\]")
 
 #: How far from the cutoff a tier's mean reference grade may sit (points on the 0-100 scale).
 BORDERLINE_BAND = 8.0
 CLEAR_MARGIN = 10.0
-
-
-@dataclass(frozen=True)
-class Words:
-    text: str
-
-
-@dataclass(frozen=True)
-class Pause:
-    pause_s: float
-
-
-@dataclass(frozen=True)
-class Filler:
-    word: str
-
-
-Segment = Words | Pause | Filler
-
-
-def parse_script(script: str) -> list[Segment]:
-    """Split a script into spoken word runs, pauses and fillers, in order.
-
-    Raises:
-        ValueError: an unknown ``[...]`` mark (the message quotes it).
-    """
-    out: list[Segment] = []
-    pos = 0
-    for m in _MARK.finditer(script):
-        before = script[pos:m.start()]
-        bad = _ANY_BRACKET.search(before)
-        if bad:
-            raise ValueError(f"unknown script mark {bad.group(0)!r}; use [pause 1.2s] or "
-                             f"[{']/['.join(FILLERS)}]")
-        if before.strip():
-            out.append(Words(" ".join(before.split())))
-        if m.group("pause"):
-            out.append(Pause(float(m.group("pause"))))
-        else:
-            out.append(Filler(m.group("filler").lower()))
-        pos = m.end()
-    rest = script[pos:]
-    bad = _ANY_BRACKET.search(rest)
-    if bad:
-        raise ValueError(f"unknown script mark {bad.group(0)!r}; use [pause 1.2s] or "
-                         f"[{']/['.join(FILLERS)}]")
-    if rest.strip():
-        out.append(Words(" ".join(rest.split())))
-    return out
-
-
-#: Typographic characters a word processor or chat tool puts in a script, and their plain forms
-#: (the voices read the plain ones; the WER normaliser compares plain text).
-_PLAIN = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
-                        "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',
-                        "\u201f": '"', "\u2033": '"', "\u2013": "-", "\u2014": " - ",
-                        "\u2026": "..."})
-_RTL_BIDI = {"R", "AL", "RLE", "RLO", "RLI", "LRE", "LRO", "LRI", "FSI", "PDF", "PDI"}
-
-
-def normalise_script(script: str) -> str:
-    """A script as the voices speak it: Unicode NFKC (a non-breaking or other odd space
-    becomes a space, full-width letters plain), curly quotes and apostrophes straight, en/em
-    dashes and the ellipsis character plain, line breaks (CR LF too) as spaces; a typographic
-    fraction as words ("½" -> "one half", "2¾" -> "2 and three quarters") and one written
-    with the fraction slash U+2044 ("1⁄2") as "1/2", so the voices and the WER reference read
-    the same words.
-
-    Raises:
-        ValueError: a character no voice speaks: right-to-left letters (Hebrew, Arabic) or
-            bidirectional controls, letters and digits of other scripts than Latin (CJK,
-            Cyrillic, Devanagari...), emoji and other symbols, control characters, or
-            invisible format characters (zero-width space, joiner); the message names it
-            (``U+200B ZERO WIDTH SPACE at character 41``) and the fix."""
-    text = unslash_fractions(unicodedata.normalize("NFKC", spell_fractions(script)))
-    text = text.translate(_PLAIN)
-    for i, ch in enumerate(text):
-        if ch in "\n\r\t":
-            continue
-        cat, bidi = unicodedata.category(ch), unicodedata.bidirectional(ch)
-        why = ("right-to-left text: the voices speak English; give the answer in English"
-               if bidi in _RTL_BIDI else
-               "not Latin script: the voices and the ASR speak English; give the answer in "
-               "English" if cat[0] in "LN" and not ch.isascii()
-               and not unicodedata.name(ch, "").startswith("LATIN") else
-               "an emoji or symbol: voices skip or misread it; write the words"
-               if cat == "So" or 0x1F000 <= ord(ch) <= 0x1FAFF else
-               "a control or invisible format character: delete it"
-               if cat in ("Cc", "Cf", "Co", "Cs", "Cn") else None)
-        if why:
-            name = unicodedata.name(ch, "unnamed")
-            raise ValueError(f"script has U+{ord(ch):04X} {name} at character {i}: {why}")
-    return " ".join(text.split()) if "\n" in text or "\r" in text else text
-
-
-def reference_text(script: str, policy: ReferencePolicy = "clean") -> str:
-    """The WER reference: spoken words without marks; ``verbatim`` keeps fillers."""
-    parts = []
-    for seg in parse_script(script):
-        if isinstance(seg, Words):
-            parts.append(seg.text)
-        elif isinstance(seg, Filler) and policy == "verbatim":
-            parts.append(seg.word)
-    return " ".join(parts)
-
 
 class RubricCriterion(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -300,6 +183,56 @@ class Question(BaseModel):
                                         [c.model_dump() for c in rubric]})
 
 
+class ReadSpeechAnswer(Answer):
+    """A sentence to read aloud (a read-speech bank): ``answer_id`` and ``script`` only; no
+    tier, no reference grades (``reference_score`` is None)."""
+    tier: None = None  # type: ignore[assignment]
+    reference_grades: list[ReferenceGrade] = Field(default_factory=list, max_length=0)
+
+    @field_validator("tier", "reference_grades", mode="before")
+    @classmethod
+    def _ungraded(cls, v: object) -> object:
+        if v:
+            raise ValueError("a read-speech prompt (bank.yaml mode: read_speech) is not graded:"
+                             " give no tier or reference grades")
+        return v
+
+    @property
+    def reference_score(self) -> float | None:  # type: ignore[override]
+        return None
+
+
+class ReadSpeechQuestion(Question):
+    """A group of read-speech prompts (``bank.yaml`` ``mode: read_speech``): the ``question``
+    is the instruction the speaker was given; no rubric, cutoff or tiers, and the scorer never
+    grades it (:attr:`graded` is False)."""
+    graded: ClassVar[bool] = False
+    rubric_version: int = 1
+    cutoff: float | None = None  # type: ignore[assignment]
+    rubric: list[RubricCriterion] = Field(default_factory=list, max_length=0)
+    answers: list[ReadSpeechAnswer] = Field(min_length=1)  # type: ignore[assignment]
+
+    @field_validator("rubric", "cutoff", mode="before")
+    @classmethod
+    def _no_rubric(cls, v: object) -> object:
+        if v:
+            raise ValueError("a read-speech bank (bank.yaml mode: read_speech) has no rubric "
+                             "or cutoff: the scorer does not run")
+        return v
+
+    @field_validator("rubric")
+    @classmethod
+    def _rubric(cls, v: list[RubricCriterion]) -> list[RubricCriterion]:
+        return v  # no rubric: nothing to sum
+
+    @model_validator(mode="after")
+    def _check(self) -> ReadSpeechQuestion:
+        return self  # no tiers to check
+
+    def scored_rubric(self, style_criteria: str = "keep") -> ReadSpeechQuestion:
+        return self
+
+
 class BankMeta(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     name: str
@@ -351,8 +284,6 @@ def load_bank(path: str | Path) -> AnswerBank:
     meta = (load_model(meta_path, BankMeta) if meta_path.is_file()
             else BankMeta(name=folder.name))
     if meta.mode == "read_speech":
-        from rig.read_speech_bank import ReadSpeechQuestion  # it imports this module
-
         model: type[Question] = ReadSpeechQuestion
     else:
         model = Question
@@ -371,13 +302,3 @@ def load_bank(path: str | Path) -> AnswerBank:
             seen_a[a.answer_id] = f
         questions.append(q)
     return AnswerBank(meta=meta, questions=tuple(questions), path=path)
-
-
-def __getattr__(name: str) -> object:
-    """The read-speech classes, moved to :mod:`rig.read_speech_bank`, still importable from
-    here (lazily: that module imports this one)."""
-    if name in ("ReadSpeechAnswer", "ReadSpeechQuestion"):
-        from rig import read_speech_bank
-
-        return getattr(read_speech_bank, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

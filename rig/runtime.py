@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Literal
 from rig.errors import ConfigError, EngineUnavailable
 
 if TYPE_CHECKING:
-    from rig.campaign.call import Stages
     from rig.pipeline import PipelineConfig
+    from rig.stages import Stages
 
 Device = Literal["cpu", "cuda", "auto"]
 DEVICES: tuple[str, ...] = ("cpu", "cuda", "auto")
@@ -160,21 +160,6 @@ def resolve_device(requested: str, engine: Engine) -> Literal["cpu", "cuda"]:
                             "use device: auto to fall back to the CPU")
 
 
-@dataclass(frozen=True)
-class RuntimeTranscribe:
-    """The ASR stage run with these threads on this (resolved) device: a picklable callable
-    ``(audio, AsrOptions) -> Transcript`` that overrides the options' ``cpu_threads`` and
-    ``device`` (the pipeline's settings, from :func:`rig.campaign.call.run_call`, stay)."""
-    cpu_threads: int
-    device: Literal["cpu", "cuda"] = "cpu"
-
-    def __call__(self, audio, options):
-        from rig.asr.whisper import transcribe
-
-        return transcribe(audio, dataclasses.replace(options, cpu_threads=self.cpu_threads,
-                                                     device=self.device))
-
-
 def build_stages(pipeline: PipelineConfig, runtime: Runtime | None = None, *,
                  audio_cache_dir=None) -> Stages:
     """The default real stages of :func:`rig.campaign.call.run_call` for ``pipeline``, run
@@ -189,25 +174,22 @@ def build_stages(pipeline: PipelineConfig, runtime: Runtime | None = None, *,
     Raises:
         ConfigError, EngineUnavailable: as :func:`resolve_device`.
     """
-    from rig.campaign.call import Stages
-    from rig.campaign.runner import default_scorer
+    from rig.asr.whisper import build_asr
+    from rig.scorer.factory import build_scorer
+    from rig.stages import Stages
+    from rig.vad.build import build_turn_detector
 
     runtime = runtime or default_runtime(1)
     requested = runtime.device or pipeline.device
     asr_device = resolve_device(requested, "asr")
     scorer_device: str | None = None
     if pipeline.scorer.backend != "llamacpp":
-        scorer = default_scorer(pipeline)
+        scorer = build_scorer(pipeline.scorer)
     else:
-        from rig.scorer.llamacpp import LlamaCppScorer
-
         scorer_device = resolve_device(requested, "scorer")
-        s = pipeline.scorer
-        scorer = LlamaCppScorer(model=s.model, temperature=s.temperature,
-                                max_tokens=s.max_tokens, with_reason=s.reason, mode=s.mode,
-                                budget_s=s.budget_s, n_threads=runtime.scorer_threads,
-                                n_gpu_layers=-1 if scorer_device == "cuda" else 0)
+        scorer = build_scorer(pipeline.scorer, n_threads=runtime.scorer_threads,
+                              n_gpu_layers=-1 if scorer_device == "cuda" else 0)
 
-    return Stages(scorer=scorer, transcribe=RuntimeTranscribe(runtime.asr_threads, asr_device),
-                  audio_cache_dir=audio_cache_dir,
+    return Stages(scorer=scorer, transcribe=build_asr(runtime.asr_threads, asr_device),
+                  detect_turn=build_turn_detector(pipeline), audio_cache_dir=audio_cache_dir,
                   asr_device=asr_device, scorer_device=scorer_device)

@@ -1,5 +1,5 @@
 """Typographic fractions in a script, as the voices should speak them (used by
-:func:`rig.answers.normalise_script`)."""
+:func:`rig.script.normalise_script`)."""
 
 from __future__ import annotations
 

@@ -19,9 +19,9 @@ import numpy as np
 
 from rig.asr.whisper import Transcript
 from rig.audio import Audio
-from rig.campaign.call import Stages
 from rig.campaign.row import comparable as comparable_row
 from rig.scorer.fake import FakeScorer
+from rig.stages import Stages
 from rig.synth.base import RenderedAnswer, WordTiming
 from rig.vad import TurnResult
 
@@ -40,7 +40,7 @@ class FakeLine:
     def render(self, script, profile, seed, *, answer_id="", resolve_path=None,
                cache_dir=None):
         """One word every 0.3 s; a profile with pauses gets a gap after word 5."""
-        from rig.answers import reference_text
+        from rig.script import reference_text
 
         words, t = [], profile.response_delay_s
         for i, w in enumerate(reference_text(script).split()):

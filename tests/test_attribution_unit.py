@@ -20,9 +20,10 @@ from rig.campaign.attribution import (
     rounded_parts,
     split_text,
 )
-from rig.campaign.call import Stages, finish_call, run_call, run_call_front
+from rig.campaign.call import finish_call, run_call, run_call_front
 from rig.campaign.summary import campaign_summary
 from rig.scorer.fake import FakeScorer
+from rig.stages import Stages
 from rig.vad import TurnResult
 from tests.test_call_row_unit import fake_render, inputs, stages  # noqa: F401 - fixture
 

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rig.campaign.call import FrontResult, Stages, finish_call, run_call, run_call_front
+from rig.campaign.call import finish_call, run_call, run_call_front
+from rig.campaign.front import FrontResult
 from rig.campaign.row import COLUMNS, ROW_TYPES, comparable
+from rig.stages import Stages
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,10 +48,10 @@ def _front_in_worker(oracle) -> FrontResult:
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory) -> tuple[dict, dict]:
-    from rig.campaign.runner import default_scorer
+    from rig.scorer.factory import build_scorer
 
     inputs = _inputs()
-    stages = Stages(scorer=default_scorer(inputs["pipeline"]), asr_device="cpu",
+    stages = Stages(scorer=build_scorer(inputs["pipeline"].scorer), asr_device="cpu",
                     scorer_device="cpu")
     oracle = stages.scorer.score(inputs["question"], inputs["answer"].clean_text, 0)
     whole = run_call(stages=stages, oracle=oracle, **inputs)

@@ -20,7 +20,8 @@ import pytest
 from rig.answers import load_bank
 from rig.asr.whisper import Transcript
 from rig.audio import Audio
-from rig.campaign.call import FrontResult, Stages, finish_call, run_call, run_call_front
+from rig.campaign.call import finish_call, run_call, run_call_front
+from rig.campaign.front import FrontResult
 from rig.campaign.row import (
     COLUMNS,
     ROW_TYPES,
@@ -35,6 +36,7 @@ from rig.errors import RigError
 from rig.pipeline import load_pipeline
 from rig.profiles import load_profiles
 from rig.scorer.fake import FakeScorer
+from rig.stages import Stages
 from rig.synth.base import RenderedAnswer, WordTiming
 from rig.vad import TurnResult
 
@@ -44,7 +46,7 @@ SR = 8000
 
 
 def fake_render(script, profile, seed, *, answer_id="", resolve_path=None, cache_dir=None):
-    from rig.answers import reference_text
+    from rig.script import reference_text
 
     words, t = [WordTiming("um", 0.1, 0.3, True)], 0.4
     for w in reference_text(script).split():

@@ -21,16 +21,17 @@ import pytest
 
 from rig.answers import load_bank
 from rig.calls.run.caller import TransportCaller
-from rig.campaign.call import ROW_TYPES, TRANSPORT_COLUMNS, Stages, with_transport_columns
+from rig.campaign.call import ROW_TYPES, TRANSPORT_COLUMNS, with_transport_columns
 from rig.campaign.runner import (
     CampaignSpec,
     OracleCache,
-    default_scorer,
     plan_campaign,
     run_campaign,
 )
 from rig.pipeline import load_pipeline, pipeline_version
 from rig.profiles import load_profiles
+from rig.scorer.factory import build_scorer
+from rig.stages import Stages
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +61,7 @@ def _spec(out: Path, transport: str) -> CampaignSpec:
 def fresh_stages() -> Stages:
     """A new scorer (its memo of gradings empty, so every grading here reaches the model;
     llama.cpp's model itself loads once per process)."""
-    return Stages(scorer=default_scorer(load_pipeline(PIPELINE)))
+    return Stages(scorer=build_scorer(load_pipeline(PIPELINE).scorer))
 
 
 def _concurrent(caller: TransportCaller, spec: CampaignSpec, stages: Stages) -> list[dict]:

@@ -22,9 +22,10 @@ from rig.calls.media import FRAME_BYTES, PlayoutBuffer
 from rig.calls.run.call_row import interviewer_gap_s
 from rig.calls.run.caller import TransportCaller
 from rig.calls.transports.twilio import TwilioCredentials, place_call, scrub_credentials
-from rig.campaign.call import ROW_TYPES, TRANSPORT_COLUMNS, Stages
+from rig.campaign.call import ROW_TYPES, TRANSPORT_COLUMNS
 from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.scorer.fake import FakeScorer
+from rig.stages import Stages
 from rig.synth.base import RenderedAnswer, WordTiming
 
 pytestmark = pytest.mark.unit
@@ -34,7 +35,7 @@ SR = 8000
 
 
 def fake_render(script, profile, seed, *, answer_id="", resolve_path=None, cache_dir=None):
-    from rig.answers import reference_text
+    from rig.script import reference_text
 
     words, t = [], profile.response_delay_s
     for w in reference_text(script).split():

@@ -225,7 +225,7 @@ def test_each_serve_transport_answers_only_its_own_call_endpoints(tmp_path):
 def test_a_webhook_record_is_imported_as_posted_even_with_questions(tmp_path):
     """An external interviewer may post extra fields, `questions` among them: its posted
     score is the score (only the reference interviewer's own records are read by question)."""
-    from rig.calls.interviewer.results import import_scores
+    from rig.calls.interviewer.score_import import import_scores
 
     store = ResultStore(tmp_path / "webhook.jsonl")
     store.put({"call_id": "x", "score": 55, "status": "ok", "questions": [{"score": 1}],

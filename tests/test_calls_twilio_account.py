@@ -26,8 +26,9 @@ from rig.calls.interviewer.results import ResultStore
 from rig.calls.interviewer.service import InterviewerService, ServiceThread
 from rig.calls.run.caller import TransportCaller
 from rig.calls.transports.twilio import MediaStreamWriter, StreamIds, parse_message
-from rig.campaign.runner import CampaignSpec, default_scorer, run_campaign
+from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.pipeline import load_pipeline
+from rig.scorer.factory import build_scorer
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,7 +97,7 @@ def test_a_call_placed_through_the_rest_api_reaches_the_interviewer(tmp_path, mo
     monkeypatch.setenv("TWILIO_AUTH_TOKEN", "not-a-real-token")
     pipeline = load_pipeline(ROOT / "pipelines" / "reference.yaml")
     bank_path = ROOT / "tests" / "data" / "calls_bank"
-    svc = InterviewerService(pipeline, load_bank(bank_path), default_scorer(pipeline),
+    svc = InterviewerService(pipeline, load_bank(bank_path), build_scorer(pipeline.scorer),
                              ResultStore())
     out = tmp_path / "c"
     spec = CampaignSpec(answers_path=bank_path, profiles_path=ROOT / "profiles" / "demo",

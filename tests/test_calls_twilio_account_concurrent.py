@@ -20,10 +20,11 @@ from rig.answers import load_bank
 from rig.calls.interviewer.results import ResultStore
 from rig.calls.interviewer.service import InterviewerService, ServiceThread
 from rig.calls.run.caller import TransportCaller
-from rig.campaign.call import Stages
-from rig.campaign.runner import CampaignSpec, OracleCache, default_scorer, plan_campaign
+from rig.campaign.runner import CampaignSpec, OracleCache, plan_campaign
 from rig.pipeline import load_pipeline, pipeline_version
 from rig.profiles import load_profiles
+from rig.scorer.factory import build_scorer
+from rig.stages import Stages
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +45,7 @@ def test_k_account_calls_at_once_share_one_stream_server_on_a_fixed_port(tmp_pat
     pipeline = load_pipeline(ROOT / "pipelines" / "reference.yaml")
     version = pipeline_version(pipeline)
     bank, profiles = load_bank(BANK), load_profiles(ROOT / "profiles" / "demo")
-    stages = Stages(scorer=default_scorer(pipeline))
+    stages = Stages(scorer=build_scorer(pipeline.scorer))
     spec = CampaignSpec(answers_path=BANK, profiles_path=ROOT / "profiles" / "demo",
                         pipeline_path=ROOT / "pipelines" / "reference.yaml",
                         out_dir=tmp_path / "c", profile_ids=("baseline",), transport="twilio")

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from rig.audio import Audio
-from rig.calls.interviewer.results import ResultStore, import_scores, match_scores
+from rig.calls.interviewer.results import ResultStore
+from rig.calls.interviewer.score_import import import_scores, match_scores
 from rig.calls.media import (
     FRAME_BYTES,
     JitterMeter,
@@ -296,7 +297,7 @@ def test_jsonl_scores_a_webhook_log_is_time_ordered_a_plain_export_is_not(tmp_pa
 
 
 def test_an_interviewer_record_maps_as_the_campaign_maps_it():
-    from rig.calls.interviewer.results import interviewer_record_score
+    from rig.calls.interviewer.score_import import interviewer_record_score
 
     ok = {"call_id": "a", "status": "ok", "attempt_id": "t",
           "questions": [{"score": 1, "transcript": "x"}, {"score": 77, "transcript": "y"}]}

@@ -16,13 +16,13 @@ from typer.testing import CliRunner
 
 from rig.asr.whisper import Transcript
 from rig.audio import Audio
-from rig.campaign.call import Stages
 from rig.campaign.repeats import repeat_variation
 from rig.campaign.runner import CampaignSpec, plan_campaign, run_campaign
 from rig.campaign.summary import build_summary
 from rig.pipeline import PipelineConfig, ScorerSettings, load_pipeline
 from rig.profiles import Profile, load_profiles
 from rig.scorer.fake import FakeScorer
+from rig.stages import Stages
 from rig.stats.noise import NOT_MEASURED
 from rig.synth.base import RenderedAnswer, WordTiming
 from rig.vad import TurnResult
@@ -191,7 +191,7 @@ def _stages(scorer=None) -> Stages:
     """Fake render, line, turn detection and ASR: one word every 0.3 s, a pause profile's
     pause after word 5 closes the turn when it is longer than the timer; the ASR hears the
     script words spoken before the close. Deterministic, like the reference pipeline."""
-    from rig.answers import reference_text
+    from rig.script import reference_text
 
     state: dict = {}
 

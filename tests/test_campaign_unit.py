@@ -10,11 +10,11 @@ import pytest
 
 from rig.asr.whisper import Transcript
 from rig.audio import Audio
-from rig.campaign.call import Stages
 from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.campaign.store import CallLog
 from rig.campaign.summary import build_summary
 from rig.scorer.fake import FakeScorer
+from rig.stages import Stages
 from rig.synth.base import RenderedAnswer, WordTiming
 from rig.vad import TurnResult
 
@@ -25,7 +25,7 @@ SR = 8000
 
 def fake_render(script, profile, seed, *, answer_id="", resolve_path=None, cache_dir=None):
     """One word every 0.3 s; a 'long pause' profile inserts a 2 s gap after word 5."""
-    from rig.answers import reference_text
+    from rig.script import reference_text
 
     words, t = [], profile.response_delay_s
     for i, w in enumerate(reference_text(script).split()):

@@ -12,10 +12,11 @@ import typer
 from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
-from rig.answers import Answer, normalise_script, reference_text
+from rig.answers import Answer
 from rig.cli.stats import stats_app
 from rig.config import load_model
 from rig.errors import ConfigError
+from rig.script import normalise_script, reference_text
 from rig.stats.rows import RowsError, read_rows
 from rig.stats.simulation import Design, simulate_campaign
 

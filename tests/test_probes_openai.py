@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from rig.campaign.runner import default_scorer
 from rig.errors import ConfigError
 from rig.pipeline import PipelineConfig, ScorerSettings
 from rig.probes import ProbeSpec, build_scorer, parse_rating, run_probe
 from rig.probes.core import scorer_settings
+from rig.scorer.factory import build_scorer as build_pipeline_scorer
 from rig.scorer.openai_compat import OpenAICompatScorer, redact_url
 
 pytestmark = pytest.mark.unit
@@ -190,7 +190,7 @@ def test_scorer_settings_accept_the_openai_backend(endpoint, key_env, tmp_path):
     s = ScorerSettings(backend="openai", base_url=endpoint.base_url, model="gpt-x",
                        api_key_env=ENV)
     p = PipelineConfig(name="hosted", scorer=s)
-    sc = default_scorer(p)
+    sc = build_pipeline_scorer(p.scorer)
     assert isinstance(sc, OpenAICompatScorer) and sc.model == "gpt-x"
     with pytest.raises(ValueError, match="needs base_url"):
         ScorerSettings(backend="openai", model="gpt-x")

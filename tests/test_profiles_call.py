@@ -12,11 +12,12 @@ import pytest
 
 from rig.answers import load_bank
 from rig.asr.whisper import Transcript
-from rig.campaign.call import Stages, run_call
+from rig.campaign.call import run_call
 from rig.channel import Channel
 from rig.pipeline import load_pipeline
 from rig.profiles import Disfluency, Noise, Pace, Profile
 from rig.scorer.fake import FakeScorer
+from rig.stages import Stages
 from rig.synth import render_answer
 from rig.vad import TurnResult
 

@@ -14,13 +14,14 @@ import numpy as np
 import pytest
 import replay_data as rd
 
-from rig.answers import Pause, load_bank, parse_script
+from rig.answers import load_bank
 from rig.asr.wer import wer
 from rig.asr.whisper import transcribe
 from rig.audio import Audio
 from rig.calls.agent.question_match import match_question
 from rig.monitor.meta import iter_calls
 from rig.monitor.recording import RecordingError, read_call_audio
+from rig.script import Pause, parse_script
 from rig.vad import TurnParams, detect_turn, detect_turns
 
 pytestmark = [pytest.mark.integration,

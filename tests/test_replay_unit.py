@@ -4,6 +4,7 @@ statistics against independent computations. The real stages: test_replay_integr
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from pathlib import Path
@@ -43,7 +44,7 @@ def _fakes(counter: dict | None = None):
             counter["n"] = counter.get("n", 0) + 1
             return inner(audio, opts)
 
-        st.transcribe = counting
+        st = dataclasses.replace(st, transcribe=counting)
     return {"A": st, "B": st}, fake_signal_stages()
 
 

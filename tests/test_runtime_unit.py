@@ -8,9 +8,10 @@ import pickle
 import pytest
 
 from rig import runtime as rt
+from rig.asr.whisper import RuntimeTranscribe
 from rig.errors import ConfigError, EngineUnavailable
 from rig.pipeline import PipelineConfig, ScorerSettings, pipeline_version
-from rig.runtime import Runtime, RuntimeTranscribe, build_stages, default_runtime, resolve_device
+from rig.runtime import Runtime, build_stages, default_runtime, resolve_device
 from rig.scorer.llamacpp import LlamaCppScorer
 
 pytestmark = pytest.mark.unit

@@ -3,10 +3,11 @@ from pathlib import Path
 
 import pytest
 
-from rig.answers import Filler, Pause, Words, load_bank, parse_script, reference_text
+from rig.answers import load_bank
 from rig.errors import ConfigError
 from rig.pipeline import load_pipeline, pipeline_version
 from rig.profiles import load_profiles
+from rig.script import Filler, Pause, Words, parse_script, reference_text
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[1]

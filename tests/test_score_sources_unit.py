@@ -27,11 +27,11 @@ from rig.calls.bots.score_sources import (
 )
 from rig.calls.interviewer.results import ResultStore
 from rig.calls.run.caller import TransportCaller
-from rig.campaign.call import Stages
 from rig.campaign.row import CallRow
 from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.errors import ConfigError
 from rig.scorer.fake import FakeScorer
+from rig.stages import Stages
 from rig.synth.base import RenderedAnswer, WordTiming
 
 pytestmark = pytest.mark.unit
@@ -115,7 +115,7 @@ def test_extractor_returns_are_checked():
 
 # --- the sources through the campaign ---------------------------------------------------------
 def fake_render(script, profile, seed, *, answer_id="", resolve_path=None, cache_dir=None):
-    from rig.answers import reference_text
+    from rig.script import reference_text
 
     words, t = [], profile.response_delay_s
     for w in reference_text(script).split():

@@ -11,9 +11,9 @@ import pytest
 from test_probes_openai import Endpoint  # the fake chat-completions endpoint on loopback
 
 from rig.answers import load_bank
-from rig.campaign.runner import default_scorer
 from rig.pipeline import PipelineConfig, ScorerSettings
 from rig.scorer.base import ModeUnsupported
+from rig.scorer.factory import build_scorer
 from rig.scorer.openai_compat import OpenAICompatScorer
 
 MINI = load_bank("answer_bank/mini")
@@ -69,7 +69,7 @@ def test_the_pipeline_passes_mode_and_budget_to_the_openai_backend():
     pipe = PipelineConfig(name="p", scorer=ScorerSettings(
         backend="openai", base_url="http://127.0.0.1:9/v1", model="m", mode="expected",
         budget_s=7))
-    s = default_scorer(pipe)
+    s = build_scorer(pipe.scorer)
     assert (s.mode, s.budget_s, s.reproducible_at_zero) == ("expected", 7, False)
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from rig.campaign.call import Stages, run_call_front
+from rig.campaign.call import run_call_front
 from rig.scorer.base import ScoreResult
 from rig.scorer.fake import FakeScorer
+from rig.stages import Stages
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from rig.answers import reference_text
 from rig.audio import Audio, active_speech_mask, write_wav
 from rig.errors import EngineUnavailable
 from rig.profiles import Disfluency, Noise, Pace, Pauses, Profile, Voice
+from rig.script import reference_text
 from rig.synth import render_answer, render_speech
 from rig.synth.base import cap_silences, speech_bounds
 from rig.synth.noise import make_noise, mix_at_snr

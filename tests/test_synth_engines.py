@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rig.answers import reference_text
 from rig.errors import EngineUnavailable
 from rig.profiles import Pace, Profile, Voice
+from rig.script import reference_text
 from rig.synth import get_engine, render_speech
 
 pytestmark = pytest.mark.integration

@@ -176,10 +176,11 @@ def test_a_long_pauses_call_under_webrtcvad_is_truncated(vad_settings, render_ca
     the turn closes in it and the row says which detector closed it."""
     from rig.answers import load_bank
     from rig.asr.whisper import Transcript
-    from rig.campaign.call import Stages, run_call
+    from rig.campaign.call import run_call
     from rig.pipeline import PipelineConfig, load_pipeline
     from rig.profiles import load_profiles
     from rig.scorer.fake import FakeScorer
+    from rig.stages import Stages
 
     root = Path(__file__).resolve().parents[1]
     question, answer = load_bank(root / "answer_bank" / "core").answers()[0]

@@ -7,8 +7,10 @@ without an asyncio pipeline per call; the real-call transports use pipecat's ser
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 
@@ -109,3 +111,24 @@ def transcribe(audio: Audio, options: AsrOptions = AsrOptions()) -> Transcript:
                              float(s.no_speech_prob), float(s.compression_ratio))
                   for s in segs)
     return Transcript(text, lp, nsp, audio16.duration_s, parts, language)
+
+
+@dataclass(frozen=True)
+class RuntimeTranscribe:
+    """The ASR stage run with these threads on this (resolved) device: a picklable callable
+    ``(audio, AsrOptions) -> Transcript`` that overrides the options' ``cpu_threads`` and
+    ``device`` (the pipeline's settings, from :func:`rig.campaign.call.run_call`, stay)."""
+    cpu_threads: int
+    device: Literal["cpu", "cuda"] = "cpu"
+
+    def __call__(self, audio, options):
+        return transcribe(audio, dataclasses.replace(options, cpu_threads=self.cpu_threads,
+                                                     device=self.device))
+
+
+def build_asr(cpu_threads: int, device: Literal["cpu", "cuda"] = "cpu") -> RuntimeTranscribe:
+    """The ASR stage of :class:`rig.stages.Stages`: :func:`transcribe` run with
+    ``cpu_threads`` CPU threads (>= 1; ignored on CUDA) on ``device`` (already resolved,
+    :func:`rig.runtime.resolve_device`). The model, beam and language stay the pipeline's
+    (the :class:`AsrOptions` each call passes); the model loads on the first call."""
+    return RuntimeTranscribe(cpu_threads, device)

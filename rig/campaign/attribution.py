@@ -16,7 +16,7 @@ from rig.stats.common import NotComputable
 from rig.stats.intervals import bootstrap_mean_interval, t_interval
 
 if TYPE_CHECKING:
-    from rig.campaign.call import FrontResult
+    from rig.campaign.front import FrontResult
     from rig.campaign.schema import ProfileAttribution
     from rig.scorer.base import Scorer
 

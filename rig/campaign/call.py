@@ -3,7 +3,8 @@
 render (TTS, pauses, fillers, delay, noise) -> caller channel -> telephony path (8 kHz G.711)
 -> VAD + endpointing (turn close) -> ASR on the audio up to turn close -> scorer -> decision.
 
-Every stage is a field of :class:`Stages`, real by default; unit tests replace some with fakes.
+Every stage is a field of :class:`rig.stages.Stages`, real by default; unit tests replace some
+with fakes.
 
 Besides the results, a row records the condition the call ran under: the profile's settings
 (``profile_json`` and flat columns such as ``pace_wpm_target``, ``snr_db_target``,
@@ -44,8 +45,9 @@ from typing import TYPE_CHECKING
 from rig.answers import Answer, Question
 from rig.asr.checks import suspect_columns
 from rig.asr.wer import wer, wer_verbatim
-from rig.asr.whisper import AsrOptions, Transcript
+from rig.asr.whisper import AsrOptions
 from rig.campaign.attribution import attribution_columns
+from rig.campaign.front import FrontResult
 from rig.campaign.metrics import content_similarity_columns
 from rig.campaign.row import (  # noqa: F401 - ROW_TYPES, TRANSPORT_COLUMNS: re-exported
     ROW_TYPES,
@@ -55,8 +57,15 @@ from rig.campaign.row import (  # noqa: F401 - ROW_TYPES, TRANSPORT_COLUMNS: re-
 )
 from rig.pipeline import PipelineConfig
 from rig.profiles import Profile
-from rig.scorer.base import Scorer, ScoreResult
-from rig.vad import TurnParams, TurnResult
+from rig.scorer.base import ScoreResult
+from rig.stages import (
+    Stages,
+    default_caller_channel,
+    default_caller_channel_report,
+    default_render,
+    default_telephony,
+)
+from rig.vad import TurnParams
 
 #: Bumped when the call procedure changes in a way that changes results.
 CALL_PROCEDURE_VERSION = 1
@@ -73,24 +82,6 @@ def call_id(question: Question, answer: Answer, profile: Profile, repeat: int, s
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def _default_render(*args, **kwargs):
-    from rig.synth import render_answer
-
-    return render_answer(*args, **kwargs)
-
-
-def _default_caller_channel(audio, channel, seed):
-    from rig.channel import apply_caller_channel
-
-    return apply_caller_channel(audio, channel, seed)
-
-
-def _default_caller_channel_report(audio, channel, seed):
-    from rig.channel import apply_caller_channel_report
-
-    return apply_caller_channel_report(audio, channel, seed)
-
-
 #: The columns of a caller-channel report (None when the stage gives no report).
 _CHANNEL_COLUMNS = ("channel_steps", "channel_output_rate_hz", "channel_packets",
                     "channel_packets_lost", "channel_packets_late", "channel_loss_pct",
@@ -98,94 +89,11 @@ _CHANNEL_COLUMNS = ("channel_steps", "channel_output_rate_hz", "channel_packets"
                     "channel_clipped_pct")
 
 
-def _default_telephony(audio, sample_rate_hz, codec):
-    from rig.channel import telephony_path
-
-    return telephony_path(audio, sample_rate_hz=sample_rate_hz, codec=codec)
-
-
-def _default_detect_turn(audio, params: TurnParams) -> TurnResult:
-    from rig.vad import detect_turn
-
-    return detect_turn(audio, params)
-
-
-def _default_transcribe(audio, options: AsrOptions) -> Transcript:
-    from rig.asr.whisper import transcribe
-
-    return transcribe(audio, options)
-
-
-def _default_content_similarity(reference: str, hypothesis: str) -> float:
-    from rig.asr.similarity import content_similarity
-
-    return content_similarity(reference, hypothesis)
-
-
-@dataclass
-class Stages:
-    """The pipeline's stages as callables (real by default)."""
-    scorer: Scorer
-    render: Callable = _default_render
-    caller_channel: Callable = _default_caller_channel
-    telephony: Callable = _default_telephony
-    detect_turn: Callable = _default_detect_turn
-    transcribe: Callable = _default_transcribe
-    content_similarity: Callable[[str, str], float] = _default_content_similarity
-    audio_cache_dir: Path | None = None
-    #: where ``transcribe`` runs (``cpu``, ``cuda``, ...), copied to the row's ``asr_device``
-    asr_device: str | None = None
-    #: where ``scorer`` runs, copied to the row's ``scorer_device``
-    scorer_device: str | None = None
-    #: grades ``score_turn_text``; None: ``scorer`` (a real transport sets the campaign's own)
-    turn_text_scorer: Scorer | None = None
-    #: where each call's audio is written (:func:`rig.drilldown.audio.write_call_audio`:
-    #: ``<call_id>.caller.flac``, ``.line.flac``, ``.json``); None: not written
-    audio_dir: Path | None = None
-
-
 def decision_for(score: float | None, cutoff: float) -> str | None:
     """``advance`` when score >= cutoff, ``reject`` below; None when there is no score."""
     if score is None:
         return None
     return "advance" if score >= cutoff else "reject"
-
-
-@dataclass(frozen=True)
-class FrontResult:
-    """The first half of a call (:func:`run_call_front`): everything up to and including ASR.
-
-    Plain data (no audio, no stages), so it pickles and may cross a process boundary to the
-    process that scores it (:func:`finish_call`).
-
-    Attributes:
-        row: the row's columns known after ASR (identity, condition, render, channel, turn,
-            transcript, WER, similarity; ``status``/``error``/``traceback`` when a stage
-            failed). Scoring columns are not in it yet.
-        question: the question the answer was given to (its rubric and cutoff score it).
-        transcript: what the ASR heard; None when a stage before scoring failed.
-        seed: the call's seed (the scorer's sampling seed).
-        oracle_score: the oracle's score of the clean script (0-100), None when it failed.
-        timings_s: seconds per stage done so far (``synth``, ``channel``, ``vad``, ``asr``).
-        turn_text: the script's words (no fillers) that started before the turn closed, when
-            a word was lost; None when none was (the oracle's grade is reused) or a stage
-            failed.
-        scorer_text: what the scorer grades (:func:`rig.asr.transcript.scorer_text`); None:
-            ``transcript``.
-    """
-    row: dict
-    question: Question
-    transcript: str | None
-    seed: int
-    oracle_score: float | None
-    timings_s: dict[str, float]
-    turn_text: str | None = None
-    scorer_text: str | None = None
-
-    @property
-    def failed(self) -> bool:
-        """True when a stage before scoring failed (the row says which, in ``error``)."""
-        return self.row.get("status") == "error"
 
 
 def _failure(stage: str, exc: BaseException) -> dict:
@@ -232,8 +140,8 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         t["synth"] = time.perf_counter() - t0
         stage = "channel"
         t0 = time.perf_counter()
-        if stages.caller_channel is _default_caller_channel:
-            caller, report = _default_caller_channel_report(rendered.audio, profile.channel,
+        if stages.caller_channel is default_caller_channel:
+            caller, report = default_caller_channel_report(rendered.audio, profile.channel,
                                                             seed)
             row.update(report.to_row())
         else:
@@ -390,9 +298,9 @@ def render_call_audio(answer: Answer, profile: Profile, seed: int, *,
             missing; ValueError: settings a recorded voice cannot take (see
             :func:`rig.synth.render_answer`).
     """
-    rendered = _default_render(answer.script, profile, seed, answer_id=answer.answer_id,
+    rendered = default_render(answer.script, profile, seed, answer_id=answer.answer_id,
                                resolve_path=resolve_path, cache_dir=cache_dir)
-    audio, report = _default_caller_channel_report(rendered.audio, profile.channel, seed)
+    audio, report = default_caller_channel_report(rendered.audio, profile.channel, seed)
     if telephony is not None:
-        audio = _default_telephony(audio, telephony.sample_rate_hz, telephony.codec)
+        audio = default_telephony(audio, telephony.sample_rate_hz, telephony.codec)
     return CallAudio(rendered, audio, report)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig.answers import load_bank
-from rig.campaign.call import ROW_TYPES, Stages, run_call, with_transport_columns
+from rig.campaign.call import ROW_TYPES, run_call, with_transport_columns
 from rig.campaign.executors import (
     CallTask,
     CampaignInterrupted,
@@ -66,9 +66,9 @@ from rig.campaign.store import CallLog, open_campaign_folder, write_parquet, wri
 from rig.campaign.summary_file import load_summary
 from rig.console import progress_bar
 from rig.drilldown.audio import AUDIO_DIRNAME
-from rig.pipeline import PipelineConfig, load_pipeline, pipeline_version
+from rig.pipeline import load_pipeline, pipeline_version
 from rig.profiles import load_profiles
-from rig.scorer.base import Scorer
+from rig.stages import Stages
 
 
 @dataclass
@@ -85,24 +85,6 @@ class CampaignResult:
     n_dropped: int = 0  # workers' rows for calls already logged ok (not written again)
     runtime: dict = field(default_factory=dict)  # campaign.json's (+ judge_prefix_cache)
     audio_s: float = 0.0  # caller audio of the calls this run made (seconds), for the rate
-
-
-def default_scorer(pipeline: PipelineConfig) -> Scorer:
-    """The scorer a pipeline's ``scorer:`` settings describe (backend, mode, budget)."""
-    if pipeline.scorer.backend == "openai":
-        from rig.scorer.openai_compat import OpenAICompatScorer
-
-        s = pipeline.scorer
-        return OpenAICompatScorer(s.base_url or "", s.model, s.api_key_env,
-                                  temperature=s.temperature, max_tokens=s.max_tokens,
-                                  timeout_s=s.timeout_s or 120.0, with_reason=s.reason,
-                                  mode=s.mode, budget_s=s.budget_s)
-    from rig.scorer.llamacpp import LlamaCppScorer
-
-    return LlamaCppScorer(model=pipeline.scorer.model, temperature=pipeline.scorer.temperature,
-                          max_tokens=pipeline.scorer.max_tokens,
-                          with_reason=pipeline.scorer.reason, mode=pipeline.scorer.mode,
-                          budget_s=pipeline.scorer.budget_s)
 
 
 def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,

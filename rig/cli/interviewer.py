@@ -73,9 +73,9 @@ def serve(
             restrict_ice_to,
         )
         from rig.calls.interviewer.session import InterviewerSettings, check_voice
-        from rig.campaign.runner import default_scorer
         from rig.models import ensure_model
         from rig.pipeline import load_pipeline
+        from rig.scorer.factory import build_scorer
 
         quiet_logs()
         pipe = load_pipeline(pipeline)
@@ -87,7 +87,7 @@ def serve(
         if ice_host:
             restrict_ice_to(ice_host)
         service = InterviewerService(
-            pipe, bank, default_scorer(pipe), ResultStore(results / "results.jsonl"),
+            pipe, bank, build_scorer(pipe.scorer), ResultStore(results / "results.jsonl"),
             InterviewerSettings(voice=voice, repair_below_logprob=repair_below_logprob,
                                 max_repeat_requests=max_repeat_requests),
             public_url=public_url, results_token_env=results_token_env)

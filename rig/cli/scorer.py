@@ -85,8 +85,8 @@ def validate(
     """Grade every script of the bank (the oracle path, no audio) and compare the judge with
     the bank's reference grades: correlation, error, decision agreement, tier order."""
     from rig.answers import load_bank
-    from rig.campaign.runner import default_scorer
     from rig.pipeline import load_pipeline, pipeline_version
+    from rig.scorer.factory import build_scorer
     from rig.scorer.validate import summarise, validate_bank, write_validation
 
     try:
@@ -101,7 +101,7 @@ def validate(
             cfg = pipe.model_copy(update={"scorer": pipe.scorer.model_copy(
                 update={"mode": mode})})
             versions[mode] = pipeline_version(cfg)
-            return default_scorer(cfg)
+            return build_scorer(cfg.scorer)
 
         total = len(bank.answers()) * len(chosen) * repeats
         with progress_bar(progress and not as_json, console=console, transient=True) as bar:

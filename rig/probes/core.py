@@ -70,18 +70,11 @@ def build_scorer(spec: str | Path | ScorerSettings | None = None) -> Scorer:
     Raises:
         ConfigError: bad settings, or the openai backend's key variable is unset.
     """
+    from rig.scorer.factory import build_scorer as build
+
     s = spec if isinstance(spec, ScorerSettings) else scorer_settings(spec)
-    max_tokens = max(s.max_tokens, PROBE_MIN_MAX_TOKENS)
-    if s.backend == "openai":
-        from rig.scorer.openai_compat import OpenAICompatScorer
-
-        return OpenAICompatScorer(s.base_url or "", s.model, s.api_key_env,
-                                  temperature=s.temperature, max_tokens=max_tokens,
-                                  timeout_s=s.timeout_s or 120.0)
-    from rig.scorer.llamacpp import LlamaCppScorer
-
-    return LlamaCppScorer(model=s.model, temperature=s.temperature, n_ctx=PROBE_N_CTX,
-                          max_tokens=max_tokens)
+    return build(s, grading=False, max_tokens=max(s.max_tokens, PROBE_MIN_MAX_TOKENS),
+                 n_ctx=PROBE_N_CTX)
 
 
 def describe_scorer(scorer: Scorer) -> dict:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rig.campaign.call import ROW_TYPES, Stages
+from rig.campaign.call import ROW_TYPES
 from rig.campaign.store import write_parquet, write_text_atomic
 from rig.campaign.summary import campaign_summary
 from rig.console import progress_bar
@@ -27,6 +27,7 @@ from rig.errors import ConfigError
 from rig.jsonfile import read_json
 from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import PipelineConfig
+from rig.stages import Stages
 from rig.sweep.plan import Variant, Vary, plan_variants
 from rig.sweep.report import write_sweep_report
 from rig.sweep.run import Campaign, load_campaign, logged_calls, run_variant

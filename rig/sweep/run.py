@@ -34,8 +34,9 @@ from pathlib import Path
 import pandas as pd
 
 from rig.answers import load_bank
-from rig.campaign.call import FrontResult, Stages, call_id, finish_call, run_call_front
+from rig.campaign.call import call_id, finish_call, run_call_front
 from rig.campaign.executors import ProfilePaths
+from rig.campaign.front import FrontResult
 from rig.campaign.store import CallLog
 from rig.errors import ConfigError
 from rig.jsonfile import read_json
@@ -43,6 +44,7 @@ from rig.paths import make_out_dir, remove_partials
 from rig.pipeline import PipelineConfig
 from rig.profiles import load_profiles
 from rig.scorer.base import ScoreResult
+from rig.stages import Stages
 from rig.sweep.plan import Variant
 from rig.vad import TurnResult
 

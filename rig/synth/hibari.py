@@ -13,7 +13,7 @@ import numpy as np
 
 from rig.audio import Audio
 from rig.errors import EngineUnavailable
-from rig.profiles import HIBARI_RATE_RANGE
+from rig.profiles.settings import HIBARI_RATE_RANGE
 from rig.synth.base import join_trimmed
 
 #: hibari's own sentence splits inside one chunk are rejoined with this gap (s).

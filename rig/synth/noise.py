@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 
 from rig.audio import Audio, active_speech_mask, read_wav
-from rig.profiles import Noise
+from rig.profiles.settings import Noise
 
 NoiseKind = Literal["white", "pink", "babble", "street", "file"]
 _NOISE_STREAM = 2
@@ -156,7 +156,7 @@ def make_noise(kind: NoiseKind, n: int, sample_rate_hz: int, seed: int,
     if kind == "street":
         return street_noise(n, sample_rate_hz, rng)
     if kind == "babble":
-        from rig.profiles import DEFAULT_BABBLE_VOICES
+        from rig.profiles.settings import DEFAULT_BABBLE_VOICES
         from rig.synth.babble import babble_noise
 
         return babble_noise(n, sample_rate_hz, rng, talkers, voices or DEFAULT_BABBLE_VOICES,

@@ -36,8 +36,8 @@ from typing import Literal
 
 import numpy as np
 
-from rig.answers import Filler, Pause, Words, parse_script
-from rig.profiles import Disfluency, Pauses
+from rig.profiles.settings import Disfluency, Pauses
+from rig.script import Filler, Pause, Words, parse_script
 
 #: Silence between two sentences spoken without a pause mark (s).
 SENTENCE_GAP_S = 0.25

@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from rig.audio import Audio, active_speech_power
-from rig.profiles import Profile
+from rig.profiles.profile import Profile
 from rig.synth.base import (
     Engine,
     RenderedAnswer,
@@ -171,7 +171,7 @@ def _speak(plan: list[Step], engine: Engine, rate: float, response_delay_s: floa
 def _render_recorded(script: str, profile: Profile, answer_id: str,
                      resolve_path: Callable[[str], Path] | None, trailing_silence_s: float,
                      sr: int) -> tuple[Audio, list[WordTiming], str]:
-    from rig.profiles import Disfluency, Pace, Pauses
+    from rig.profiles.settings import Disfluency, Pace, Pauses
     from rig.synth.recorded import file_sha256, load_recording, recording_path
 
     unusable = [name for name, value, neutral in (

@@ -14,7 +14,7 @@ missing, and files that name no answer of the bank. Per recording:
   (:func:`rig.vad.detect_turns`, a 300 ms silence timer), at 16 kHz; None with the reason
   when the recording has too little silence outside speech to measure the noise on.
 * ``wer``: Whisper's transcript (:func:`rig.asr.whisper.transcribe`) against the script's words
-  (:func:`rig.answers.reference_text`, the clean policy), both normalised
+  (:func:`rig.script.reference_text`, the clean policy), both normalised
   (:func:`rig.asr.wer.wer`); and ``longest_missed_run``, the longest run of consecutive script
   words the transcript does not have (jiwer's alignment): a skipped line shows there even
   when the WER of a long answer stays low.
@@ -40,9 +40,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from rig.answers import Filler, Words, load_bank, parse_script, reference_text
+from rig.answers import load_bank
 from rig.audio import active_speech_power, read_wav
 from rig.errors import ConfigError, RigError
+from rig.script import Filler, Words, parse_script, reference_text
 
 #: |sample| at or above this is at full scale (the largest positive 16-bit value).
 FULL_SCALE = 32767 / 32768

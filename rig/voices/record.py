@@ -46,8 +46,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rig.answers import Filler, Pause, Words, load_bank, parse_script
+from rig.answers import load_bank
 from rig.errors import ConfigError, EngineUnavailable, RigError
+from rig.script import Filler, Pause, Words, parse_script
 from rig.voices.speaker import Consent, SpeakerInfo, read_speaker, write_speaker
 
 #: The consent text shown before the first recording (``--consent-file`` replaces it).
@@ -71,7 +72,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
 
 def script_segments(script: str) -> list[list]:
     """The script as the page shows it: ``[["words", text], ["pause", pause_s],
-    ["filler", word], ...]`` in order (:func:`rig.answers.parse_script`)."""
+    ["filler", word], ...]`` in order (:func:`rig.script.parse_script`)."""
     out: list[list] = []
     for seg in parse_script(script):
         if isinstance(seg, Words):

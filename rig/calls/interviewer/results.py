@@ -337,16 +337,3 @@ def poll_result(base: str, call_id: str, attempt_id: str | None, timeout_s: floa
         if now + poll_s > t_end:
             return None
         time.sleep(poll_s)
-
-
-#: moved to :mod:`rig.calls.interviewer.score_import`; still importable from here (lazily: that
-#: module imports this one)
-_MOVED = frozenset({"import_scores", "interviewer_record_score", "match_scores"})
-
-
-def __getattr__(name: str) -> object:
-    if name in _MOVED:
-        from rig.calls.interviewer import score_import
-
-        return getattr(score_import, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -67,10 +67,11 @@ from rig.calls.run.place import CallPlacing
 from rig.calls.run.score import ScoreChoice
 from rig.calls.run.stages import call_stages, score_source, stage_columns
 from rig.calls.transports.twilio import scrub_credentials
-from rig.campaign.call import Stages, call_id, run_call
+from rig.campaign.call import call_id, run_call
 from rig.campaign.row import CallRow
 from rig.profiles import Profile
 from rig.scorer.base import Scorer, ScoreResult
+from rig.stages import Stages
 
 Transport = Literal["sim", "webrtc", "twilio", "sip", "pipecat"]
 #: How long a call that failed on the caller's side waits for the interviewer's result (s).

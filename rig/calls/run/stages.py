@@ -24,8 +24,8 @@ from dataclasses import replace
 
 from rig.asr.whisper import Transcript
 from rig.audio import Audio
-from rig.campaign.call import Stages
 from rig.scorer.base import Scorer, ScoreResult
+from rig.stages import Stages
 from rig.vad import TurnResult
 
 

@@ -20,10 +20,10 @@ from rig.errors import ConfigError
 
 if TYPE_CHECKING:
     from rig.answers import Answer, Question
-    from rig.campaign.call import Stages
     from rig.pipeline import PipelineConfig
     from rig.profiles import Profile
     from rig.scorer.base import ScoreResult
+    from rig.stages import Stages
 
 ExecutorKind = Literal["serial", "local", "ray"]
 #: A task that has killed this many workers is given up: logged as a failed call (or a failed

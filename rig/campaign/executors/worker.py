@@ -16,8 +16,10 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rig.campaign.call import FrontResult, Stages, finish_call, run_call, run_call_front
+from rig.campaign.call import finish_call, run_call, run_call_front
 from rig.campaign.executors.base import CallTask, OracleTask, Task, WorkerSetup
+from rig.campaign.front import FrontResult
+from rig.stages import Stages
 
 if TYPE_CHECKING:
     from rig.answers import Answer, Question
@@ -31,20 +33,9 @@ def build_worker_stages(pipeline: PipelineConfig, runtime: object | None) -> Sta
     Raises:
         ModelMissingError: a model package is missing (names the package).
     """
-    try:
-        from rig.runtime import build_stages  # type: ignore[import-not-found]
-    except ImportError:  # before rig.runtime: the default stages, threads as before
-        from rig.campaign.runner import default_scorer
+    from rig.runtime import build_stages
 
-        return Stages(scorer=default_scorer(pipeline))
     return build_stages(pipeline, runtime)
-
-
-@dataclasses.dataclass(frozen=True)
-class _PlaceholderRuntime:  # until rig.runtime lands: recorded, not applied
-    asr_threads: int | None = None
-    scorer_threads: int | None = None
-    device: str = "cpu"
 
 
 def default_worker_runtime(n_workers: int, asr_threads: int | None = None,
@@ -53,12 +44,8 @@ def default_worker_runtime(n_workers: int, asr_threads: int | None = None,
     """Each worker's thread budget (:func:`rig.runtime.default_runtime`: workers x threads
     <= cores; with ``overlap``, ASR and the judge split the worker's share), with
     ``asr_threads`` and ``scorer_threads`` where given."""
-    try:
-        from rig.runtime import default_runtime  # type: ignore[import-not-found]
-    except ImportError:
-        if asr_threads is None and scorer_threads is None:
-            return None
-        return _PlaceholderRuntime(asr_threads, scorer_threads)
+    from rig.runtime import default_runtime
+
     rt = default_runtime(n_workers, overlap=overlap)
     given = {k: v for k, v in (("asr_threads", asr_threads),
                                ("scorer_threads", scorer_threads)) if v is not None}
