@@ -10,7 +10,7 @@ Prints, in this order:
      ``ci`` profile of ``tests/props.py``) in a subprocess, examples counted per property;
   4. requests under load accepted, stored and lost, with the throughput: ``rig monitor serve``
      and the results webhook (``rig interviewer results``) on loopback, N POSTs from 20
-     concurrent clients, plus the 413/401/log checks of ``tests/test_services_load.py``.
+     concurrent clients, plus the 413/401/log checks of ``tests/test_services_load_integration.py``.
 
 A part whose code is not in this tree says so in one line and the others still run; a part
 that fails prints its error and the script exits 1 at the end. Throughput is this machine's:
@@ -119,7 +119,7 @@ def props(quick: bool) -> tuple[dict, str]:
 
 
 def load(quick: bool) -> tuple[dict, str]:
-    mod = _module(TESTS / "test_services_load.py", "load test")
+    mod = _module(TESTS / "test_services_load_integration.py", "load test")
     n = 200 if quick else 2000
     figs, lines = [], []
     for runner in (mod.monitor_load, mod.results_load):

@@ -3,7 +3,8 @@
 A 200-call campaign (answer_bank/core's 40 answers x 5 demo profiles) on fake stages, run by
 the local executor with 2 worker processes, is SIGKILLed at 20 moments drawn from a seeded
 random generator, alternating the driver and one of its workers, and resumed after each
-(``tests/kill_util.py``: the same machinery as ``tests/test_kill_campaign.py``); then it is
+(``tests/kill_util.py``: the same machinery as
+``tests/test_kill_campaign_integration.py``); then it is
 compared with the same campaign run uninterrupted. Prints one line and, with ``--json``, the
 figures::
 

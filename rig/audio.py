@@ -87,7 +87,7 @@ class Audio:
 def float_to_pcm16(samples: np.ndarray) -> np.ndarray:
     """float32 in [-1, 1] to int16, clipped (no wrap-around at full scale). Clipped before
     scaling too, so a finite sample of any size (1e38) gives full scale without an overflow
-    warning (``tests/test_properties_codec_wer.py``)."""
+    warning (``tests/test_properties_codec_wer_unit.py``)."""
     x = np.clip(samples, -32768.0 / 32767.0, 1.0)
     return np.clip(np.round(x * 32767.0), -32768, 32767).astype(np.int16)
 

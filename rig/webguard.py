@@ -12,7 +12,7 @@ holds a query string.
   by ``?[redacted]``: a token sent as ``?token=...`` (a client that cannot set headers) never
   reaches the log. Headers (``Authorization``) are not in uvicorn's access log at all.
 
-``tests/test_services_load.py`` checks both on loopback, with the log captured.
+``tests/test_services_load_integration.py`` checks both on loopback, with the log captured.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Shared fixtures. Every test module declares ``pytestmark`` = unit or integration.
+"""Shared fixtures. Every test module declares ``pytestmark`` = unit or integration, and its
+file name says which (``test_*_unit.py``, ``test_*_integration.py``: checked at collection).
 
 ``RIG_STRICT=1`` (set by ``.ci/run``): a skipped integration test (a real component whose
 engine, package or model is missing) fails the run instead of passing as a skip, so a missing
@@ -133,9 +134,12 @@ def _xdist_groups(items) -> None:
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if not ({"unit", "integration"} & {m.name for m in item.iter_markers()}):
+        marks = {m.name for m in item.iter_markers()}
+        if not ({"unit", "integration"} & marks):
             raise pytest.UsageError(f"{item.nodeid}: mark the module unit or integration")
+        _check_file_name(item, marks)
     _xdist_groups(items)
+
     # Tests marked `coqui` need the extra `coqui` (torchaudio beside the CPU torch): the main
     # run leaves them out, and .ci/run's coqui step runs them with `-m coqui` (a skip would be
     # a RIG_STRICT failure in the main run; here they are not collected into it at all).
@@ -144,6 +148,22 @@ def pytest_collection_modifyitems(config, items):
         if out:
             config.hook.pytest_deselected(items=out)
             items[:] = [i for i in items if i.get_closest_marker("coqui") is None]
+
+
+def _check_file_name(item, marks: set[str]) -> None:
+    """The file name shows the kind: ``test_*_unit.py`` holds unit tests only;
+    ``test_*_integration.py`` runs a real component in at least one of its tests (it may hold
+    unit tests of the same subject beside them; ``-m unit`` still selects by marker)."""
+    stem = item.path.stem
+    if not stem.startswith("test_"):
+        return
+    if stem.endswith("_unit"):
+        if "integration" in marks:
+            raise pytest.UsageError(f"{item.nodeid}: an integration test in a *_unit.py file; "
+                                    "move it to a *_integration.py file")
+    elif not stem.endswith("_integration"):
+        raise pytest.UsageError(f"{item.path.name}: name a test file test_*_unit.py or "
+                                "test_*_integration.py (what its markers say)")
 
 
 @pytest.fixture(autouse=True)

@@ -42,7 +42,7 @@ from rig.errors import ConfigError
 
 pytestmark = pytest.mark.unit
 
-# the agent's decisions: tests/test_agent_brain.py
+# the agent's decisions: tests/test_agent_brain_unit.py
 
 
 # --- media ------------------------------------------------------------------------------------

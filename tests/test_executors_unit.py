@@ -24,7 +24,7 @@ from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.campaign.store import CallLog
 
 pytestmark = pytest.mark.unit
-#: tests/, which Ray's workers need on their PYTHONPATH (test_executors_ray imports it)
+#: tests/, which Ray's workers need on their PYTHONPATH (test_executors_ray_integration imports it)
 TESTS = Path(__file__).resolve().parent
 
 

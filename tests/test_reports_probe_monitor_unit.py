@@ -4,7 +4,7 @@ side by side, alert reasons in words; every page offline, with scoped table head
 
 Summaries come from real probe runs on a fake scorer (the probes' own code computes them);
 monitor weeks are aggregate rows built here with a known effect. The builders are shared
-with tests/test_reports_probe_monitor_browser.py."""
+with tests/test_reports_probe_monitor_browser_integration.py."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from rig.cli import app
 from rig.errors import ConfigError
 from rig.gate import load_campaign
 from rig.jsonfile import read_json
-from tests.test_gate import crafted, write_campaign
+from tests.test_gate_unit import crafted, write_campaign
 
 pytestmark = pytest.mark.unit
 

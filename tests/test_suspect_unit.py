@@ -184,7 +184,7 @@ def test_summary_rates_reach_summary_json_and_the_cli_line(tmp_path, capsys) -> 
           'size, try increasing it", "type": "exceed_context_size_error"}}')])
 def test_an_endpoint_refusing_a_long_prompt_is_too_long(status: int, body: str) -> None:
     from rig.scorer.openai_compat import OpenAICompatScorer
-    from tests.test_probes_openai import Endpoint
+    from tests.test_probes_openai_unit import Endpoint
 
     q, _ = next(iter(load_bank("answer_bank/mini").answers()))
     ep = Endpoint()

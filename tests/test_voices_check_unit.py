@@ -1,6 +1,6 @@
 """``rig voices check``'s measures, recomputed independently on synthetic signals, and the
 folder check with a fake VAD and ASR (the real ones run in
-tests/test_voices_record_browser.py)."""
+tests/test_voices_record_browser_integration.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``rig voices record``'s server routes (FastAPI TestClient) and helpers; the page itself runs
-in tests/test_voices_record_browser.py."""
+in tests/test_voices_record_browser_integration.py."""
 
 from __future__ import annotations
 

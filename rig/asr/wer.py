@@ -43,7 +43,7 @@ def normalize(text: str) -> str:
     its number parser reads its own output again ("½" -> "one 2" -> "12"). A reference
     normalised once and a hypothesis normalised twice could then differ in text that is the
     same, so the normaliser is applied until its output is a fixed point (at most
-    :data:`MAX_NORMALIZE_PASSES` passes; ``tests/test_properties_codec_wer.py`` checks
+    :data:`MAX_NORMALIZE_PASSES` passes; ``tests/test_properties_codec_wer_unit.py`` checks
     ``normalize(normalize(t)) == normalize(t)`` for any text). Ordinary English reaches it
     in one pass, so its WER is unchanged.
     """

@@ -6,7 +6,7 @@ frequencies", in the bit-exact form of the Sun Microsystems public-domain refere
 14 most significant bits of a 16-bit sample with a bias of 33 and inverts all bits of the code;
 A-law works on the 13 most significant bits and inverts the even bits (XOR 0x55). The encoders
 and decoders below are vectorised numpy versions of those routines and agree with ``audioop``
-for every int16 input and every code (see ``tests/test_channel.py``). The laws are entries of
+for every int16 input and every code (see ``tests/test_channel_unit.py``). The laws are entries of
 the codec registry (:data:`rig.channel.codecs.CODECS`), which also holds their silence codes
 and the float-audio :func:`rig.channel.codecs.encode` and :func:`~rig.channel.codecs.decode`.
 """

@@ -17,7 +17,7 @@ missing, and decodes them in order, replacing each missing packet as the receive
 Time alignment: each packet's decoded samples go to that packet's 20 ms slot (right-aligned,
 so a decoder that skips Opus's pre-skip on its first output still lands in place); the
 codec's own delay is then removed - AMR-NB's 5 ms look-ahead (40 samples at 8 kHz, measured:
-see ``tests/test_channel.py``) and Opus's pre-skip (read from its header) - and the output is
+see ``tests/test_channel_unit.py``) and Opus's pre-skip (read from its header) - and the output is
 cut to the input's length at the codec rate, so durations and word timings survive.
 """
 

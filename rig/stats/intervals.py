@@ -53,7 +53,7 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> Int
     centre = (p + z * z / (2.0 * n)) / denom
     half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
     # at 0 or n successes the bound is exactly 0 or 1 (float rounding gave 0.9999999999999999,
-    # an interval that missed its own estimate: tests/test_properties_stats.py)
+    # an interval that missed its own estimate: tests/test_properties_stats_unit.py)
     low = 0.0 if successes == 0 else max(0.0, centre - half)
     high = 1.0 if successes == n else min(1.0, centre + half)
     return interval(low, high)

@@ -27,7 +27,7 @@ The modules:
 
 **Machine speed.** Nothing here reads a clock: pipecat 1.14's Silero analyzer resets its
 model every 2 s of *audio* (windows counted), smart-turn runs on
-:func:`rig.vad.smart_turn.audio_clock`; ``tests/test_suspect_vad_speed.py`` compares the
+:func:`rig.vad.smart_turn.audio_clock`; ``tests/test_suspect_vad_speed_integration.py`` compares the
 turns under a fast and a very slow clock.
 
 **Engines** (``TurnParams.engine``, ``vad.engine`` of the pipeline): ``silero`` as above, or

@@ -1,5 +1,5 @@
 """The caller agent's decisions: a plain state machine with no I/O (unit-tested with text
-events in ``tests/test_agent_brain.py``).
+events in ``tests/test_agent_brain_unit.py``).
 
 :class:`AgentBrain` takes what the agent hears (speech starts, utterance ends, transcripts,
 clock ticks) in call-clock seconds and says what to do: play answer ``i`` at a time, say a

@@ -20,7 +20,7 @@ Method:
 - Similarity: the cosine of the two weight vectors, in [0, 1].
 
 The threshold :data:`MATCH_THRESHOLD` (0.3) was set on ``answer_bank/core``'s ten questions
-(``tests/test_agent_question_match.py``): the bank's own texts through ASR-like errors score
+(``tests/test_agent_question_match_unit.py``): the bank's own texts through ASR-like errors score
 0.8-1.0, human paraphrases 0.45-0.9 (the runner-up at least 0.15 lower, under 0.35), and
 off-bank questions ("What are your salary expectations?", "Where do you see yourself in five
 years?", "Good day. Thank you for your time.") under 0.2, against the whole bank or any one

@@ -12,7 +12,7 @@ The rig's call parameters travel as SIP headers ``X-Rig-Call-Id``, ``X-Rig-Quest
 ``X-Rig-Seed``. :class:`SipLink` is the caller agent's UA; :class:`SipInterviewerThread` puts
 the reference interviewer (:class:`rig.calls.interviewer.session.InterviewSession`, pipecat's Silero
 VAD inside) behind a UA on a UDP port. Any SIP UA that answers PCMU can be the far end
-(Debian's ``baresip`` with ``answermode=auto`` is, in ``tests/test_calls_sip.py``).
+(Debian's ``baresip`` with ``answermode=auto`` is, in ``tests/test_calls_sip_integration.py``).
 No authentication, no TLS/SRTP, no re-INVITE, no retransmission timers beyond resending the
 INVITE: a loopback and lab tool, not a softphone.
 

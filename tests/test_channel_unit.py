@@ -1,6 +1,6 @@
 """The simulated phone line: G.711 against audioop, anti-aliasing, durations, framing, and the
 caller-side chain's numpy steps (band limit, G.711 transport, loss, jitter, gain, clipping).
-AMR-NB and Opus (PyAV) are tested in ``test_profiles_channels.py`` (integration)."""
+AMR-NB and Opus (PyAV) are tested in ``test_profiles_channels_integration.py`` (integration)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ over the configured limit gets 413 before it is read whole (a client announcing 
 
 Real components: uvicorn, FastAPI, DuckDB and the JSONL result store. The monitor's two model
 stages (VAD turns, ASR) are fakes here (:class:`rig.monitor.signals.SignalStages`): 2,000
-Whisper runs would measure the ASR, not the service; ``tests/test_monitor_serve.py`` runs the
+Whisper runs would measure the ASR, not the service;
+``tests/test_monitor_serve_integration.py`` runs the
 real ones through the same endpoint.
 """
 

@@ -6,7 +6,8 @@ TwilioFrameSerializer) and a real WebRTC peer connection (aiortc against pipecat
 SmallWebRTCTransport, Opus over DTLS-SRTP, ICE on 127.0.0.1).
 
 and SIP (rig's user agents on both ends, RTP PCMU; interop with baresip is in
-test_calls_sip.py). One short answer per call (tests/data/calls_bank, about 8 s of speech);
+test_calls_sip_integration.py).
+One short answer per call (tests/data/calls_bank, about 8 s of speech);
 each call runs in real time, about 20-40 s with the scorer.
 """
 

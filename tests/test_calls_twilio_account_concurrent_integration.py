@@ -3,7 +3,8 @@
 Twilio reaches the rig at one public ``stream_url``, so the agent's server listens on one
 fixed port (``--agent-port``, 8770 by default) for every call in flight; each stream is handed
 to the call whose ``call_id`` it carries. Twilio is emulated on loopback as in
-test_calls_twilio_account.py (its REST API and its two media-stream legs); the interviewer,
+test_calls_twilio_account_integration.py (its REST API and its two media-stream legs); the
+interviewer,
 the agent and the websockets are real. Three short calls at once: about a minute.
 """
 
@@ -14,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from test_calls_twilio_account import EmulatedTwilio  # Twilio's part, on loopback
+from test_calls_twilio_account_integration import EmulatedTwilio  # Twilio's part, on loopback
 
 from rig.answers import load_bank
 from rig.calls.interviewer.results import ResultStore

@@ -1,5 +1,5 @@
 """report.html of a small real campaign (hibari TTS, mu-law line, Silero VAD with its timer,
-faster-whisper tiny.en, llama.cpp judge: tests/test_integration_campaign.py's chain, fewer
+faster-whisper tiny.en, llama.cpp judge: tests/test_campaign_integration.py's chain, fewer
 calls) opened in headless Chromium from file://, at 1280 px and at a phone's 390 px.
 Screenshots are written under the test's tmp dir for a person to look at."""
 

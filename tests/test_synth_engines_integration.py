@@ -122,7 +122,7 @@ def test_hibari_rate_range_stops_below_its_collapse() -> None:
                                              ("espeak-ng", "mb-de1")])
 def test_mbrola_voices_speak_when_installed(engine, voice_id, tmp_path: Path) -> None:
     """Runs only where the MBROLA voices are installed; elsewhere it is a listed skip (the
-    install hint without them is tested in test_synth.py)."""
+    install hint without them is tested in test_synth_unit.py)."""
     engine_or_skip("espeak-ng", "en-us")
     try:
         eng = get_engine(engine, voice_id)

@@ -8,7 +8,7 @@ import json
 import math
 
 import pytest
-from test_probes_openai import Endpoint  # the fake chat-completions endpoint on loopback
+from test_probes_openai_unit import Endpoint  # the fake chat-completions endpoint on loopback
 
 from rig.answers import load_bank
 from rig.pipeline import PipelineConfig, ScorerSettings

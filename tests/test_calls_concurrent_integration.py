@@ -1,6 +1,6 @@
 """K real calls in flight at once over one TransportCaller (``--concurrency K``), on loopback.
 
-Every stage is real, as in test_calls_loopback.py: the caller agent (Silero VAD,
+Every stage is real, as in test_calls_loopback_integration.py: the caller agent (Silero VAD,
 faster-whisper) against the in-process reference interviewer (pipecat, Silero VAD,
 faster-whisper, llama.cpp), over WebRTC (aiortc against SmallWebRTCTransport), SIP (rig's UAs,
 RTP PCMU) and Twilio Media Streams on loopback. The three short answers of
