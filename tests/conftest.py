@@ -111,34 +111,12 @@ def pytest_make_collect_report(collector):
     return rep
 
 
-#: Session fixtures that run a real campaign: every module using one goes to the same
-#: ``pytest -n`` worker (``--dist loadgroup``), so each is built once per run, not per worker.
-_SHARED_FIXTURE_GROUPS = {"small_real_campaign_spec": "small_real",
-                          "real_serial_reference": "real_serial"}
-
-
-def _xdist_groups(items) -> None:
-    """Under ``--dist loadgroup`` (README set-up command 2): a module's tests stay on one
-    worker (module fixtures - a llama.cpp server, a loaded model - are built once), and the
-    modules sharing a session campaign (``_SHARED_FIXTURE_GROUPS``) share a worker."""
-    group: dict[Path, str] = {}
-    for item in items:
-        for fixture, name in _SHARED_FIXTURE_GROUPS.items():
-            if fixture in getattr(item, "fixturenames", ()):
-                group[item.path] = name
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(group.get(item.path, item.path.stem)))
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         marks = {m.name for m in item.iter_markers()}
         if not ({"unit", "integration"} & marks):
             raise pytest.UsageError(f"{item.nodeid}: mark the module unit or integration")
         _check_file_name(item, marks)
-    _xdist_groups(items)
 
     # Tests marked `coqui` need the extra `coqui` (torchaudio beside the CPU torch): the main
     # run leaves them out, and .ci/run's coqui step runs them with `-m coqui` (a skip would be
@@ -155,8 +133,9 @@ def _check_file_name(item, marks: set[str]) -> None:
     ``test_*_integration.py`` runs a real component in at least one of its tests (it may hold
     unit tests of the same subject beside them; ``-m unit`` still selects by marker)."""
     stem = item.path.stem
-    if not stem.startswith("test_"):
-        return
+    if item.path.parent != DATA.parent or not (ROOT / "pyproject.toml").is_file() \
+            or not stem.startswith("test_"):
+        return  # not one of this project's test files (tests/test_ci_unit.py copies this file)
     if stem.endswith("_unit"):
         if "integration" in marks:
             raise pytest.UsageError(f"{item.nodeid}: an integration test in a *_unit.py file; "
