@@ -66,6 +66,7 @@ from rig.calls.run.call_row import transport_columns, write_recording
 from rig.calls.run.place import CallPlacing
 from rig.calls.run.score import ScoreChoice
 from rig.calls.run.stages import call_stages, score_source, stage_columns
+from rig.calls.run.turn_taking import taking_columns
 from rig.calls.transports.twilio import scrub_credentials
 from rig.campaign.call import call_id, run_call
 from rig.campaign.row import CallRow
@@ -124,6 +125,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
     agent: AgentSettings = field(default_factory=AgentSettings)
     interviewer_settings: InterviewerSettings | None = None
     result_timeout_s: float = 300.0
+    conduct: str | None = None  # the conduct list (--conduct; None: rig/data/conduct.yaml)
     twilio_to: str | None = None
     twilio_from: str | None = None
     stream_url: str | None = None
@@ -369,6 +371,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
                     "interviewer_heard": span.heard_text if span else None,
                     "question_asked": span.asked_text if span else None,
                     "question_match_similarity": span.match_similarity if span else None})
+        row.update(taking_columns(res, row.get("interviewer_said"), self.conduct))
         for k in ("error", "traceback"):  # a Twilio REST error names the account in its URL
             if row.get(k):
                 row[k] = scrub_credentials(row[k])
