@@ -128,3 +128,33 @@ def test_every_decision_has_a_reason():
         if kind in ("waiting", "withdrawn", "turn_goes_on", "restarted", "no_early_start",
                     "answer_scheduled", "reply_scheduled", "matched"):
             assert detail, kind
+
+
+def test_a_backchannel_profile_says_mm_hm_once_inside_the_question():
+    a = AgentAnswer("q01_conflict", SILENCE, 0.5, 0.0, expected_question_s(Q01), Q01,
+                    backchannel_after_s=2.0)
+    b = AgentBrain([a])
+    b.on_speech_start(1.0)
+    assert b.tick(2.5).kind == "none"  # not yet
+    act = b.tick(3.0)
+    assert act.kind == "reply" and act.reply == "backchannel"
+    b.started(act, 3.0)
+    assert "backchannel_started" in kinds(b) and b.speaking  # the turn goes on
+    b.finished(3.4)
+    assert b.tick(3.5).kind == "none"  # once
+    b.on_utterance_end(8.0, 1.0)
+    act = b.on_utterance(Q01, 8.0, 1.0)
+    assert act.kind == "answer" and b.turn == [Q01]  # the mm-hm did not cut the turn
+
+
+def test_an_accommodation_profile_asks_for_a_slower_repeat_then_answers_it():
+    a = AgentAnswer("q01_conflict", SILENCE, 0.5, 0.0, expected_question_s(Q01), Q01,
+                    ask_repeat_slowly=True)
+    b = AgentBrain([a])
+    act = hear(b, Q01, 0.5, 6.0)
+    assert act.kind == "reply" and act.reply == "slower"
+    assert "accommodation_request" in kinds(b)
+    b.started(act, act.at_s)
+    b.finished(act.at_s + 2.0)
+    act = hear(b, "Of course. " + Q01, 9.0, 16.0)
+    assert act.kind == "answer" and act.index == 0

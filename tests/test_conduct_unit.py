@@ -55,12 +55,11 @@ def test_unknown_words_leave_the_columns_null():
 
 def test_accommodation():
     q = "Tell me about a time you disagreed with a coworker about a plan."
-    assert accommodation_handled([q, "Of course. " + q], 0, 0.5) is True
-    assert accommodation_handled([q, "Sure, I'll say it again, slowly."], 0, 0.5) is True
-    assert accommodation_handled([q, "Next question: what is your availability?"], 0,
-                                 0.5) is False
-    assert accommodation_handled([q], 0, 0.5) is None
-    cols = conduct_columns(f"{q} | Sure. {q}", load_conduct(), accommodation_after=0)
+    assert accommodation_handled(q, "Of course. " + q, 0.5) is True
+    assert accommodation_handled(q, "Sure, I'll say it again, slowly.", 0.5) is True
+    assert accommodation_handled(q, "Next question: what is your availability?", 0.5) is False
+    assert accommodation_handled(q, "", 0.5) is None
+    cols = conduct_columns(f"{q} | Sure. {q}", load_conduct(), accommodation=(q, "Sure. " + q))
     assert cols["conduct_accommodation_handled"] is True
 
 

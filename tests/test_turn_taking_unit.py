@@ -94,3 +94,30 @@ def test_no_plays_no_latency():
     tt = turn_taking(track([]), track([(0, 3)]), [], None)
     assert tt.response_latency_ms is None and tt.candidate_turns == 0
     assert tt.dead_air_max_s == 0.0
+
+
+def test_a_real_call_row_gets_the_columns():
+    """taking_columns on a fake AgentResult: turn-taking from its two sides and plays,
+    conduct from the interviewer's words, the accommodation from what the agent heard; the
+    row takes them with their types; without an agent they are all null."""
+    from rig.calls.agent.loop import AgentResult, AnswerPlay
+    from rig.calls.run.turn_taking import taking_columns
+    from rig.campaign.row import TAKING_COLUMNS, CallRow
+
+    q = "Tell me about a time you disagreed with a coworker."
+    sent = track([(4.0, 5.5), (12.0, 16.0)])  # the slower request, then the answer
+    received = track([(0.0, 3.5), (6.2, 11.0), (16.5, 18.0)])
+    events = ((4.0, "reply_started", "slower"), (12.0, "answer_started", "q01"))
+    agent = AgentResult(100.0, 20.0, (AnswerPlay("q01", 112.0, 111.5, False),), 0,
+                        ((3.5, q), (11.0, "Of course. " + q), (18.0, "Thank you.")),
+                        events, "interviewer", sent, received, 0)
+    said = "Hi, I'm an AI interviewer. " + q + " | Of course. " + q + " | Thank you."
+    cols = taking_columns(agent, said)
+    assert set(cols) == set(TAKING_COLUMNS)
+    assert cols["candidate_turns"] == 2 and cols["talked_over_turns"] == 0
+    assert cols["response_latency_ms"] == pytest.approx(500, abs=21)
+    assert cols["conduct_ai_disclosed"] is True and cols["conduct_prohibited_count"] == 0
+    assert cols["conduct_accommodation_handled"] is True
+    row = CallRow.from_dict({"call_id": "x", **cols}).to_dict()
+    assert row["response_latency_ms"] == cols["response_latency_ms"]
+    assert set(taking_columns(None, None).values()) == {None}

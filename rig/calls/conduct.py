@@ -93,25 +93,26 @@ def _content(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z']+", text.lower()) if len(w) > 3}
 
 
-def accommodation_handled(turns: list[str], request_after: int, share: float) -> bool | None:
-    """After the caller asked to repeat more slowly following interviewer turn
-    ``request_after`` (index; None: not asked): did the next turn say that turn again (at
-    least ``share`` of its content words) or say it would repeat? None when nothing followed."""
-    if request_after < 0 or request_after + 1 >= len(turns):
+def accommodation_handled(asked: str, reply: str, share: float) -> bool | None:
+    """The caller asked to repeat ``asked`` (the interviewer's words before the request) more
+    slowly, and the interviewer then said ``reply``: did it say ``asked`` again (at least
+    ``share`` of its content words) or say it would repeat? None when it said nothing."""
+    if not reply.strip():
         return None
-    before, after = _content(turns[request_after]), turns[request_after + 1]
+    before, after = _content(asked), reply
     if before and len(before & _content(after)) >= share * len(before):
         return True
     return bool(re.search(r"\b(repeat|again|slowly|slower)\b", after, re.IGNORECASE))
 
 
 def conduct_columns(said: str | None, conduct: ConductList,
-                    accommodation_after: int | None = None) -> dict:
+                    accommodation: tuple[str, str] | None = None) -> dict:
     """The conduct columns of one call's row from its ``interviewer_said`` (all None when the
     interviewer's words are unknown): ``conduct_ai_disclosed``, ``conduct_prohibited``
     (``id: "matched words"``, ``; ``-joined; empty when none), ``conduct_prohibited_count``
-    and ``conduct_accommodation_handled`` (None unless the caller asked,
-    ``accommodation_after`` the index of the interviewer turn it asked after)."""
+    and ``conduct_accommodation_handled`` (None unless the caller asked: ``accommodation`` is
+    then the interviewer's words before the request and after it, as the caller heard
+    them)."""
     turns = said_turns(said)
     if not turns:
         return {"conduct_ai_disclosed": None, "conduct_prohibited": None,
@@ -126,5 +127,5 @@ def conduct_columns(said: str | None, conduct: ConductList,
                 break
     return {"conduct_ai_disclosed": any(p.search(start) for p in conduct.disclosure),
             "conduct_prohibited": "; ".join(hits), "conduct_prohibited_count": len(hits),
-            "conduct_accommodation_handled": None if accommodation_after is None else
-            accommodation_handled(turns, accommodation_after, conduct.repeated_share)}
+            "conduct_accommodation_handled": None if accommodation is None else
+            accommodation_handled(*accommodation, conduct.repeated_share)}

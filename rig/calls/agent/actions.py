@@ -24,6 +24,10 @@ class AgentAnswer:
             low-latency first start.
         question_text: the bank's wording of the question, to match what is asked ("": not
             matched; answers go in order).
+        backchannel_after_s: > 0: say "Mm-hm." this long into the interviewer's speech,
+            once, before this answer (the profile's ``interruption.backchannel_after_s``).
+        ask_repeat_slowly: ask the question to be repeated more slowly (once) before
+            answering it (``interruption.ask_repeat_slowly``).
     """
     question_id: str
     audio: Audio
@@ -31,6 +35,8 @@ class AgentAnswer:
     barge_in_offset_s: float = 0.0
     expected_question_s: float | None = None
     question_text: str = ""
+    backchannel_after_s: float = 0.0
+    ask_repeat_slowly: bool = False
 
 
 @dataclass(frozen=True)

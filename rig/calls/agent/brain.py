@@ -112,6 +112,8 @@ class AgentBrain:
     greeted: bool = False
     playing: bool = False
     _last_kind: str = ""
+    _bc_at: float | None = None  # when the profile's backchannel is due (call clock)
+    asked_slower: bool = False
     _for_start: float | None = None  # speech start of the utterance the answer was set for
     _asked: tuple[str, float | None] = ("", None)
     _now: float = float("-inf")  # the latest call-clock time an event or tick brought
@@ -150,6 +152,10 @@ class AgentBrain:
         if self.answered or self.scheduled is not None or self.current >= len(self.answers):
             return Action("none")
         a = self.answers[self.current]
+        if a.backchannel_after_s > 0 and self._bc_at is None:
+            self._bc_at = t_s + a.backchannel_after_s
+            self._ev(t_s, "backchannel_planned", f"'mm-hm' at {self._bc_at:.2f} if the "
+                     "interviewer is still speaking (the profile's backchannel)")
         if a.barge_in_offset_s > 0 and a.expected_question_s is not None:
             at = t_s + max(0.0, a.expected_question_s - a.barge_in_offset_s)
             self.scheduled, self.barge, self._for_start = Action("answer", at, self.current), \
@@ -163,7 +169,7 @@ class AgentBrain:
         words are transcribed: the first answer may be scheduled now, tentatively (see the
         module docs)."""
         self.speaking, self.pending, self.turn_end_s = False, self.pending + 1, end_s
-        self.quiet_since_s = end_s
+        self.quiet_since_s, self._bc_at = end_s, None if self._bc_at else self._bc_at
         self._ev(end_s, "question_end", f"speech {'?' if start_s is None else f'{start_s:.2f}'}"
                  f"-{end_s:.2f} s")
         if self.answered or self.scheduled is not None or self.current >= len(self.answers) \
@@ -210,6 +216,10 @@ class AgentBrain:
         """The clock: acts on a cue silence after a greeting or statement, on the quiet
         after a thank-you, and logs a long wait."""
         self._now = max(self._now, t_s)
+        if self._bc_at is not None and self._bc_at > 0 and t_s >= self._bc_at \
+                and self.speaking and not self.playing:
+            self._bc_at = 0.0  # said once
+            return Action("reply", t_s, reply="backchannel")
         if self.scheduled is not None or self.speaking or self.pending or self.playing:
             return self.scheduled or Action("none")
         quiet = t_s - max(self.quiet_since_s, self.turn_end_s)
@@ -229,7 +239,12 @@ class AgentBrain:
         return Action("none")
 
     def started(self, action: Action, t_s: float) -> None:
-        """The scheduled answer or reply started playing at ``t_s``."""
+        """The scheduled answer or reply started playing at ``t_s`` (a backchannel leaves the
+        interviewer's turn and what was scheduled as they were)."""
+        if action.kind == "reply" and action.reply == "backchannel":
+            self.playing = True
+            self._ev(t_s, "backchannel_started", "'mm-hm' while the interviewer speaks")
+            return
         self.scheduled, self.tentative, self.barge = None, False, False
         self.turn, self.turn_kind = [], ""
         self.answer_started_s, self.playing, self._last_kind = t_s, True, action.kind
@@ -264,6 +279,12 @@ class AgentBrain:
         if kind == "small_talk":
             return self._reply(small_talk_reply(self.turn[-1]) or "greeting",
                                end_s + self._delay(), end_s)
+        if kind in ("question", "request") and not self.asked_slower and self.current < \
+                len(self.answers) and self.answers[self.current].ask_repeat_slowly:
+            self.asked_slower = True
+            self._ev(end_s, "accommodation_request", "the profile asks the question to be "
+                     "repeated more slowly before answering")
+            return self._reply("slower", end_s + self._delay(), end_s)
         if kind in ("question", "request"):
             return self._answer_turn(end_s, end_s + self._delay(), request=kind == "request")
         if kind == "closing":

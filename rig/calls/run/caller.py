@@ -386,7 +386,8 @@ def _agent_answer(question: Question, profile: Profile, caller_audio: Audio) -> 
         question.question_id, Audio(caller_audio.samples[n:].copy(),
                                     caller_audio.sample_rate_hz),
         profile.response_delay_s, profile.interruption.barge_in_offset_s,
-        expected_question_s(question.question), question.question)
+        expected_question_s(question.question), question.question,
+        profile.interruption.backchannel_after_s, profile.interruption.ask_repeat_slowly)
 
 
 def _reply_voice(stages: Stages, profile: Profile, seed: int,

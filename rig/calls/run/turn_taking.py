@@ -180,7 +180,8 @@ def turn_taking_columns(agent) -> dict:
     if agent is None:
         return TurnTaking().to_row()
     graded = (agent.plays[-1].start_epoch_s - agent.t0_epoch_s) if agent.plays else None
-    starts = [t for t, kind, _ in agent.events if kind in ("answer_started", "reply_started")]
+    starts = [t for t, kind, _ in agent.events
+              if kind in ("answer_started", "reply_started", "backchannel_started")]
     return turn_taking(agent.sent, agent.received, starts, graded).to_row()
 
 
@@ -191,5 +192,21 @@ def taking_columns(agent, said: str | None, conduct: str | None = None) -> dict:
     from rig.calls.conduct import conduct_columns, load_conduct
 
     out = turn_taking_columns(agent)
-    out.update(conduct_columns(said, load_conduct(conduct)))
+    out.update(conduct_columns(said, load_conduct(conduct), accommodation_turns(agent)))
     return out
+
+
+def accommodation_turns(agent) -> tuple[str, str] | None:
+    """When the caller asked to repeat more slowly (its ``slower`` reply): the interviewer's
+    words it heard before the request (its last utterance) and after it (until the caller's
+    next answer), on the agent's clock; None when it did not ask."""
+    if agent is None:
+        return None
+    t = next((t for t, k, d in agent.events if k == "reply_started" and d == "slower"), None)
+    if t is None:
+        return None
+    nxt = min((s for s, k, _ in agent.events if k == "answer_started" and s > t),
+              default=float("inf"))
+    before = [x for e, x in agent.heard if e <= t]
+    return (before[-1] if before else "",
+            " ".join(x for e, x in agent.heard if t < e <= nxt))
