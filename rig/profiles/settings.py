@@ -160,8 +160,8 @@ class Interruption(_Frozen):
 
     Real calls only (offline: recorded, nothing plays): ``backchannel_after_s`` > 0: the
     caller says "Mm-hm." that long into the interviewer's question (once, before its first
-    answer); ``ask_repeat_slowly``: it answers the first question by asking "Sorry, could you
-    repeat that more slowly, please?" (an accommodation request), then answers the repeat.
+    answer); ``ask_repeat_slowly``: it answers the first question by asking "Could you repeat
+    that more slowly, please?" (an accommodation request), then answers the repeat.
     """
     barge_in_offset_s: float = Field(0.0, ge=0.0, le=10.0)
     backchannel_after_s: float = Field(0.0, ge=0.0, le=30.0)

@@ -46,7 +46,7 @@ REPLY_TEXTS: dict[str, str] = {
     "ready": "Yes, I'm ready.",
     "skip": "I'm sorry, I don't have an answer for that one.",
     "backchannel": "Mm-hm.",
-    "slower": "Sorry, could you repeat that more slowly, please?",
+    "slower": "Could you repeat that more slowly, please?",
 }
 
 #: Small-talk questions and the reply kind each gets, first match wins.
