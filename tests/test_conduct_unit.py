@@ -78,3 +78,18 @@ def test_another_list(tmp_path):
         load_conduct(str(bad))
     with pytest.raises(ConfigError, match="--conduct"):
         load_conduct(str(tmp_path / "none.yaml"))
+
+
+def test_the_conduct_option_goes_with_a_call_to_a_bot(tmp_path):
+    from rig.calls.run.options import OptionConflict, TransportOptions, transport_call_options
+
+    got = transport_call_options(TransportOptions("webrtc", conduct=None))
+    assert "conduct" not in got
+    f = tmp_path / "c.yaml"
+    f.write_text("ai_disclosure: {patterns: [bot]}\nprohibited: []\n")
+    assert transport_call_options(TransportOptions("webrtc", conduct=str(f)))["conduct"] == \
+        str(f)
+    with pytest.raises(OptionConflict, match="--conduct needs a call to a bot"):
+        transport_call_options(TransportOptions("sim", conduct=str(f)))
+    with pytest.raises(ConfigError, match="--conduct"):
+        transport_call_options(TransportOptions("webrtc", conduct=str(tmp_path / "no.yaml")))

@@ -91,3 +91,12 @@ def test_the_report_shows_a_short_table_per_profile():
     assert f"{np.percentile([900, 1800, 2500], 95):.0f}" in page
     assert "age (1)" in page and "talk-over rate" in page
     assert taking_html({"baseline": SimpleNamespace(turn_taking=None)}) == ""
+
+
+def test_the_gate_keeps_a_breached_budget_blocking():
+    from rig.gate.evaluate import decide
+
+    slow = Campaign.from_rows(rows("slow_speaker", [900.0, 1800.0, 2500.0]), "cand")
+    policy = GatePolicy(budgets=BudgetPolicy(latency_p95_ms=1500))
+    (c,) = decide(budget_checks(slow, policy), policy)
+    assert c.blocked and c.check == "latency_p95_ms" and c.subject == "slow_speaker"
