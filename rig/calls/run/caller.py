@@ -53,7 +53,7 @@ from typing import Literal
 
 from rig.answers import Answer, Question, load_bank
 from rig.audio import Audio
-from rig.calls.agent.brain import AgentAnswer, expected_question_s
+from rig.calls.agent.answers import AgentAnswer, agent_answer
 from rig.calls.agent.loop import AgentResult, AgentSettings, render_replies
 from rig.calls.bots.interview_map import map_interview
 from rig.calls.bots.score_sources import (
@@ -272,7 +272,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
             params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed),
                       "attempt_id": attempt_id}
             res, stats, replayed = self._place_attempt(
-                base, params, _agent_answer(question, profile, caller_audio),
+                base, params, agent_answer(question, profile, caller_audio),
                 _reply_voice(stages, profile, seed, resolve_path))
             got.update(agent=res, stats=stats)
             self._read_call(base, cid, attempt_id, question, replayed, got)
@@ -376,18 +376,6 @@ class TransportCaller(CallPlacing, ScoreChoice):
             if row.get(k):
                 row[k] = scrub_credentials(row[k])
         return CallRow.from_dict(row).to_dict()
-
-
-def _agent_answer(question: Question, profile: Profile, caller_audio: Audio) -> AgentAnswer:
-    """The answer the agent plays: the caller audio without its response delay (the agent
-    waits it itself)."""
-    n = round(profile.response_delay_s * caller_audio.sample_rate_hz)
-    return AgentAnswer(
-        question.question_id, Audio(caller_audio.samples[n:].copy(),
-                                    caller_audio.sample_rate_hz),
-        profile.response_delay_s, profile.interruption.barge_in_offset_s,
-        expected_question_s(question.question), question.question,
-        profile.interruption.backchannel_after_s, profile.interruption.ask_repeat_slowly)
 
 
 def _reply_voice(stages: Stages, profile: Profile, seed: int,
