@@ -21,6 +21,7 @@ import pytest
 from rig.calls.interviewer.session import InterviewerSettings
 from rig.calls.run.caller import TransportCaller
 from rig.campaign.call import TRANSPORT_COLUMNS
+from rig.campaign.row import TAKING_COLUMNS
 from rig.campaign.runner import CampaignSpec, run_campaign
 
 pytestmark = pytest.mark.integration
@@ -129,6 +130,13 @@ def test_rows_have_the_simulated_row_schema_with_transport_facts(real, sim):
     assert r["transport_hung_up_by"] in ("caller", "interviewer")
     assert Path(r["recording_path"]).is_file()
     assert (out / "interviewer_results.jsonl").is_file()
+    # turn-taking and conduct (docs/calls.md): filled on the real call, null on the sim row
+    assert sim[list(TAKING_COLUMNS)].isna().all().all()
+    print(f"{transport}: " + ", ".join(f"{c} {r[c]!r}" for c in TAKING_COLUMNS))
+    assert r["candidate_turns"] >= 1 and 0 <= r["talked_over_turns"] <= r["candidate_turns"]
+    assert not pd.isna(r["response_latency_ms"]) and not pd.isna(r["dead_air_max_s"])
+    if not pd.isna(r["interviewer_said"]):  # the reference interviewer asks nothing it may not
+        assert r["conduct_prohibited_count"] == 0 and r["conduct_prohibited"] == ""
 
 
 def test_repeat_requests_are_counted_when_the_interviewer_asks(real):

@@ -20,6 +20,7 @@ import typing
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
+from rig.campaign.row_taking import TAKING_COLUMNS  # noqa: F401  (re-exported)
 from rig.campaign.row_types import BAD, coerce, column_type
 from rig.errors import RigError
 
@@ -132,6 +133,8 @@ class CallRow:
 
     Score source and the bot's words: :data:`SCORE_SOURCE_COLUMNS` (``score_source``
     ``interviewer`` on a simulated row with a score: read back from an older log too).
+
+    Turn-taking and conduct: :data:`TAKING_COLUMNS` (null on a simulated call).
 
     Stage times (s, wall clock): ``t_synth_s``, ``t_channel_s``, ``t_vad_s``, ``t_asr_s``,
     ``t_scorer_s`` (null for a stage that did not run).
@@ -277,6 +280,19 @@ class CallRow:
     interviewer_heard: str | None = None
     question_asked: str | None = None
     question_match_similarity: float | None = None
+    # turn-taking and conduct (TAKING_COLUMNS: rig.calls.run.turn_taking, rig.calls.conduct)
+    response_latency_ms: float | None = None
+    candidate_turns: int | None = None
+    talked_over_turns: int | None = None
+    barge_in_stop_ms: float | None = None
+    barge_in_stopped: bool | None = None
+    backchannels: int | None = None
+    backchannel_stopped: bool | None = None
+    dead_air_max_s: float | None = None
+    conduct_ai_disclosed: bool | None = None
+    conduct_prohibited: str | None = None
+    conduct_prohibited_count: int | None = None
+    conduct_accommodation_handled: bool | None = None
     # stage times
     t_synth_s: float | None = None
     t_channel_s: float | None = None

@@ -23,33 +23,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from rig.campaign.schema_base import _f, _Part
+from rig.campaign.schema_taking import ProfileTurnTaking
 
 #: The version this rig writes.
-SCHEMA_VERSION = "1.5"
+SCHEMA_VERSION = "1.6"
 #: The version a summary without ``schema_version`` (written before rig versioned it) reads as.
 UNVERSIONED = "0.0"
 
 Interval = tuple[float, float]
 NotComputable = dict[str, str]
-
-
-class _Part(BaseModel):
-    """A part of the file: unknown keys are refused when rig builds it, and skipped when it
-    reads a file (validation context ``{"ignore_unknown": True}``: a newer minor version)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _skip_unknown(cls, data: Any, info: ValidationInfo) -> Any:
-        if isinstance(data, dict) and (info.context or {}).get("ignore_unknown"):
-            return {k: v for k, v in data.items() if k in cls.model_fields}
-        return data
-
-
-def _f(description: str, **kw: Any) -> Any:
-    return Field(description=description, **kw)
 
 
 class Bootstrap(_Part):
@@ -260,6 +243,9 @@ class ProfileSummary(_Part):
         "null when not validated (absent before 1.5)", default=None)
     baseline_voice_clean_wer: float | None = _f(
         "the same for the validation's baseline voice (absent before 1.5)", default=None)
+    turn_taking: ProfileTurnTaking | None = _f(
+        "how the interviewer treated this profile's callers on real calls (turn-taking and "
+        "conduct); absent on a simulated campaign and before 1.6", default=None)
 
 
 class ReadSpeechFigures(_Part):

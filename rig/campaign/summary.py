@@ -40,6 +40,7 @@ from rig.campaign.schema import (
     ProfileSummary,
     RepeatsSkipped,
 )
+from rig.campaign.taking_summary import profile_turn_taking
 from rig.stats.noise import noise_floor
 from rig.stats.paired import ProfilePaired, paired_by_profile
 from rig.stats.validity import judge_validity
@@ -197,6 +198,9 @@ def _profile(g: pd.DataFrame, paired: ProfilePaired,
     entry = {k: _num(v) for k, v in entry.items()}
     if attribution is not None:
         entry["attribution"] = attribution
+    taking = profile_turn_taking(g)
+    if taking is not None:
+        entry["turn_taking"] = taking
     return ProfileSummary(**entry)
 
 

@@ -41,6 +41,7 @@ from rig.campaign.schema import (
     SummaryHeader,
     ValidityThresholds,
 )
+from rig.campaign.schema_taking import ProfileTurnTaking
 from rig.config import validation_error
 from rig.errors import ConfigError
 from rig.jsonfile import read_json
@@ -58,6 +59,7 @@ DOC_PARTS: tuple[tuple[str, type[BaseModel]], ...] = (
     ("repeats_skipped.by_profile.<id>", ProfileRepeatsSkipped),
     ("profiles.<id>", ProfileSummary),
     ("profiles.<id>.attribution", ProfileAttribution),
+    ("profiles.<id>.turn_taking", ProfileTurnTaking),
     ("noise_floor", NoiseFloorSummary),
     ("judge_validity (measured)", JudgeValidity),
     ("judge_validity.thresholds", ValidityThresholds),

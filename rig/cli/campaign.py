@@ -27,6 +27,8 @@ campaign_app = RigTyper(no_args_is_help=True, help="Matched-pair campaigns.")
 
 AUDIO_HELP = ("write each call's caller and line audio (FLAC) and word timings under OUT/audio "
               "for the report's drill-down (--no-audio: none, for large campaigns)")
+CONDUCT_HELP = ("calls to a bot: the conduct list (YAML: AI disclosure, prohibited questions with "
+                "their sources, accommodation; default rig/data/conduct.yaml)")
 
 
 def _print_read_speech(summary: CampaignSummary, out: Path) -> None:
@@ -265,6 +267,7 @@ def campaign_run(
     result_wait_s: Annotated[float | None, typer.Option(
         help="calls to a bot: how long to wait for the interviewer's result after each call, "
              "s (default 300; progress every 10 s on stderr)")] = None,
+    conduct: Annotated[str | None, typer.Option(help=CONDUCT_HELP)] = None,
     executor: Annotated[str, typer.Option(
         help="where simulated calls run: local (worker processes on this machine; "
              "--workers 1 runs them in this process), ray (actors on a Ray cluster, extra "
@@ -308,7 +311,7 @@ def campaign_run(
             transport, interviewer_url=interviewer_url, results_token_env=results_token_env,
             twilio_to=twilio_to, twilio_from=twilio_from, stream_url=stream_url,
             agent_port=agent_port, interviewer=interviewer, bot_clock=bot_clock,
-            score_source=score_source, result_wait_s=result_wait_s))
+            score_source=score_source, result_wait_s=result_wait_s, conduct=conduct))
     except RigError as exc:
         fail(exc)
     try:

@@ -43,6 +43,11 @@ Checks (each can be switched off in the policy):
    block, unless ``impact.block_existing`` is true: then the disparity test alone decides, and
    a release that changed nothing is blocked for as long as a breach lasts. A category new in
    the candidate is judged on the disparity test alone.
+4. **Turn-taking budgets** (``budgets.latency_p95_ms``, ``budgets.talk_over_rate``; unset by
+   default): per profile of the candidate, the 95th percentile of its real calls'
+   ``response_latency_ms`` and its talk-over rate (docs/calls.md, "Turn-taking and
+   conduct"); a figure over its budget blocks, and the line names the profile and the
+   budget (no test: it is what the candidate's callers got). :mod:`rig.gate.budgets`.
 
 All the statistical tests of one gate run form one family: their p-values are Holm-adjusted
 (Holm 1979) and compared with ``alpha``, so a release that changed nothing is blocked with

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from rig.gate.attribution import with_attribution
+from rig.gate.budgets import budget_checks
 from rig.gate.campaigns import Campaign, load_campaign
 from rig.gate.flips import flip_checks
 from rig.gate.impact import impact_checks
@@ -88,6 +89,7 @@ def evaluate_gate(candidate: Campaign, previous: Campaign, policy: GatePolicy | 
         checks += flip_checks(cs, ps, policy.flip, notes)
     if policy.impact.enabled:
         checks += impact_checks(cs, ps, candidate, previous, policy.impact)
+    checks += budget_checks(candidate, policy)
     checks = with_attribution(decide(checks, policy), candidate, previous, policy)
     verdict: Verdict = "block" if any(c.blocked for c in checks) else "pass"
 

@@ -75,6 +75,17 @@ class ReplayPolicy(_Strict):
     dimensions: tuple[str, ...] | None = None
 
 
+class BudgetPolicy(_Strict):
+    """Turn-taking budgets per profile over a campaign's real calls (docs/calls.md,
+    "Turn-taking and conduct"; :mod:`rig.gate.budgets`): a profile whose figure is above its
+    budget blocks, and the line names the profile and the budget. None: no budget (no line).
+    ``latency_p95_ms``: the 95th percentile of its calls' ``response_latency_ms``;
+    ``talk_over_rate``: talked-over turns / candidate turns (0-1)."""
+
+    latency_p95_ms: float | None = Field(None, gt=0.0)
+    talk_over_rate: float | None = Field(None, ge=0.0, le=1.0)
+
+
 class GatePolicy(_Strict):
     """The gate policy (``gate.yaml``); every field has a default (``{}`` is the default policy;
     an empty file is refused).
@@ -92,6 +103,7 @@ class GatePolicy(_Strict):
     impact: ImpactPolicy = ImpactPolicy()
     versions: VersionPolicy = VersionPolicy()
     replay: ReplayPolicy = ReplayPolicy()
+    budgets: BudgetPolicy = BudgetPolicy()
 
 
 def load_policy(path: str | Path | None) -> GatePolicy:

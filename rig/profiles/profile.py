@@ -141,6 +141,8 @@ _NEWER_FIELDS: tuple[tuple[str | None, str, Any], ...] = (
     ("disfluency", "repetitions_per_100_words", 0.0),
     ("noise", "talkers", 6),
     ("noise", "voices", DEFAULT_BABBLE_VOICES),
+    ("interruption", "backchannel_after_s", 0.0),
+    ("interruption", "ask_repeat_slowly", False),
     (None, "interruption", {"barge_in_offset_s": 0.0}),
     ("voice", "model_path", None),
     ("voice", "config_path", None),

@@ -157,13 +157,25 @@ class Interruption(_Frozen):
     and the offset is only recorded with the call (``barge_in_offset_s``). A real-call
     transport starts the caller's audio that long before the question's audio ends (and then
     ignores ``response_delay_s``).
+
+    Real calls only (offline: recorded, nothing plays): ``backchannel_after_s`` > 0: the
+    caller says "Mm-hm." that long into the interviewer's question (once, before its first
+    answer); ``ask_repeat_slowly``: it answers the first question by asking "Could you repeat
+    that more slowly, please?" (an accommodation request), then answers the repeat.
     """
     barge_in_offset_s: float = Field(0.0, ge=0.0, le=10.0)
+    backchannel_after_s: float = Field(0.0, ge=0.0, le=30.0)
+    ask_repeat_slowly: bool = False
 
     def describe(self) -> str:
-        if not self.barge_in_offset_s:
-            return "none"
-        return f"barge-in {self.barge_in_offset_s:g} s before the question ends (offline: recorded)"
+        parts = []
+        if self.barge_in_offset_s:
+            parts.append(f"barge-in {self.barge_in_offset_s:g} s before the question ends")
+        if self.backchannel_after_s:
+            parts.append(f"'mm-hm' {self.backchannel_after_s:g} s into the question")
+        if self.ask_repeat_slowly:
+            parts.append("asks to repeat more slowly")
+        return "none" if not parts else "; ".join(parts) + " (offline: recorded)"
 
 
 NoiseKind = Literal["none", "white", "pink", "babble", "street", "file"]

@@ -22,6 +22,7 @@ from rig.report.pages import fmt as _fmt
 from rig.report.plots import plots_html
 from rig.report.sections import _attribution_html, _noise_floor_html, _validity_html
 from rig.report.table import profile_table
+from rig.report.taking import taking_html
 from rig.report.verdict import verdict_sentences
 
 __all__ = ["_validity_html", "campaign_report_html", "verdict_sentences",
@@ -117,6 +118,7 @@ caused (the oracle is the same scorer on the script text).</p>
 {_notes_html(profiles)}
 </section>
 {_attribution_html(profiles, baseline)}
+{taking_html(profiles)}
 <section id="judge">{_validity_html(summary)}</section>
 <section id="noise"><h2>Scorer noise floor (baseline repeats)</h2>
 {_noise_floor_html(summary, profiles, baseline)}</section>

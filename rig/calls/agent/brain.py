@@ -17,10 +17,13 @@ only when the turn is over (no speech going on, every utterance transcribed):
   :data:`COVERED` of the matched question's words may go on ("Tell me about a time you
   disagreed with a coworker." [pause] "What happened?"): it waits at least
   :data:`REQUEST_GAP_S`. Without question texts, answers go in order.
-- ``small_talk``: the matching short reply; ``hold`` ("One moment, please."): nothing, and
-  no cue from the silence; ``greeting`` and ``statement``: nothing until a
-  silence of ``cue_silence_s`` (a person's cue): then a greeting reply, or for a statement the
-  answer it matches (else the next answer).
+- ``small_talk``: the matching short reply; ``hold`` ("One moment, please.", "Could I
+  please have a moment?"): nothing, and no cue from the silence; ``fragment`` (cut off: "Can
+  you"): nothing, no cue: it waits for the full question, and an utterance that says the
+  cut-off words again replaces them in the turn (``restarted``); ``greeting`` and
+  ``statement``: nothing until a silence of ``cue_silence_s`` (:data:`CUE_SILENCE_S`, a
+  person's cue; a shorter gap is inside the interviewer's turn): then a greeting reply, or for
+  a statement the answer it matches (else the next answer).
 - ``repeat_request``: the last answer again (counted).
 - ``closing`` (goodbye): hang up ``hangup_delay_s`` after it; ``soft_closing`` (a thank-you):
   hang up only when every answer has been played and ``cue_silence_s`` passed in silence; with
@@ -43,14 +46,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
-from rig.audio import Audio
+from rig.calls.agent.actions import Action, AgentAnswer
 from rig.calls.agent.question_match import MATCH_THRESHOLD, coverage, similarities
 from rig.calls.agent.utterances import (  # noqa: F401  (re-exported)
     REPLY_TEXTS,
     UtteranceKind,
     classify_utterance,
+    is_restart,
     sentences,
     small_talk_reply,
 )
@@ -66,45 +69,15 @@ TENTATIVE_MIN_FRACTION = 0.75
 #: matched question's content words (it may go on after a pause).
 REQUEST_GAP_S = 1.2
 COVERED = 0.7
+#: Silence after a greeting or statement (no question asked) that is a person's cue to speak.
+#: Above the pauses an LLM bot leaves between two sentences of one turn while it generates the
+#: next (3.8 s seen from a pipecat example bot): a silence that short is inside its turn.
+CUE_SILENCE_S = 6.0
 
 
 def expected_question_s(text: str, wpm: float = QUESTION_WPM) -> float:
     """Estimated spoken duration of a question (s) at ``wpm`` words per minute."""
     return len(text.split()) * 60.0 / wpm
-
-
-@dataclass(frozen=True)
-class AgentAnswer:
-    """One answer the agent may be asked for, in the planned order.
-
-    Attributes:
-        question_id: the question it answers.
-        audio: the answer as the caller's channel left it, without the leading response delay
-            (the agent waits that itself); float32 mono, any rate (sent at 8 kHz).
-        response_delay_s: silence between the end of the question and the answer (s).
-        barge_in_offset_s: > 0: start this long before the question's expected end (s), and
-            ignore the response delay.
-        expected_question_s: the question's estimated duration (s), for barge-in and the
-            low-latency first start.
-        question_text: the bank's wording of the question, to match what is asked ("": not
-            matched; answers go in order).
-    """
-    question_id: str
-    audio: Audio
-    response_delay_s: float = 0.5
-    barge_in_offset_s: float = 0.0
-    expected_question_s: float | None = None
-    question_text: str = ""
-
-
-@dataclass(frozen=True)
-class Action:
-    """What the brain wants at ``at_s`` (call-clock s): play answer ``index``, say reply
-    ``reply`` (a key of :data:`REPLY_TEXTS`), hang up, or nothing."""
-    kind: Literal["answer", "reply", "hangup", "none"]
-    at_s: float = 0.0
-    index: int = -1
-    reply: str = ""
 
 
 @dataclass
@@ -117,7 +90,7 @@ class AgentBrain:
     when its transcript arrives)."""
     answers: Sequence[AgentAnswer]
     hangup_delay_s: float = 0.3
-    cue_silence_s: float = 3.0
+    cue_silence_s: float = CUE_SILENCE_S
     wait_event_s: float = 20.0
     questions: Mapping[str, str] | None = None
     match_threshold: float = MATCH_THRESHOLD
@@ -139,6 +112,8 @@ class AgentBrain:
     greeted: bool = False
     playing: bool = False
     _last_kind: str = ""
+    _bc_at: float | None = None  # when the profile's backchannel is due (call clock)
+    asked_slower: bool = False
     _for_start: float | None = None  # speech start of the utterance the answer was set for
     _asked: tuple[str, float | None] = ("", None)
     _now: float = float("-inf")  # the latest call-clock time an event or tick brought
@@ -177,6 +152,10 @@ class AgentBrain:
         if self.answered or self.scheduled is not None or self.current >= len(self.answers):
             return Action("none")
         a = self.answers[self.current]
+        if a.backchannel_after_s > 0 and self._bc_at is None:
+            self._bc_at = t_s + a.backchannel_after_s
+            self._ev(t_s, "backchannel_planned", f"'mm-hm' at {self._bc_at:.2f} if the "
+                     "interviewer is still speaking (the profile's backchannel)")
         if a.barge_in_offset_s > 0 and a.expected_question_s is not None:
             at = t_s + max(0.0, a.expected_question_s - a.barge_in_offset_s)
             self.scheduled, self.barge, self._for_start = Action("answer", at, self.current), \
@@ -190,7 +169,7 @@ class AgentBrain:
         words are transcribed: the first answer may be scheduled now, tentatively (see the
         module docs)."""
         self.speaking, self.pending, self.turn_end_s = False, self.pending + 1, end_s
-        self.quiet_since_s = end_s
+        self.quiet_since_s, self._bc_at = end_s, None if self._bc_at else self._bc_at
         self._ev(end_s, "question_end", f"speech {'?' if start_s is None else f'{start_s:.2f}'}"
                  f"-{end_s:.2f} s")
         if self.answered or self.scheduled is not None or self.current >= len(self.answers) \
@@ -199,7 +178,10 @@ class AgentBrain:
         a = self.answers[self.current]
         if start_s is not None and a.expected_question_s is not None \
                 and end_s - start_s < TENTATIVE_MIN_FRACTION * a.expected_question_s:
-            return Action("none")  # too short for the question: wait for its words
+            self._ev(end_s, "no_early_start", f"{end_s - start_s:.2f} s is under "
+                     f"{TENTATIVE_MIN_FRACTION:g} of the question's {a.expected_question_s:.2f} s:"
+                     " waiting for its words")
+            return Action("none")
         self._for_start = start_s
         return self._schedule(self.current, end_s + a.response_delay_s, end_s, tentative=True)
 
@@ -216,18 +198,28 @@ class AgentBrain:
             if not self.plays[-1]["asked_text"]:
                 self._set_asked(self.plays[-1], text)
             return Action("none")
+        if self.turn and is_restart(self.turn[-1], text):
+            self._ev(end_s, "restarted", f"{self.turn[-1]!r} was cut off and said again: "
+                     "the new words replace it")
+            self.turn.pop()
         self.turn.append(text)
         self.turn_end_s = max(self.turn_end_s, end_s)
         kind = self.turn_kind = classify_utterance(" ".join(self.turn))
         self._ev(end_s, f"heard_{kind}", text)
-        if self.speaking or self.pending:
-            return self.scheduled or Action("none")  # the turn goes on: decide at its end
+        if self.speaking or self.pending:  # the turn goes on: decide at its end
+            self._ev(end_s, "turn_goes_on", "the interviewer is speaking" if self.speaking
+                     else f"{self.pending} utterance(s) not yet transcribed")
+            return self.scheduled or Action("none")
         return self._decide(kind, self.turn_end_s)
 
     def tick(self, t_s: float) -> Action:
         """The clock: acts on a cue silence after a greeting or statement, on the quiet
         after a thank-you, and logs a long wait."""
         self._now = max(self._now, t_s)
+        if self._bc_at is not None and self._bc_at > 0 and t_s >= self._bc_at \
+                and self.speaking and not self.playing:
+            self._bc_at = 0.0  # said once
+            return Action("reply", t_s, reply="backchannel")
         if self.scheduled is not None or self.speaking or self.pending or self.playing:
             return self.scheduled or Action("none")
         quiet = t_s - max(self.quiet_since_s, self.turn_end_s)
@@ -247,7 +239,12 @@ class AgentBrain:
         return Action("none")
 
     def started(self, action: Action, t_s: float) -> None:
-        """The scheduled answer or reply started playing at ``t_s``."""
+        """The scheduled answer or reply started playing at ``t_s`` (a backchannel leaves the
+        interviewer's turn and what was scheduled as they were)."""
+        if action.kind == "reply" and action.reply == "backchannel":
+            self.playing = True
+            self._ev(t_s, "backchannel_started", "'mm-hm' while the interviewer speaks")
+            return
         self.scheduled, self.tentative, self.barge = None, False, False
         self.turn, self.turn_kind = [], ""
         self.answer_started_s, self.playing, self._last_kind = t_s, True, action.kind
@@ -282,6 +279,12 @@ class AgentBrain:
         if kind == "small_talk":
             return self._reply(small_talk_reply(self.turn[-1]) or "greeting",
                                end_s + self._delay(), end_s)
+        if kind in ("question", "request") and not self.asked_slower and self.current < \
+                len(self.answers) and self.answers[self.current].ask_repeat_slowly:
+            self.asked_slower = True
+            self._ev(end_s, "accommodation_request", "the profile asks the question to be "
+                     "repeated more slowly before answering")
+            return self._reply("slower", end_s + self._delay(), end_s)
         if kind in ("question", "request"):
             return self._answer_turn(end_s, end_s + self._delay(), request=kind == "request")
         if kind == "closing":
@@ -294,6 +297,9 @@ class AgentBrain:
                      " answer(s) not given: waiting for a question")
         elif kind == "hold":
             self._ev(end_s, "waiting", "asked to hold: no cue from the silence")
+        elif kind == "fragment":
+            self._ev(end_s, "waiting", "the question was cut off: waiting for the full "
+                     "question (no cue from the silence)")
         elif kind in ("greeting", "statement", "soft_closing"):
             self._ev(end_s, "waiting_for_cue", f"a {kind}: {self.cue_silence_s:g} s of "
                      "silence is the cue")

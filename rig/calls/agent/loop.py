@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from rig.audio import Audio
-from rig.calls.agent.brain import AgentAnswer, AgentBrain
+from rig.calls.agent.brain import CUE_SILENCE_S, AgentAnswer, AgentBrain
 from rig.calls.agent.utterances import REPLY_TEXTS
 from rig.calls.media import (
     FRAME_MS,
@@ -76,7 +76,7 @@ class AgentSettings:
     asr_model: str = "whisper-tiny.en"
     time_limit_s: float = 120.0
     hangup_delay_s: float = 0.3
-    cue_silence_s: float = 3.0
+    cue_silence_s: float = CUE_SILENCE_S
     wait_event_s: float = 20.0
 
 

@@ -5,8 +5,15 @@ something. A turn (the interviewer's utterances since the agent last spoke, join
 classified by its sentences, in this order:
 
 ``repeat_request``  "could you repeat that", "sorry, I didn't catch that" anywhere;
+``hold``            the last sentence asks for a moment ("Could I please have a moment?",
+                    "Can you hold on a second?"), even with a ``?``: the interviewer will go on;
 ``small_talk``      the last sentence is a question of :data:`SMALL_TALK` ("How are you?",
-                    "How can I assist you today?", "Can you hear me?", "Are you ready?");
+                    "How are you today?", "How can I assist you today?", "Can you hear me?",
+                    "Are you ready?");
+``fragment``        the last sentence was cut off: a trailing ``-``/``...``, or no closing
+                    ``.?!``, at most :data:`FRAGMENT_MAX_WORDS` words and an opening that leads
+                    to a question ("Can you", "Could you tell me", "What was"); the agent
+                    waits for the full question;
 ``question``        the last sentence ends in ``?``;
 ``closing``         the last sentence says goodbye ("Goodbye.", "That's all the questions I
                     have.", "Have a nice day."): the interviewer ends the call;
@@ -29,7 +36,7 @@ import re
 from typing import Literal
 
 UtteranceKind = Literal["repeat_request", "small_talk", "question", "closing", "request",
-                        "hold", "greeting", "soft_closing", "statement"]
+                        "hold", "greeting", "soft_closing", "statement", "fragment"]
 
 #: Small-talk reply kinds and what the agent says (rendered in the profile's voice).
 REPLY_TEXTS: dict[str, str] = {
@@ -38,6 +45,8 @@ REPLY_TEXTS: dict[str, str] = {
     "hearing": "Yes, I can hear you.",
     "ready": "Yes, I'm ready.",
     "skip": "I'm sorry, I don't have an answer for that one.",
+    "backchannel": "Mm-hm.",
+    "slower": "Could you repeat that more slowly, please?",
 }
 
 #: Small-talk questions and the reply kind each gets, first match wins.
@@ -64,7 +73,13 @@ _REQUEST = re.compile(
 _GREETING = re.compile(r"\b(hello|hi|hey|good (morning|afternoon|evening|day)|welcome|"
                        r"nice to (meet|speak))\b", re.IGNORECASE)
 _HOLD = re.compile(r"\b(hold on|hold the line|one moment|just a (moment|second|sec)|bear with me|"
-                   r"give me a (moment|second|sec))\b", re.IGNORECASE)
+                   r"give me a (moment|second|sec)|(have|take|need) a (moment|second|sec|minute)|"
+                   r"(wait|hold) (a|one) (moment|second|sec|minute))\b", re.IGNORECASE)
+#: Openings that lead into a question or request: a last sentence that starts so and has no
+#: closing punctuation was cut off (the interviewer was interrupted, or restarts).
+_OPENING = re.compile(
+    r"^(can|could|would|will|do|did|have|are|is|what|how|why|when|where|which|who|tell|"
+    r"describe|walk|please|so|and|let'?s|i'?d like)\b", re.IGNORECASE)
 _THANKS = re.compile(r"\b(thank you|thanks)\b", re.IGNORECASE)
 
 
@@ -81,6 +96,10 @@ def classify_utterance(text: str) -> UtteranceKind:
     last = parts[-1]
     if _REPEAT.search(text):
         return "repeat_request"
+    if _HOLD.search(last) and not _REQUEST.search(last):
+        return "hold"
+    if is_fragment(last):
+        return "fragment"
     if last.endswith("?"):
         return "small_talk" if small_talk_reply(last) else "question"
     if _FAREWELL.search(last):
@@ -94,6 +113,37 @@ def classify_utterance(text: str) -> UtteranceKind:
     if _THANKS.search(text):
         return "soft_closing"
     return "statement"
+
+
+#: An unpunctuated opening longer than this is taken as said whole (the ASR left out the mark).
+FRAGMENT_MAX_WORDS = 5
+
+
+def is_fragment(sentence: str) -> bool:
+    """The sentence was cut off: it ends in ``-``, ``...`` or ``…``, or it has no closing
+    ``.?!`` and opens like a question or request ("Can you", "Tell me about")."""
+    s = sentence.strip()
+    if s.endswith(("-", "...", "…", "—")):
+        return True
+    return (not s.endswith((".", "?", "!")) and len(s.split()) <= FRAGMENT_MAX_WORDS
+            and bool(_OPENING.match(s)))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def is_restart(before: str, text: str) -> bool:
+    """``text`` says ``before`` again: ``before`` was cut off (:func:`is_fragment`) and ``text``
+    opens with its words, or ``text`` opens with ``before``'s first four words or more (the
+    interviewer restarted its question)."""
+    a, b = _words(before), _words(text)
+    parts = sentences(before)
+    if not a:
+        return False
+    if is_fragment(parts[-1] if parts else before):
+        return b[:len(a)] == a
+    return len(a) >= 4 and b[:4] == a[:4]
 
 
 def small_talk_reply(text: str) -> str | None:

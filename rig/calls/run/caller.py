@@ -53,7 +53,7 @@ from typing import Literal
 
 from rig.answers import Answer, Question, load_bank
 from rig.audio import Audio
-from rig.calls.agent.brain import AgentAnswer, expected_question_s
+from rig.calls.agent.answers import AgentAnswer, agent_answer
 from rig.calls.agent.loop import AgentResult, AgentSettings, render_replies
 from rig.calls.bots.interview_map import map_interview
 from rig.calls.bots.score_sources import (
@@ -66,6 +66,7 @@ from rig.calls.run.call_row import transport_columns, write_recording
 from rig.calls.run.place import CallPlacing
 from rig.calls.run.score import ScoreChoice
 from rig.calls.run.stages import call_stages, score_source, stage_columns
+from rig.calls.run.turn_taking import taking_columns
 from rig.calls.transports.twilio import scrub_credentials
 from rig.campaign.call import call_id, run_call
 from rig.campaign.row import CallRow
@@ -124,6 +125,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
     agent: AgentSettings = field(default_factory=AgentSettings)
     interviewer_settings: InterviewerSettings | None = None
     result_timeout_s: float = 300.0
+    conduct: str | None = None  # the conduct list (--conduct; None: rig/data/conduct.yaml)
     twilio_to: str | None = None
     twilio_from: str | None = None
     stream_url: str | None = None
@@ -270,7 +272,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
             params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed),
                       "attempt_id": attempt_id}
             res, stats, replayed = self._place_attempt(
-                base, params, _agent_answer(question, profile, caller_audio),
+                base, params, agent_answer(question, profile, caller_audio),
                 _reply_voice(stages, profile, seed, resolve_path))
             got.update(agent=res, stats=stats)
             self._read_call(base, cid, attempt_id, question, replayed, got)
@@ -369,21 +371,11 @@ class TransportCaller(CallPlacing, ScoreChoice):
                     "interviewer_heard": span.heard_text if span else None,
                     "question_asked": span.asked_text if span else None,
                     "question_match_similarity": span.match_similarity if span else None})
+        row.update(taking_columns(res, row.get("interviewer_said"), self.conduct))
         for k in ("error", "traceback"):  # a Twilio REST error names the account in its URL
             if row.get(k):
                 row[k] = scrub_credentials(row[k])
         return CallRow.from_dict(row).to_dict()
-
-
-def _agent_answer(question: Question, profile: Profile, caller_audio: Audio) -> AgentAnswer:
-    """The answer the agent plays: the caller audio without its response delay (the agent
-    waits it itself)."""
-    n = round(profile.response_delay_s * caller_audio.sample_rate_hz)
-    return AgentAnswer(
-        question.question_id, Audio(caller_audio.samples[n:].copy(),
-                                    caller_audio.sample_rate_hz),
-        profile.response_delay_s, profile.interruption.barge_in_offset_s,
-        expected_question_s(question.question), question.question)
 
 
 def _reply_voice(stages: Stages, profile: Profile, seed: int,

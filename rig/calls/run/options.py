@@ -37,6 +37,7 @@ TRANSPORT_OPTIONS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     ("--bot-clock", ("pipecat",), "--interviewer"),
     ("--score-source", CALL_TRANSPORTS, None),
     ("--result-wait-s", CALL_TRANSPORTS, None),
+    ("--conduct", CALL_TRANSPORTS, None),
 )
 
 
@@ -65,6 +66,8 @@ class TransportOptions:
     bot_clock: str | None = None
     score_source: str | None = None
     result_wait_s: float | None = None
+    #: a conduct list (YAML, as rig/data/conduct.yaml)
+    conduct: str | None = None
 
     def given(self) -> dict[str, object]:
         """Option name (``--twilio-to``) -> value, for the options of
@@ -176,6 +179,11 @@ def transport_call_options(opts: TransportOptions,
             raise ConfigError("--result-wait-s", "", "must be > 0 (seconds)",
                               opts.result_wait_s)
         out["result_timeout_s"] = float(opts.result_wait_s)
+    if opts.conduct is not None:
+        from rig.calls.conduct import load_conduct
+
+        load_conduct(opts.conduct)  # the file and its patterns, before any call
+        out["conduct"] = opts.conduct
     if token_env:
         out["results_token_env"] = token_env
     if opts.twilio_to:
