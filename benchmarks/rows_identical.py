@@ -3,8 +3,8 @@
     python benchmarks/rows_identical.py REF_BEFORE [REF_AFTER]   # default REF_AFTER: HEAD
     python benchmarks/rows_identical.py --compare DIR_A DIR_B    # two finished campaign folders
 
-Each commit is checked out into a temporary git worktree and its demo (``rig demo``: 30 calls on
-the embedded defaults, the real TTS, line, VAD, ASR and llama.cpp judge) runs with that
+Each commit is checked out into a temporary git worktree and its demo (``rig demo --no-sweep``:
+30 calls on the embedded defaults, the real TTS, line, VAD, ASR and llama.cpp judge) runs with that
 worktree first on ``PYTHONPATH``, in this environment, one after the other. The rows are then
 compared per ``call_id`` without the runtime columns (``rig.campaign.row.RUNTIME_COLUMNS``:
 stage timings, the campaign id, the recording path); every other column must be equal (floats
@@ -66,7 +66,7 @@ def demo_at(ref: str, work: Path) -> Path:
                    check=True, capture_output=True)
     try:
         env = dict(os.environ, PYTHONPATH=str(tree))
-        subprocess.run([sys.executable, "-m", "rig.cli", "demo", "--out", str(out)],
+        subprocess.run([sys.executable, "-m", "rig.cli", "demo", "--no-sweep", "--out", str(out)],
                        cwd=tree, env=env, check=True)
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
