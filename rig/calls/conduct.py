@@ -59,17 +59,19 @@ def load_conduct(path: str | None = None) -> ConductList:
     Raises:
         ConfigError: a missing file, a field missing or of the wrong kind, a pattern that
             does not compile, a prohibited entry without its source."""
-    import yaml
+    from rig.config import read_yaml
 
     if path is None:
-        text = resources.files("rig").joinpath("data/conduct.yaml").read_text()
-        where = "rig/data/conduct.yaml"
+        p, where = Path(str(resources.files("rig").joinpath("data/conduct.yaml"))), \
+            "rig/data/conduct.yaml"
     else:
-        p = Path(path)
+        p, where = Path(path), str(path)
         if not p.is_file():
             raise ConfigError("--conduct", "", "a YAML file", path)
-        text, where = p.read_text(), str(p)
-    d = yaml.safe_load(text) or {}
+    d = read_yaml(p) or {}  # strict: a key named twice is an error
+    if not isinstance(d, dict):
+        raise ConfigError(where, "", "a mapping with ai_disclosure, prohibited, accommodation",
+                          type(d).__name__)
     ai, acc = d.get("ai_disclosure") or {}, d.get("accommodation") or {}
     entries = []
     for i, e in enumerate(d.get("prohibited") or []):
