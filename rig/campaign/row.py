@@ -55,17 +55,22 @@ TRANSPORT_COLUMNS: tuple[str, ...] = (
 #: (:data:`rig.calls.bots.record.ScoreSource`): ``interviewer`` (the bot's own result; on a
 #: simulated row the reference pipeline's scorer, which is the simulated interviewer's, whenever the
 #: row has a score; null when it has none), ``extractor``, ``rig_grade_bot_transcript`` or
-#: ``rig_grade_rig_asr`` (the last two: the rig's grade of what the bot received, not the
-#: bot's decision); null on a call that failed before a source was chosen.
+#: ``rig_grade_rig_asr`` (the rig's ASR of the bot's input, in-process) or
+#: ``rig_grade_sent_audio`` (the rig's ASR of the audio it sent; over a network: not what the
+#: bot took in) (the ``rig_grade_*``: the rig's grade, not the bot's decision); null on a call
+#: that failed before a source was chosen.
 #: ``interviewer_said``: the bot's turns' text, in order, joined with `` | `` (its TTS text
 #: in-process, else what the caller agent's ASR heard); ``interviewer_heard``: the bot's own
 #: transcript of the graded answer, when it exposes one; ``question_asked``: the bot's words
 #: for the question this row answers as the caller agent's ASR heard them (what it matched);
 #: ``question_match_similarity``: their similarity to the
-#: bank's question (0-1). All but ``score_source`` are null on a simulated call.
+#: bank's question (0-1); ``interviewer_heard_speech``: whether the bot raised a user-speech
+#: event during the answer (null: unknown, the bot exposes no user-turn events; False: "the
+#: interviewer did not hear the answer", a failed call, never scored;
+#: :mod:`rig.calls.bots.heard`). All but ``score_source`` are null on a simulated call.
 SCORE_SOURCE_COLUMNS: tuple[str, ...] = (
     "score_source", "interviewer_said", "interviewer_heard", "question_asked",
-    "question_match_similarity")
+    "question_match_similarity", "interviewer_heard_speech")
 
 
 @dataclass(frozen=True)
@@ -277,6 +282,7 @@ class CallRow:
     interviewer_heard: str | None = None
     question_asked: str | None = None
     question_match_similarity: float | None = None
+    interviewer_heard_speech: bool | None = None
     # stage times
     t_synth_s: float | None = None
     t_channel_s: float | None = None
