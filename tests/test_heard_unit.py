@@ -152,3 +152,28 @@ def test_report_says_the_real_reason_of_a_failed_call(tmp_path):
     # the call's recording is linked: the report does not also say no audio was recorded
     assert "recordings/" in page and ".wav" in page
     assert "No call audio was recorded" not in page
+
+
+def test_a_call_the_agent_never_answered_keeps_what_the_bot_said(tmp_path):
+    """The bot's words are in the failed row (issue 27: ``interviewer_said`` was null in
+    failed calls though the bot's messages carried its text)."""
+    from dataclasses import replace
+
+    from rig.campaign.runner import run_campaign
+    from tests.test_score_sources_unit import fake_caller, spec, stages
+
+    out = tmp_path / "c"
+    with fake_caller(out, rtvi_record(False), "rig",
+                     interviewer_url="http://127.0.0.1:9") as caller:
+        place = caller._place
+
+        async def no_answer(base, params, answer, replies=None):
+            res, stats = await place(base, params, answer, replies)
+            return replace(res, plays=()), stats
+
+        caller._place = no_answer
+        run_campaign(spec(out), stages=stages([]), progress=False, call_fn=caller)
+    (row,) = [json.loads(x) for x in (out / "calls.jsonl").read_text().splitlines()]
+    assert row["status"] == "error" and "never answered" in row["error"]
+    assert row["interviewer_said"].startswith("Hello, thanks for joining.")
+    assert "Goodbye" in row["interviewer_said"] and row["score"] is None
