@@ -152,6 +152,7 @@ def test_report_says_the_real_reason_of_a_failed_call(tmp_path):
     # the call's recording is linked: the report does not also say no audio was recorded
     assert "recordings/" in page and ".wav" in page
     assert "No call audio was recorded" not in page
+    assert "The bot raised no user-speech event during the answer" in page
 
 
 def test_a_call_the_agent_never_answered_keeps_what_the_bot_said(tmp_path):

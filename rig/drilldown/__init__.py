@@ -196,6 +196,14 @@ def bot_words_html(call: dict) -> str:
         cls = "flag" if src in RIG_GRADES else "note"
         out.append(f"<p class='{cls}'>Score source <code>{esc(src)}</code>: "
                    f"{esc(SOURCE_WORDS.get(src, src))}</p>")
+    heard = call.get("interviewer_heard_speech")  # True/False (numpy's too), None/NaN: unknown
+    heard = None if heard is None or heard != heard else bool(heard)
+    if heard is False:
+        out.append("<p class='flag'>The bot raised no user-speech event during the answer: "
+                   "it did not hear it (no score).</p>")
+    elif heard is None and call.get("transport") in ("webrtc", "twilio", "sip"):
+        out.append("<p class='note'>What the bot heard is unknown: it sent no user-turn "
+                   "events (RTVI off, or a telephony bot).</p>")
     for col, what in (("question_asked", "The bot asked"),
                       ("interviewer_heard", "The bot heard"),
                       ("interviewer_said", "The bot said")):
