@@ -68,6 +68,12 @@ def test_example_bot_in_process_two_answers(campaign):
         assert r["turn_closed_by"] == "silence_timeout"
         assert 0 < r["turn_speech_start_s"] < r["turn_close_s"]
         assert r["words_lost"] == 0  # a 1 s stop timer does not cut a one-breath answer
+        # what the interviewer heard (issue 27): its user-speech event in the answer, its
+        # transcript up to its reply, and no truncation where it heard the whole answer
+        assert r["interviewer_heard_speech"] == True  # noqa: E712 - numpy bool
+        assert r["interviewer_heard"] and r["interviewer_heard"] == r["transcript"]
+        assert r["truncated"] == False  # noqa: E712 - numpy bool
+        assert r["wer_spoken"] == pytest.approx(r["wer"])
         events = json.loads(Path(r["recording_path"]).with_suffix(".json").read_text())
         assert any("most recent job" in text.lower() for _, text in events["heard"])
         bot = json.loads(Path(r["recording_path"]).with_suffix(".bot.json").read_text())
@@ -76,6 +82,44 @@ def test_example_bot_in_process_two_answers(campaign):
     # what the bot's STT heard of the strong answer is close to its script
     assert rows.loc["qr_strong", "wer"] < 0.35
     assert "grocery" in rows.loc["qr_strong", "transcript"].lower()
+
+
+DEAF = ROOT / "tests" / "data" / "bots" / "deaf_bot.py"
+
+
+def test_a_deaf_bot_is_reported_as_not_hearing_never_scored(llama_server, tmp_path):
+    """The example bot with its VAD dropped (tests/data/bots/deaf_bot.py wraps the unmodified
+    example) raises no user-speech event: the call fails with "the interviewer did not hear
+    the answer" and has no score, though the rig could have graded the audio it sent
+    (``--score-source interviewer,rig``); what the bot said is in the row. Real time: the
+    agent waits for a reply that never comes until its time limit (about 2 min)."""
+    from rig.calls.bots.heard import NOT_HEARD
+
+    base, key = llama_server
+    out = tmp_path / "deaf"
+    env = {**os.environ, "RIG_BOT_LLM_URL": base, "RIG_BOT_LLM_KEY": key}
+    proc = subprocess.run(
+        [sys.executable, "-m", "rig.cli", "campaign", "run", "--answers", str(BANK),
+         "--profiles", str(ROOT / "profiles" / "demo"),
+         "--pipeline", str(ROOT / "pipelines" / "reference.yaml"), "--out", str(out),
+         "--profile", "baseline", "--answer-id", "qr_strong",
+         "--interviewer", f"pipecat:{DEAF}:run_bot",
+         "--score-source", "interviewer,rig", "--no-progress", "--no-audio",
+         "--n-boot", "200"],
+        env=env, capture_output=True, text=True, timeout=900)
+    # every call failed: the campaign says so (exit 2), its rows and report written
+    assert proc.returncode == 2 and "every call failed" in proc.stderr, (
+        proc.stdout[-3000:] + proc.stderr[-3000:])
+    (r,) = pd.read_parquet(out / "calls.parquet").to_dict("records")
+    print({k: r[k] for k in ("status", "error", "interviewer_said", "interviewer_heard",
+                             "interviewer_heard_speech", "score_source")})
+    assert r["status"] == "error" and NOT_HEARD in r["error"]
+    assert pd.isna(r["score"]) and pd.isna(r["score_source"])
+    assert r["interviewer_heard_speech"] == False  # noqa: E712 - numpy bool
+    assert QUESTION in r["interviewer_said"]  # what it said, in the failed row
+    assert r["time_to_first_answer_s"] > 0  # the agent did answer its question
+    page = (out / "report.html").read_text()
+    assert NOT_HEARD in page and "calls left out: the scorer reply did not parse" not in page
 
 
 class _Fed:

@@ -130,17 +130,20 @@ def test_inproc_result_reads_the_bots_turn_from_its_frames():
         frames=((2.5, frames.UserStartedSpeakingFrame()),  # the greeting's echo: before
                 (2.9, frames.UserStoppedSpeakingFrame()),
                 (7.1, frames.UserStartedSpeakingFrame()),
-                (18.0, frames.UserStoppedSpeakingFrame()),  # the bot's end-of-turn decision
+                (18.0, frames.UserStoppedSpeakingFrame()),  # a pause in the answer
                 (19.0, frames.UserStartedSpeakingFrame()),
-                (26.5, frames.UserStoppedSpeakingFrame()),
+                (26.5, frames.UserStoppedSpeakingFrame()),  # the turn it replied to ends
+                (31.0, frames.UserStartedSpeakingFrame()),  # talk after its reply: lost
                 (41.0, frames.EndFrame())))
     t0 = 1000.0
     res = inproc_result(rec, t0, t0 + 7.0, "q01_conflict", "cid")
     assert res["status"] == "ok" and res["transport"] == "pipecat_inproc"
     (q,) = res["questions"]
     assert q["turn_speech_start_epoch_s"] == pytest.approx(t0 + 7.1)
-    assert q["turn_close_epoch_s"] == pytest.approx(t0 + 18.0)
-    assert q["turn_closed_by"] == "silence_timeout"
+    # the answer's first pause is not the end of its turn: the last user-stopped event before
+    # the bot replied is (issue 27: the pause read as the close lost 106 of 124 words)
+    assert q["turn_close_epoch_s"] == pytest.approx(t0 + 26.5)
+    assert q["turn_closed_by"] == "silence_timeout" and q["heard_speech"] is True
     assert q["prompt_end_epoch_s"] == pytest.approx(t0 + 6.0)
     # what it had heard of the answer when it replied (at 30 s), not the later words
     assert q["transcript"] == "first half second half"
@@ -155,6 +158,7 @@ def test_inproc_result_without_user_speech_is_no_speech():
     (q,) = inproc_result(rec, 0.0, 5.0, "q", "c")["questions"]
     assert q["turn_closed_by"] == "no_speech" and q["turn_speech_start_epoch_s"] is None
     assert q["turn_close_epoch_s"] == 9.0 and q["transcript"] == ""
+    assert q["heard_speech"] is False
 
 
 def test_idle_skip_loop_skips_only_idle_waits():

@@ -99,6 +99,11 @@ def test_an_unmodified_pipecat_bot_is_called_over_webrtc_and_the_row_says_what_i
     assert "tell me about a time you noticed something at work" in said.lower(), said
     assert r["question_asked"] and r["question_match_similarity"] >= 0.3
     assert wer(script, r["interviewer_heard"] or "").wer < 0.3, r["interviewer_heard"]
+    # what it heard, from its RTVI user-started/stopped-speaking messages (issue 27): it heard
+    # the answer, and the turn ends where it took it (its user-stopped event before it
+    # replied): no false truncation
+    assert r["interviewer_heard_speech"] == True, r  # noqa: E712 - numpy bool
+    assert r["turn_closed_by"] == "silence_timeout" and r["words_lost"] == 0, r
     # every decision of the agent's is in the report's drill-down of the call
     assert "Agent events (" in (out / "report.html").read_text(encoding="utf-8")
     # graded by rig on the bot's transcript (the bot posts no score), and labelled so

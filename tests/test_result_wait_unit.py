@@ -154,7 +154,7 @@ def test_a_campaign_learns_no_route_once_and_falls_back(tmp_path, no_route):
         assert caller.no_results_route == f"{no_route.url}/results/" + \
             caller.placed[0]["call_id"]
     rows = [json.loads(x) for x in (out / "calls.jsonl").read_text().splitlines()]
-    assert len(rows) == 2 and {r["score_source"] for r in rows} == {"rig_grade_rig_asr"}
+    assert len(rows) == 2 and {r["score_source"] for r in rows} == {"rig_grade_sent_audio"}
     assert all(r["status"] == "ok" for r in rows)
     assert no_route.hits == 1  # learned on the first call: the second never asks
     notices = [x for x in lines if "no results route" in x]

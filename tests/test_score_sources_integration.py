@@ -6,7 +6,8 @@ faster-whisper, the llama.cpp judge).
    captured, then graded again from its capture by each other source: an extractor reading
    the interviewer's final JSON message, the rig grading the interviewer's own transcript
    (``rig_grade_bot_transcript``) and the rig's own ASR of the interviewer-side audio
-   (``rig:asr``: ``rig_grade_rig_asr``). Each row says which.
+   (``rig:asr``: ``rig_grade_sent_audio``, the audio the rig sent: Twilio shows no bot
+   input). Each row says which.
 2. A campaign with ``interviewer_url`` (``--interviewer-url``) against a reference interviewer
    serving no results route, score sources ``interviewer,rig``: the first poll's 404 is taken
    as an answer (no 300 s wait), the row is the rig's grade, and the notice says why.
@@ -90,7 +91,7 @@ def test_each_source_grades_the_same_call_and_the_row_says_which(graded):
         assert r["score"] is not None and r["parse_status"] == "ok", name
     assert {n: r["score_source"] for n, r in graded.items()} == {
         "interviewer": "interviewer", "extractor": "extractor",
-        "rig_bot": "rig_grade_bot_transcript", "rig_asr": "rig_grade_rig_asr"}
+        "rig_bot": "rig_grade_bot_transcript", "rig_asr": "rig_grade_sent_audio"}
     assert len({r["call_id"] for r in graded.values()}) == 1  # one call, four gradings
 
 
@@ -144,7 +145,7 @@ def test_no_results_route_is_learned_from_the_first_poll_and_the_rig_grades(tmp_
     assert not [x for x in lines if x.startswith("waiting")]  # the 404 was an answer
     (r,) = rows(out)
     assert r["status"] == "ok", r["error"]
-    assert r["score_source"] == "rig_grade_rig_asr" and r["score"] is not None
+    assert r["score_source"] == "rig_grade_sent_audio" and r["score"] is not None
     assert r["wer"] <= 0.2, r["transcript"]
     interview = json.loads((out / "recordings" / f"{r['call_id']}.interview.json").read_text())
     assert interview["no_results_route"].startswith(th.url + "/results/")

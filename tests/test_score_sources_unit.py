@@ -248,7 +248,8 @@ def test_rig_grades_the_bots_transcript_when_exposed(tmp_path):
 
 def test_rig_grades_its_own_asr_of_the_answer_audio_without_a_bot_transcript(tmp_path):
     row, asr = run(tmp_path, bot_record(heard=False), "rig")
-    assert row["score_source"] == "rig_grade_rig_asr" and row["transcript"] == ASR_TEXT
+    # over WebRTC the rig's ASR hears the audio the rig sent, not the bot's input: said so
+    assert row["score_source"] == "rig_grade_sent_audio" and row["transcript"] == ASR_TEXT
     (audio,) = asr  # the answer's span of the interviewer-side audio: origin 5 s to 14 s
     assert audio.duration_s == pytest.approx(9.0)
     assert float(np.abs(audio.samples).max()) == pytest.approx(0.1)
@@ -257,7 +258,7 @@ def test_rig_grades_its_own_asr_of_the_answer_audio_without_a_bot_transcript(tmp
 
 def test_agent_view_when_the_link_gives_no_bot_record(tmp_path):
     row, asr = run(tmp_path, None, "rig")
-    assert row["score_source"] == "rig_grade_rig_asr" and len(asr) == 1
+    assert row["score_source"] == "rig_grade_sent_audio" and len(asr) == 1
     assert row["question_asked"] == QUESTION  # the agent's ASR of the bot's question
     assert row["question_match_similarity"] == pytest.approx(1.0)
     assert "Goodbye" in row["interviewer_said"]
@@ -292,9 +293,9 @@ def test_reports_label_a_rig_grade_plainly(tmp_path):
 
     run(tmp_path, bot_record(heard=False), "rig")
     page = html.unescape((tmp_path / "c" / "report.html").read_text())
-    assert ("Scores: 1 of 1 calls graded by the rig from its own ASR of the audio the bot "
-            "received: " + RIG_GRADE_LABEL) in page
-    assert "Score source rig_grade_rig_asr" in page.replace("<code>", "").replace("</code>",
+    assert ("Scores: 1 of 1 calls graded by the rig from its own ASR of the audio the rig "
+            "sent (not what the bot took in): " + RIG_GRADE_LABEL) in page
+    assert "Score source rig_grade_sent_audio" in page.replace("<code>", "").replace("</code>",
                                                                                "")
     assert "The bot asked:" in page and "The bot said:" in page
 
@@ -310,7 +311,7 @@ def test_a_report_of_the_bots_own_scores_needs_no_label():
 
 def test_rig_asr_takes_the_rigs_own_asr_even_with_a_bot_transcript(tmp_path):
     row, asr = run(tmp_path, bot_record(), "rig:asr")
-    assert row["score_source"] == "rig_grade_rig_asr" and row["transcript"] == ASR_TEXT
+    assert row["score_source"] == "rig_grade_sent_audio" and row["transcript"] == ASR_TEXT
     assert len(asr) == 1 and row["interviewer_heard"] == BOT_HEARD
 
 
@@ -360,7 +361,7 @@ def test_the_bots_own_view_of_the_turn_is_graded_when_it_shows_it(tmp_path):
 def test_rig_asr_hears_the_answer_up_to_the_bots_own_turn_close(tmp_path):
     row, asr = run_bot_view(tmp_path, "rig:asr")
     (audio,) = asr
-    assert row["score_source"] == "rig_grade_rig_asr"
+    assert row["score_source"] == "rig_grade_sent_audio"
     assert audio.duration_s == pytest.approx(7.0)  # origin 5 s to the bot's close at 12 s
 
 

@@ -54,19 +54,20 @@ TRANSPORT_COLUMNS: tuple[str, ...] = (
 #: Where the score came from and what the bot said, asked and heard
 #: (:mod:`rig.calls.bots.score_sources`, :mod:`rig.calls.bots.interview_map`). ``score_source``
 #: (:data:`rig.calls.bots.record.ScoreSource`): ``interviewer`` (the bot's own result; on a
-#: simulated row the reference pipeline's scorer, which is the simulated interviewer's, whenever the
-#: row has a score; null when it has none), ``extractor``, ``rig_grade_bot_transcript`` or
-#: ``rig_grade_rig_asr`` (the last two: the rig's grade of what the bot received, not the
-#: bot's decision); null on a call that failed before a source was chosen.
-#: ``interviewer_said``: the bot's turns' text, in order, joined with `` | `` (its TTS text
-#: in-process, else what the caller agent's ASR heard); ``interviewer_heard``: the bot's own
-#: transcript of the graded answer, when it exposes one; ``question_asked``: the bot's words
-#: for the question this row answers as the caller agent's ASR heard them (what it matched);
-#: ``question_match_similarity``: their similarity to the
-#: bank's question (0-1). All but ``score_source`` are null on a simulated call.
+#: simulated row the reference pipeline's scorer whenever the row has a score), ``extractor``,
+#: ``rig_grade_bot_transcript``, ``rig_grade_rig_asr`` (the rig's ASR of the bot's input,
+#: in-process) or ``rig_grade_sent_audio`` (the rig's ASR of the audio it sent; over a network:
+#: not what the bot took in); null on a call that failed before a source was chosen.
+#: ``interviewer_said``: the bot's turns' text joined with `` | `` (its TTS text in-process,
+#: else what the caller agent's ASR heard); ``interviewer_heard``: the bot's own transcript of
+#: the answer, when it exposes one; ``question_asked``: the bot's question as the agent heard
+#: it; ``question_match_similarity``: its similarity to the bank's question (0-1);
+#: ``interviewer_heard_speech``: whether the bot raised a user-speech event during the answer
+#: (null: unknown; False: "the interviewer did not hear the answer", a failed call, never
+#: scored; :mod:`rig.calls.bots.heard`). All but ``score_source`` are null on a simulated call.
 SCORE_SOURCE_COLUMNS: tuple[str, ...] = (
     "score_source", "interviewer_said", "interviewer_heard", "question_asked",
-    "question_match_similarity")
+    "question_match_similarity", "interviewer_heard_speech")
 
 
 @dataclass(frozen=True)
@@ -280,6 +281,7 @@ class CallRow:
     interviewer_heard: str | None = None
     question_asked: str | None = None
     question_match_similarity: float | None = None
+    interviewer_heard_speech: bool | None = None
     # turn-taking and conduct (TAKING_COLUMNS: rig.calls.run.turn_taking, rig.calls.conduct)
     response_latency_ms: float | None = None
     candidate_turns: int | None = None

@@ -121,6 +121,16 @@ def _link(campaign_dir: Path, path: Path) -> str | None:
         return path.resolve().as_uri()
 
 
+def _recording(campaign_dir: Path, call: dict) -> list[Path]:
+    """A real call's recording, if it is on disk: as written (absolute or from the cwd), in
+    the folder, or where rig puts it."""
+    recording, cid = call.get("recording_path"), str(call.get("call_id"))
+    if not recording:
+        return []
+    return [p for p in (Path(str(recording)), campaign_dir / str(recording),
+                        campaign_dir / "recordings" / f"{cid}.wav") if p.is_file()]
+
+
 def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int) -> str:
     """One call's panel (see the module); a note when ``call`` is None."""
     if call is None:
@@ -140,9 +150,8 @@ def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int
                  "lost</p>")
     parts.append(bot_words_html(call))
     recording = call.get("recording_path")
-    if recording:  # as written (absolute or from the cwd), in the folder, or where rig puts it
-        found = [p for p in (Path(str(recording)), campaign_dir / str(recording),
-                             campaign_dir / "recordings" / f"{cid}.wav") if p.is_file()]
+    if recording:
+        found = _recording(campaign_dir, call)
         parts.append(audio_html(_link(campaign_dir, found[0]) if found else None,
                                 "the real call's recording (left: caller sent, right: "
                                 "interviewer received)"))
@@ -187,6 +196,14 @@ def bot_words_html(call: dict) -> str:
         cls = "flag" if src in RIG_GRADES else "note"
         out.append(f"<p class='{cls}'>Score source <code>{esc(src)}</code>: "
                    f"{esc(SOURCE_WORDS.get(src, src))}</p>")
+    heard = call.get("interviewer_heard_speech")  # True/False (numpy's too), None/NaN: unknown
+    heard = None if heard is None or heard != heard else bool(heard)
+    if heard is False:
+        out.append("<p class='flag'>The bot raised no user-speech event during the answer: "
+                   "it did not hear it (no score).</p>")
+    elif heard is None and call.get("transport") in ("webrtc", "twilio", "sip"):
+        out.append("<p class='note'>What the bot heard is unknown: it sent no user-turn "
+                   "events (RTVI off, or a telephony bot).</p>")
     for col, what in (("question_asked", "The bot asked"),
                       ("interviewer_heard", "The bot heard"),
                       ("interviewer_said", "The bot said")):
@@ -255,9 +272,10 @@ def drilldown_html(campaign_dir: str | Path, summary: CampaignSummary,
                      f"</summary><div class='dd-pair'>{panels}</div></details>")
     profiles = list(dict.fromkeys(e["profile_id"] for e in entries))
     tiers = sorted({str(e["tier"]) for e in entries if e["tier"] is not None})
+    # a simulated call's audio, or a real call's recording (linked in its panel)
     n_audio = sum(1 for e in entries if audio_paths(d / AUDIO_DIRNAME,
                                                     str(e["call"].get("call_id")))["line"]
-                  .is_file())
+                  .is_file() or _recording(d, e["call"]))
     note = ("" if n_audio else " No call audio was recorded (run without <code>--no-audio"
             "</code> to hear the calls).")
     return (f"<section id='calls'><style>{STYLE}</style><h2>The calls behind the numbers</h2>"

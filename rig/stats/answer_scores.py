@@ -78,6 +78,10 @@ def answer_scores(calls: pd.DataFrame) -> AnswerScores:
         wi, si = np.nonzero(same)
         weak_strong = (w[wi], st[si])
     counts = calls.groupby("profile_id")["failed"].agg(n_calls="size", n_failed="sum")
+    if "fail_reason" in calls.columns:  # "2 the interviewer did not hear the answer; 1 ..."
+        counts["fail_reasons"] = calls[calls["failed"]].groupby("profile_id")[
+            "fail_reason"].agg(lambda s: "; ".join(
+                f"{n} {why}" for why, n in s.fillna("no score").value_counts().items()))
     return AnswerScores(mean, n_rep, advance, cut, reason, question, tier, weak_strong,
                          counts)
 

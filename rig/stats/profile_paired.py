@@ -142,7 +142,11 @@ def profile_paired(scores: AnswerScores, nf: NoiseFloor, baseline: str, profile:
     n_calls = int(scores.calls["n_calls"].get(profile, 0))
     n_fail = int(scores.calls["n_failed"].get(profile, 0))
     if n_fail:
-        notes.append(f"{n_fail} of {n_calls} calls left out: the scorer reply did not parse")
+        why_failed = (scores.calls["fail_reasons"].get(profile)
+                      if "fail_reasons" in scores.calls.columns else None)
+        notes.append(f"{n_fail} of {n_calls} calls left out: "
+                     + (why_failed if isinstance(why_failed, str) and why_failed
+                        else "no score"))
     nan = np.full(len(scores.mean), np.nan)
     prof = scores.mean[profile].to_numpy(dtype=float) if profile in scores.mean else nan
     base = scores.mean[baseline].to_numpy(dtype=float) if baseline in scores.mean else nan

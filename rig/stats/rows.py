@@ -199,6 +199,27 @@ def parse_failures(df: pd.DataFrame, score_col: str = "score") -> pd.Series:
     return failed.astype(bool)
 
 
+def failure_reason(row: dict) -> str:
+    """Why a call has no usable score, in a few words, from its row: a failed call's error
+    (its stage, without the exception's name and details: "telephony: the interviewer did not
+    hear the answer"), else its scorer's parse status ("the scorer reply did not parse
+    (invalid_json)", "not scored")."""
+    import re
+
+    status, error = row.get("status"), row.get("error")
+    if isinstance(error, str) and error.strip() and status not in (None, "ok"):
+        text = re.sub(r"^(\w+: )?[A-Z]\w*(Error|Exception|Hear|Route|Timeout)\w*: ", r"\1",
+                      error.strip())
+        text = re.split(r" \(|; |\n", text, maxsplit=1)[0].strip()
+        return text[:100] or "the call failed"
+    ps = row.get("parse_status")
+    if isinstance(ps, str) and ps.strip().lower() == "not_scored":
+        return "not scored"
+    if isinstance(ps, str) and ps.strip() and ps.strip().lower() != "ok":
+        return f"the scorer reply did not parse ({ps.strip()})"
+    return "no score"
+
+
 def _classify(raw: pd.Series, classify) -> np.ndarray:
     """Apply ``classify`` to each distinct value of ``raw`` once; return the per-row results."""
     codes, uniques = pd.factorize(raw, use_na_sentinel=True)
@@ -279,6 +300,11 @@ def standardise(rows: pd.DataFrame, score_col: str = "score") -> pd.DataFrame:
     failed = parse_failures(rows, score_col)
     out["score"] = numeric_column(rows, score_col).where(~failed)
     out["failed"] = failed
+    cols = [c for c in ("status", "error", "parse_status") if c in rows.columns]
+    out["fail_reason"] = pd.Series(
+        [failure_reason(r) if f else None for r, f in
+         zip(rows[cols].to_dict("records"), failed, strict=True)], index=rows.index,
+        dtype=object)
     if "repeat" in rows.columns:
         out["repeat"] = numeric_column(rows, "repeat")
     if "question_id" in rows.columns:

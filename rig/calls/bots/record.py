@@ -19,10 +19,12 @@ from rig.audio import Audio
 #: ``extractor`` a user function read it from the bot's frames, messages or log;
 #: ``rig_grade_bot_transcript`` the rig's scorer graded the candidate's turn as the bot's ASR
 #: heard it; ``rig_grade_rig_asr`` the rig's scorer graded the rig's own ASR of the
-#: interviewer-side audio. The last two are the rig's grade of what the bot received, never
-#: the bot's own decision.
+#: bot-side audio (the bot's own input, in-process); ``rig_grade_sent_audio`` the rig's ASR of
+#: the audio the rig sent, where the transport does not expose the bot's input (over WebRTC,
+#: SIP, Twilio: not what the bot took in). The ``rig_grade_*`` are the rig's grade, never the
+#: bot's own decision.
 ScoreSource = Literal["interviewer", "extractor", "rig_grade_bot_transcript",
-                      "rig_grade_rig_asr"]
+                      "rig_grade_rig_asr", "rig_grade_sent_audio"]
 
 
 @dataclass(frozen=True)

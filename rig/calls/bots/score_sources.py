@@ -23,10 +23,12 @@
     The rig's own scorer (the campaign pipeline's, the one that grades the oracle) grades the
     candidate's turn as the bot's ASR heard it when the bot exposes its transcript
     (``rig_grade_bot_transcript``), else as the rig's ASR (the pipeline's) hears the
-    interviewer-side audio of the answer (``rig_grade_rig_asr``). Either is the rig's grade
-    of what the bot received, not the bot's decision, and reports say so
-    (:data:`RIG_GRADE_LABEL`). ``rig:asr`` always takes the rig's own ASR (to set the bot's
-    ASR apart from the rest of its chain).
+    bot-side audio of the answer: the bot's own input where the transport exposes it
+    (in-process: ``rig_grade_rig_asr``), else the audio the rig sent (WebRTC, SIP, Twilio:
+    ``rig_grade_sent_audio``, not what the bot took in). The audio is cut where the bot took
+    the turn (:meth:`rig.calls.run.score.ScoreChoice._answer_audio`). Each is the rig's grade,
+    not the bot's decision, and reports say so (:data:`RIG_GRADE_LABEL`). ``rig:asr``
+    always takes the rig's own ASR (to set the bot's ASR apart from the rest of its chain).
 
 Each row's ``score_source`` (:data:`rig.calls.bots.record.ScoreSource`) says which gave its score.
 """
@@ -51,7 +53,8 @@ SourceKind = Literal["interviewer", "extractor", "rig"]
 #: What reports print beside a score the rig graded (``rig_grade_*``)
 RIG_GRADE_LABEL = "the rig's grade of what the bot received, not the bot's decision"
 #: The ``score_source`` values that are the rig's grade
-RIG_GRADES = frozenset({"rig_grade_bot_transcript", "rig_grade_rig_asr"})
+RIG_GRADES = frozenset({"rig_grade_bot_transcript", "rig_grade_rig_asr",
+                        "rig_grade_sent_audio"})
 OPTION = "--score-source"
 
 
@@ -204,8 +207,10 @@ SOURCE_WORDS = {
     "interviewer": "the interviewer's own result",
     "extractor": "read from the bot's own output by an extractor",
     "rig_grade_bot_transcript": "graded by the rig from the bot's transcript: " + RIG_GRADE_LABEL,
-    "rig_grade_rig_asr": "graded by the rig from its own ASR of the audio the bot received: "
+    "rig_grade_rig_asr": "graded by the rig from its own ASR of the bot's input audio: "
                          + RIG_GRADE_LABEL,
+    "rig_grade_sent_audio": "graded by the rig from its own ASR of the audio the rig sent "
+                            "(not what the bot took in): " + RIG_GRADE_LABEL,
 }
 
 

@@ -12,48 +12,30 @@ def inproc_result(record: BotRecord, t0_epoch_s: float, answer_start_epoch_s: fl
     (:class:`rig.calls.interviewer.results.InterviewResult` as a dict, one question), for a bot that
     posts no result: what the rig saw in its frames, with no score.
 
-    The turn is the bot's first user turn that began after the answer's first frame (less
-    0.5 s: its VAD may start on the first syllable it heard): ``turn_speech_start_epoch_s``
-    its ``UserStartedSpeakingFrame``, ``turn_close_epoch_s`` its ``UserStoppedSpeakingFrame``
-    (the bot's end-of-turn decision: the end of audio when it made none). ``transcript`` is
-    the bot's ``TranscriptionFrame`` texts from the answer's start until the bot next spoke
-    after that turn (what it had heard of the answer when it replied). ``score`` is None and
-    ``parse_status`` ``not_scored``: another score source grades it
-    (:mod:`rig.calls.bots.record`'s ``ScoreSource``).
+    The turn is the answer's turn as the bot took it (:func:`rig.calls.bots.heard.bot_turn`):
+    ``turn_speech_start_epoch_s`` its first ``UserStartedSpeakingFrame`` in the answer,
+    ``turn_close_epoch_s`` where it took the turn (its last ``UserStoppedSpeakingFrame``
+    before it next spoke, or its speech start when it spoke over its own open user turn; the
+    end of its record when it did neither), ``heard_speech`` whether it raised a user-speech
+    event at all. ``transcript`` is the bot's ``TranscriptionFrame`` texts from the answer's
+    start until the bot next spoke. ``score`` is None and ``parse_status`` ``not_scored``:
+    another score source grades it (:mod:`rig.calls.bots.record`'s ``ScoreSource``).
 
     Args:
         record: the call's :class:`BotRecord` (times: s from ``t0_epoch_s``).
         t0_epoch_s: the call clock's zero, epoch s.
         answer_start_epoch_s: the answer's first frame, epoch s.
     """
-    from pipecat.frames.frames import UserStartedSpeakingFrame, UserStoppedSpeakingFrame
+    from rig.calls.bots.heard import record_turn, turn_result
 
     a = answer_start_epoch_s - t0_epoch_s
-    starts = [t for t, f in record.frames if isinstance(f, UserStartedSpeakingFrame)
-              and t >= a - 0.5]
-    start = starts[0] if starts else None
-    stops = [t for t, f in record.frames if isinstance(f, UserStoppedSpeakingFrame)
-             and start is not None and t >= start]
     end_s = record.frames[-1][0] if record.frames else a
-    close = stops[0] if stops else end_s
-    replies = [s.start_s for s in record.said if s.start_s is not None and s.start_s >= close]
-    until = replies[0] if replies else float("inf")
-    text = " ".join(x for t, x in record.heard if a - 0.5 <= t <= until)
+    turn = record_turn(record, a, max(end_s, a))
     before = [s.end_s for s in record.said if s.end_s is not None and s.end_s <= a + 0.5]
     prompt_end = (max(before) if before else a) + t0_epoch_s
-    q = {"question_id": question_id, "question_end_epoch_s": prompt_end,
-         "prompt_end_epoch_s": prompt_end,
-         "turn_speech_start_epoch_s": None if start is None else start + t0_epoch_s,
-         "turn_close_epoch_s": close + t0_epoch_s,
-         "turn_closed_by": ("no_speech" if start is None else
-                            "silence_timeout" if stops else "end_of_audio"),
-         "transcript": " ".join(text.split()), "asr_avg_logprob": None,
-         "asr_no_speech_prob": None, "repeat_requests": 0, "attempts": (),
-         "score": None, "parse_status": "not_scored", "scorer_raw": "",
-         "scorer_reason": None, "scorer_error": None, "seed": 0, "t_asr_s": None,
-         "t_scorer_s": None}
     return {"call_id": call_id, "transport": "pipecat_inproc", "status": "ok",
-            "error": None, "questions": [q]}
+            "error": None, "questions": [turn_result(turn, t0_epoch_s, prompt_end,
+                                                     question_id)]}
 
 
 def write_bot_record(path, record: BotRecord) -> None:

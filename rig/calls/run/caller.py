@@ -271,6 +271,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
             attempt_id = uuid.uuid4().hex[:12]
             params = {"call_id": cid, "question_ids": question.question_id, "seed": str(seed),
                       "attempt_id": attempt_id}
+            got.update(attempt_id=attempt_id, answer_s=caller_audio.duration_s)
             res, stats, replayed = self._place_attempt(
                 base, params, agent_answer(question, profile, caller_audio),
                 _reply_voice(stages, profile, seed, resolve_path))
@@ -330,22 +331,25 @@ class TransportCaller(CallPlacing, ScoreChoice):
                 base, cid, attempt_id, None if res.plays else min(
                     self.result_timeout_s, FAILED_CALL_RESULT_S)))
         got["result"] = result
+        bot = replayed.get("bot") or self._bot_record(attempt_id, res, result)
+        imap = map_interview(res, bot, [(question.question_id, question.question)])
+        got.update(bot=bot, imap=imap)  # what the bot said goes in the row, failed or not
         if not res.plays:
             raise RuntimeError("the caller agent never answered (heard: "
                                f"{[t for _, t in res.heard]})"
                                + self._interviewer_said(base, cid, attempt_id, result))
-        bot = replayed.get("bot") or self._bot_record(attempt_id, res, result)
         # the bot's own view of the graded turn (its VAD's close, its transcript): the
-        # loopback reference interviewer's result, an in-process bot's frames
+        # loopback reference interviewer's result, an in-process bot's frames, else an
+        # external bot's RTVI user-turn events (_read_heard)
         qs = (result or {}).get("questions") or []
         got["bot_q"] = (qs[-1] if (result or {}).get("status") == "ok" and qs
                         and not self.interviewer_url else None)
-        imap = map_interview(res, bot, [(question.question_id, question.question)])
         span = imap.graded(question.question_id) or imap.answers[-1]
-        got.update(bot=bot, imap=imap, span=span, origin=res.plays[-1].origin_epoch_s)
+        got.update(span=span, origin=res.plays[-1].origin_epoch_s)
         if self.keep_calls:
             self.captured[cid] = {"agent": res, "stats": got["stats"], "bot": bot,
                                   "result": result, "attempt_id": attempt_id}
+        self._read_heard(got)  # a bot that heard nothing: no score (InterviewerDidNotHear)
         try:
             self._choose_score(base, cid, attempt_id, got)
         except NoResultsRoute as exc:
@@ -364,13 +368,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
                                      else self.transport, res, got.get("stats") or {},
                                      got.get("result") or {}, got.get("q"), recording))
         src = score_source(got, row)
-        row.update(stage_columns(src, got, stages))
-        span, imap = got.get("span"), got.get("imap")
-        row.update({"score_source": src,
-                    "interviewer_said": imap.said_text() if imap else None,
-                    "interviewer_heard": span.heard_text if span else None,
-                    "question_asked": span.asked_text if span else None,
-                    "question_match_similarity": span.match_similarity if span else None})
+        row.update(**stage_columns(src, got, stages), score_source=src, **self._bot_columns(got))
         row.update(taking_columns(res, row.get("interviewer_said"), self.conduct))
         for k in ("error", "traceback"):  # a Twilio REST error names the account in its URL
             if row.get(k):

@@ -7,6 +7,7 @@ call's own event loop, or a replayed capture (:class:`CallPlacing`, mixed into
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from rig.answers import load_bank
 from rig.calls.agent.brain import AgentAnswer
@@ -55,14 +56,17 @@ class CallPlacing:
                 self._inproc_done(link, res, params)
         finally:
             await link.hangup()
-        self._keep_bot_record(params["attempt_id"], link)
+            # kept when the call broke off too: what the bot said goes in the failed row
+            self._keep_bot_record(params["attempt_id"], link)
         return res, stats
 
     def _keep_bot_record(self, attempt_id: str, link) -> None:
         """The link's :class:`BotRecord` (in-process and WebRTC links give one), if any."""
         get = getattr(link, "bot_record", None)
         if callable(get):
-            self._bot_records[attempt_id] = get()
+            # a link that never connected may have no record to give
+            with contextlib.suppress(Exception):
+                self._bot_records[attempt_id] = get()
 
     def _stream_server(self):
         """The agent's media-stream server on ``agent_host:agent_port``, started once and

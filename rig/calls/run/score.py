@@ -20,6 +20,11 @@ from rig.calls.bots.score_sources import run_extractor
 from rig.calls.interviewer.results import NoResultsRoute
 from rig.paths import write_text_atomic
 
+#: Without the bot's own turn close, the graded audio ends this long after the answer's last
+#: frame (s): the line's latency and the answer's last syllable, not the call's trailing silence
+#: (in which Whisper invents words)
+AFTER_ANSWER_S = 1.5
+
 
 class ScoreChoice:
     """The score half of a transport caller. The host (a ``TransportCaller``) provides
@@ -103,20 +108,79 @@ class ScoreChoice:
                 return
             if src.own_asr:
                 text = None
-            got.update(source="rig_grade_bot_transcript" if text else "rig_grade_rig_asr",
+            # the rig's ASR grades the bot's input when the transport exposes it
+            # (in-process), else the audio the rig sent (not what the bot took in)
+            got.update(source="rig_grade_bot_transcript" if text else "rig_grade_rig_asr"
+                       if bot.received_audio is not None else "rig_grade_sent_audio",
                        text=text)
             return
 
+    def _read_heard(self, got: dict) -> None:
+        """What the interviewer heard of the answer: ``got['bot_q']`` (its own view of the
+        turn) from its user-turn events when no result gave one (an external bot's RTVI
+        messages: :mod:`rig.calls.bots.heard`), and ``got['heard_speech']`` (True/False, None:
+        unknown).
+
+        Raises:
+            InterviewerDidNotHear: a bot (in-process, or an external interviewer) raised no
+                user-speech event during the answer: the call gets no score.
+        """
+        from rig.calls.bots.heard import (
+            NOT_HEARD,
+            InterviewerDidNotHear,
+            record_turn,
+            turn_result,
+            user_turn_events,
+        )
+
+        res, bot, span = got["agent"], got["bot"], got["span"]
+        bq = got.get("bot_q")
+        if bq is None and self.interviewer_url and user_turn_events(bot) is not None:
+            turn = record_turn(bot, span.start_s, res.duration_s)
+            before = [s.end_s for s in bot.said
+                      if s.end_s is not None and s.end_s <= span.start_s + 0.5]
+            prompt_end = (max(before) if before else span.start_s) + res.t0_epoch_s
+            bq = got["bot_q"] = turn_result(turn, res.t0_epoch_s, prompt_end,
+                                            span.question_id)
+        heard = None if bq is None else bq.get(
+            "heard_speech", bq.get("turn_speech_start_epoch_s") is not None)
+        got["heard_speech"] = heard
+        if heard is False and (self.transport == "pipecat" or self.interviewer_url):
+            raise InterviewerDidNotHear(
+                f"{NOT_HEARD} (the bot raised no user-speech event from the answer's start "
+                f"at {span.start_s:.1f} s until it next spoke; its VAD or turn detector "
+                "heard nothing)")
+
+    def _bot_columns(self, got: dict) -> dict:
+        """The row's bot columns (``interviewer_said``, ``interviewer_heard``,
+        ``interviewer_heard_speech``, ``question_asked``, ``question_match_similarity``); what
+        the bot said is kept in a failed call too (from its record when the call broke off
+        before the interview was mapped)."""
+        span, imap, bq = got.get("span"), got.get("imap"), got.get("bot_q") or {}
+        bot = self._bot_records.pop(got.get("attempt_id"), None)  # a call that broke off
+        said = imap.said_text() if imap else (" | ".join(
+            t.text for t in bot.said if t.text.strip()) if bot is not None else None)
+        heard = (bq.get("transcript") if bq.get("heard_speech") is not None
+                 else span.heard_text if span else None)
+        return {"interviewer_said": said or None, "interviewer_heard": heard,
+                "interviewer_heard_speech": got.get("heard_speech"),
+                "question_asked": span.asked_text if span else None,
+                "question_match_similarity": span.match_similarity if span else None}
+
     @staticmethod
     def _answer_audio(got: dict) -> Audio:
-        """The interviewer-side audio of the graded answer, from its origin to its end: the
-        bot's input when the transport exposes it, else what the agent sent."""
+        """The interviewer-side audio of the graded answer, from its origin to where the bot
+        took the turn (its own turn close; without one, the answer's span, at most
+        :data:`AFTER_ANSWER_S` past the answer's last frame: never the call's trailing
+        silence): the bot's input when the transport exposes it, else what the agent sent."""
         span, bot, res = got["span"], got["bot"], got["agent"]
         audio = bot.received_audio if bot.received_audio is not None else res.sent
         sr = audio.sample_rate_hz
         end_s = span.end_s
         if got.get("bot_q") is not None:  # up to the bot's own turn close
             end_s = got["bot_q"]["turn_close_epoch_s"] - res.t0_epoch_s
+        elif got.get("answer_s") is not None:
+            end_s = min(end_s, span.origin_s + got["answer_s"] + AFTER_ANSWER_S)
         a, b = max(0, round(span.origin_s * sr)), max(0, round(end_s * sr))
         return Audio(audio.samples[a:b].copy(), sr)
 

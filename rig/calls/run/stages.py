@@ -24,6 +24,7 @@ from dataclasses import replace
 
 from rig.asr.whisper import Transcript
 from rig.audio import Audio
+from rig.calls.bots.score_sources import RIG_GRADES
 from rig.scorer.base import Scorer, ScoreResult
 from rig.stages import Stages
 from rig.vad import TurnResult
@@ -44,8 +45,9 @@ def call_stages(stages: Stages, got: dict, seed: int, telephony: Callable[..., A
                               else "end_of_audio", ())
         q, origin = got.get("q") or got["bot_q"], got["origin"]
         start = q["turn_speech_start_epoch_s"]
-        closed_by = {"silence_timeout": "silence_timeout", "no_speech": "no_speech"}.get(
-            q["turn_closed_by"], "end_of_audio")
+        closed_by = {"silence_timeout": "silence_timeout", "no_speech": "no_speech",
+                     "interviewer_spoke": "interviewer_spoke"}.get(q["turn_closed_by"],
+                                                                   "end_of_audio")
         return TurnResult(None if start is None else start - origin,
                           q["turn_close_epoch_s"] - origin, closed_by, ())
 
@@ -119,9 +121,9 @@ def stage_columns(src: str | None, got: dict, stages: Stages) -> dict:
         return cols
     # the rig's ASR and scorer ran here (or none did: the bot's text, an extractor)
     cols.update({"asr_device": stages.asr_device if (
-        src == "rig_grade_rig_asr" or (src == "extractor" and not got.get("text")))
-        else None, "scorer_device": stages.scorer_device
-        if src in ("rig_grade_bot_transcript", "rig_grade_rig_asr") else None})
+        src in ("rig_grade_rig_asr", "rig_grade_sent_audio")
+        or (src == "extractor" and not got.get("text"))) else None,
+        "scorer_device": stages.scorer_device if src in RIG_GRADES else None})
     if src == "extractor":  # no scorer of the rig's ran: no mode, no time
         cols.update(t_scorer_s=None, scorer_mode=None)
     return cols
