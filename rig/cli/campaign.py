@@ -17,7 +17,7 @@ from rich.text import Text
 
 from rig.campaign.schema import CampaignSummary, JudgeValidity
 from rig.campaign.summary_file import load_summary
-from rig.cli.common import RigTyper, console, fail
+from rig.cli.common import CONDUCT_HELP, RigTyper, console, fail
 from rig.cli.finish import print_finish
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
@@ -27,8 +27,6 @@ campaign_app = RigTyper(no_args_is_help=True, help="Matched-pair campaigns.")
 
 AUDIO_HELP = ("write each call's caller and line audio (FLAC) and word timings under OUT/audio "
               "for the report's drill-down (--no-audio: none, for large campaigns)")
-CONDUCT_HELP = ("calls to a bot: the conduct list (YAML: AI disclosure, prohibited questions with "
-                "their sources, accommodation; default rig/data/conduct.yaml)")
 
 
 def _print_read_speech(summary: CampaignSummary, out: Path) -> None:

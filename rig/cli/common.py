@@ -90,3 +90,8 @@ def print_json(obj: dict) -> None:
     """Print ``obj`` as indented JSON on stdout (NaN refused: a figure that cannot be computed
     is null)."""
     typer.echo(json.dumps(obj, indent=2, allow_nan=False))
+
+
+#: ``--conduct`` (rig campaign run): the list :func:`rig.calls.conduct.load_conduct` reads
+CONDUCT_HELP = ("calls to a bot: the conduct list (YAML: AI disclosure, prohibited questions with "
+                "their sources, accommodation; default rig/data/conduct.yaml)")
