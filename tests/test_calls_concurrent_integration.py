@@ -22,6 +22,7 @@ import pytest
 from rig.answers import load_bank
 from rig.calls.run.caller import TransportCaller
 from rig.campaign.call import ROW_TYPES, TRANSPORT_COLUMNS, with_transport_columns
+from rig.campaign.row_taking import TAKING_COLUMNS
 from rig.campaign.runner import (
     CampaignSpec,
     OracleCache,
@@ -49,7 +50,8 @@ MEASURED = {c for c in ROW_TYPES if c.startswith("t_")} | set(TRANSPORT_COLUMNS)
     "scorer_raw", "scorer_reason", "scorer_error", "scorer_criteria_json", "decision",
     "score_minus_oracle", "parse_status", "scorer_top_prob_min", "scorer_entropy_mean_bits",
     # what the agent's ASR heard the interviewer say, and what it matched the question to
-    "interviewer_said", "interviewer_heard", "question_asked", "question_match_similarity"}
+    "interviewer_said", "interviewer_heard", "question_asked", "question_match_similarity",
+    "interviewer_heard_speech"} | set(TAKING_COLUMNS)  # turn-taking: timed on arrival
 
 
 def _spec(out: Path, transport: str) -> CampaignSpec:
