@@ -5,13 +5,13 @@ Screenshots are written under the test's tmp dir for a person to look at."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from browser import chromium, need_chromium, open_page, screenshot
 
+from rig.campaign.summary_file import load_summary
 from rig.report.verdict import verdict_sentences
 
 pytestmark = pytest.mark.integration
@@ -32,7 +32,7 @@ def campaign(small_real_campaign: Path) -> Path:
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_report_loads_clean_and_says_the_verdict(campaign: Path, tmp_path: Path,
                                                      width: int) -> None:
-    summary = json.loads((campaign / "summary.json").read_text())
+    summary = load_summary(campaign / "summary.json")
     rows = pd.read_parquet(campaign / "calls.parquet")
     assert len(rows) == 6 and (rows["status"] == "ok").all()
     with chromium(width=max(width, 500), height=900) as driver:
