@@ -109,7 +109,7 @@ def kept_turn_model(sample_rate_hz: int, params: TurnParams):
         ValueError: a turn model the rig does not run.
         EngineUnavailable: pipecat's smart-turn is not installed.
     """
-    from rig.vad import smart_turn
+    from rig.vad.smart_turn import reset, smart_turn_analyzer
 
     if params.turn_model != "smart-turn":
         raise ValueError(f"turn model {params.turn_model!r}: the rig runs smart-turn")
@@ -121,8 +121,8 @@ def kept_turn_model(sample_rate_hz: int, params: TurnParams):
                 if old._executor is not None:
                     old._executor.shutdown(wait=False)
             pool.clear()
-        pool[key] = smart_turn.smart_turn_analyzer(sample_rate_hz, params.turn_model_stop_ms)
-    smart_turn.reset(pool[key])
+        pool[key] = smart_turn_analyzer(sample_rate_hz, params.turn_model_stop_ms)
+    reset(pool[key])
     return pool[key]
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
+import rig.vad.analyzers as analyzers
 from rig.audio import Audio
-from rig.vad import analyzers
 from rig.vad.params import FRAME_MS, SILERO_RATES_HZ, Turn, TurnParams, TurnResult
 from rig.vad.tracker import TurnEvent, TurnTracker
 
