@@ -184,7 +184,7 @@ def main() -> None:
     s = pipeline.scorer
     items = gradings(args.calls, args.limit)
     scorer = LlamaCppScorer(model=s.model, temperature=s.temperature, max_tokens=s.max_tokens,
-                            mode=s.mode, budget_s=None, n_threads=args.threads)
+                            mode=s.mode, n_threads=args.threads)
     rig_llm = scorer._llm()
     same = Llama(model_path=str(ensure_model(s.model)), n_ctx=2048, n_threads=args.threads,
                  n_threads_batch=args.threads, verbose=False)

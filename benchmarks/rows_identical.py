@@ -11,9 +11,8 @@ stage timings, the campaign id, the recording path); every other column must be 
 bit for bit). Prints one line per differing call and column, then ``identical: N calls`` or
 ``different: K of N calls``; exits 0 when identical, 1 otherwise.
 
-The judge has a grading budget (``scorer.budget_s``, 120 s in pipelines/reference.yaml): on a
-machine so loaded that a grading runs past it, the call is left unscored, which differs between
-runs for a reason that is not the change. Run this on an otherwise idle machine.
+The embedded judge has no wall-clock budget (``scorer.budget_s`` applies to remote endpoints
+only), so a loaded machine gives the same rows as an idle one, only later.
 """
 
 from __future__ import annotations

@@ -138,8 +138,10 @@ class ScorerSettings(_Frozen):
         "argmax", description="argmax: integer points per criterion as written; expected: "
         "expected points from the judge's distribution over credit levels (G-Eval)")
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    budget_s: float = Field(120.0, gt=0, le=3600, description="seconds one grading may take; "
-                            "past it the grading is recorded as a timeout, never a score")
+    budget_s: float = Field(120.0, gt=0, le=3600, description="openai backend only: seconds "
+                            "one grading may take; past it the grading is recorded as a "
+                            "timeout, never a score. The llamacpp judge is bounded by "
+                            "max_tokens and its context, never by wall time")
     max_tokens: int = Field(160, ge=32, le=1024)
     reason: bool = Field(False, description="ask for a one-sentence reason with the points")
     style_criteria: Literal["keep", "drop"] = Field(

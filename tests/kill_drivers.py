@@ -258,13 +258,10 @@ except typer.Exit as exc:
 
 
 def real_pipeline(folder: Path) -> Path:
-    """pipelines/reference.yaml with the largest grading budget (3600 s: a grading over
-    budget is a timeout that depends on the machine's load, not on a kill; without the
-    line the default, 120 s, applies), written into ``folder``."""
-    text = (ROOT / "pipelines" / "reference.yaml").read_text()
-    assert "  budget_s: 120\n" in text
+    """pipelines/reference.yaml, copied into ``folder`` (the embedded judge has no wall-clock
+    budget: a machine's load cannot turn a grading into a timeout)."""
     path = Path(folder) / "reference.yaml"
-    path.write_text(text.replace("  budget_s: 120\n", "  budget_s: 3600\n"))
+    path.write_text((ROOT / "pipelines" / "reference.yaml").read_text())
     return path
 
 

@@ -113,7 +113,8 @@ def test_build_stages_sets_threads_and_devices(gpu):
     st = build_stages(p, Runtime(asr_threads=3, scorer_threads=5))
     assert isinstance(st.scorer, LlamaCppScorer)
     assert st.scorer.n_threads == 5 and st.scorer.device == "cuda"
-    assert st.scorer.mode == p.scorer.mode and st.scorer.budget_s == p.scorer.budget_s
+    # the embedded judge has no wall-clock budget (issue 29: load must not change a row)
+    assert st.scorer.mode == p.scorer.mode and st.scorer.budget_s is None
     assert st.transcribe == RuntimeTranscribe(3, "cuda")
     assert (st.asr_device, st.scorer_device) == ("cuda", "cuda")
     assert pickle.loads(pickle.dumps(st.transcribe)) == st.transcribe

@@ -5,9 +5,10 @@
 (system, user, grammar, seed) into raw text, or, in ``expected`` mode
 (:mod:`rig.scorer.levels`), into one distribution over the credit levels per criterion. A
 backend error is recorded with ``parse_status="error"`` and the error text, a grading past
-``budget_s`` with ``parse_status="timeout"``, a transcript that does not fit the judge's
-context with ``parse_status="too_long"`` (:class:`TranscriptTooLong`: never cut to fit); none
-ever becomes a score.
+``budget_s`` with ``parse_status="timeout"`` (a remote endpoint's wall-clock budget; a local
+backend sets none and is bounded by tokens, so load never changes its rows), a transcript
+that does not fit the judge's context with ``parse_status="too_long"``
+(:class:`TranscriptTooLong`: never cut to fit); none ever becomes a score.
 
 Scoring modes (``scorer.mode`` in a pipeline):
     ``argmax``    the judge writes integer points per criterion (grammar-constrained, greedy
@@ -147,7 +148,8 @@ class Scorer(ABC):
     temperature: float = 0.0
     with_reason: bool = False
     mode: ScoringMode = "argmax"
-    #: seconds one grading may take; past it the grading is a ``timeout`` (None: no limit)
+    #: seconds one grading may take; past it the grading is a ``timeout`` (None: no limit).
+    #: Remote endpoints only: a local backend leaves it None (bounded by tokens, not time)
     budget_s: float | None = None
     #: the same prompt at temperature 0 always gives the same reply (llama.cpp here: yes; a
     #: remote endpoint: not promised), so :meth:`score` may reuse a grading within a process

@@ -20,7 +20,11 @@ def build_scorer(settings: ScorerSettings, *, grading: bool = True,
                  max_tokens: int | None = None, n_ctx: int | None = None,
                  n_threads: int | None = None, n_gpu_layers: int | None = None) -> Scorer:
     """The scorer ``settings`` describe (backend, model, temperature, reply cap; with
-    ``grading``, also ``reason``, ``mode`` and ``budget_s``).
+    ``grading``, also ``reason``, ``mode`` and, for the openai backend, ``budget_s``).
+
+    ``budget_s`` is a wall-clock limit and so goes to a remote endpoint only: the embedded
+    llama.cpp judge is bounded by tokens (``max_tokens``, ``n_ctx``) and never discards a
+    finished grading for the time it took, so a machine's load cannot change a row.
 
     Args:
         settings: a pipeline's ``scorer:`` section.
@@ -37,14 +41,14 @@ def build_scorer(settings: ScorerSettings, *, grading: bool = True,
     """
     s = settings
     max_tokens = s.max_tokens if max_tokens is None else max_tokens
-    graded = ({"with_reason": s.reason, "mode": s.mode, "budget_s": s.budget_s} if grading
-              else {})
+    graded = {"with_reason": s.reason, "mode": s.mode} if grading else {}
     if s.backend == "openai":
         from rig.scorer.openai_compat import OpenAICompatScorer
 
+        budget = {"budget_s": s.budget_s} if grading else {}
         return OpenAICompatScorer(s.base_url or "", s.model, s.api_key_env,
                                   temperature=s.temperature, max_tokens=max_tokens,
-                                  timeout_s=s.timeout_s or 120.0, **graded)
+                                  timeout_s=s.timeout_s or 120.0, **graded, **budget)
     from rig.scorer.llamacpp import LlamaCppScorer
 
     engine = {k: v for k, v in (("n_ctx", n_ctx), ("n_threads", n_threads),

@@ -20,6 +20,13 @@ per-token grammar check, not a runaway reply, make the slow gradings (one of 40 
 120 s budget in ``benchmarks/judge_validity.py``). ``expected`` mode generates nothing: it
 evaluates about ten forced tokens per criterion in one batch.
 
+**Bounded by tokens, never by wall time.** A grading here is deterministic local compute:
+its work is bounded by the context (``n_ctx``: a prompt that does not fit with its reply is
+``too_long``, never cut) and the reply cap (``max_tokens``), and it is never stopped or
+discarded for the wall time it took. ``scorer.budget_s`` applies to remote endpoints only
+(:mod:`rig.scorer.openai_compat`): a machine's load must not change a row (issue 29; a test
+grades under a clock that jumps past any budget and compares with a grading at rest).
+
 **Graded judging** (``mode="expected"``): the reply skeleton ``{"levels": {"<id>": `` is
 written for the judge and the logits at the level position are read directly
 (``llama_get_logits_ith``), so no ``logits_all`` (which slows prompt evaluation, and whose
@@ -34,7 +41,6 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-import time
 from functools import lru_cache
 
 import numpy as np
@@ -42,7 +48,6 @@ import numpy as np
 from rig.errors import EngineUnavailable
 from rig.models import ensure_model
 from rig.scorer.base import (
-    GradingTimeout,
     LevelsReply,
     Scorer,
     ScoringMode,
@@ -113,7 +118,6 @@ class LlamaCppScorer(Scorer):
         max_tokens: cap on an ``argmax`` reply (the grammar keeps replies well inside it).
         with_reason: ``argmax`` only: also ask for a one-sentence reason (about 3x slower).
         mode: ``argmax`` or ``expected`` (:mod:`rig.scorer.levels`).
-        budget_s: seconds one grading may take before it is a ``timeout`` (None: no limit).
         n_threads: llama.cpp threads for generation and prompt batches (default:
             min(4, cores); :func:`rig.runtime.default_runtime` splits the cores between
             workers). Not part of ``pipeline_version``: it changes speed, not the grade.
@@ -129,10 +133,9 @@ class LlamaCppScorer(Scorer):
     def __init__(self, model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m",
                  temperature: float = 0.0, n_ctx: int = 2048, n_threads: int | None = None,
                  max_tokens: int = 160, with_reason: bool = False,
-                 mode: ScoringMode = "argmax", budget_s: float | None = None,
-                 n_gpu_layers: int = 0) -> None:
+                 mode: ScoringMode = "argmax", n_gpu_layers: int = 0) -> None:
         self.model, self.temperature, self.max_tokens = model, temperature, max_tokens
-        self.with_reason, self.mode, self.budget_s = with_reason, mode, budget_s
+        self.with_reason, self.mode = with_reason, mode
         self._n_ctx = n_ctx
         self._n_threads = n_threads or min(4, os.cpu_count() or 2)
         self._n_gpu_layers = n_gpu_layers
@@ -165,7 +168,7 @@ class LlamaCppScorer(Scorer):
 
     def score(self, question, transcript, seed):
         """:meth:`Scorer.score` holding the loaded model's lock: gradings from several
-        threads take turns (the budget starts once the model is this grading's)."""
+        threads take turns."""
         with self._lock():
             return super().score(question, transcript, seed)
 
@@ -218,22 +221,11 @@ class LlamaCppScorer(Scorer):
         prefix, rest = self._prompt_tokens(llm, system, head, user[len(head):])
         self._check_fits(len(prefix) + len(rest), self.max_tokens)
         self._prime(llm, prefix)
-        late = []
-
-        def stop(_ids, _logits) -> bool:
-            if deadline is not None and time.monotonic() > deadline:
-                late.append(True)
-                return True
-            return False
-
-        from llama_cpp import StoppingCriteriaList
-
+        # bounded by tokens, never by wall time (``deadline`` is ignored): the reply stops at
+        # ``max_tokens`` and the prompt fits ``n_ctx`` (checked above)
         out = llm.create_completion(prefix + rest, grammar=_grammar(grammar),
                                     temperature=self.temperature, seed=seed,
-                                    max_tokens=self.max_tokens,
-                                    stopping_criteria=StoppingCriteriaList([stop]))
-        if late:
-            raise GradingTimeout("stopped while generating")
+                                    max_tokens=self.max_tokens)
         return out["choices"][0]["text"] or ""
 
     def _complete_levels(self, system: str, head: str, tail: str,
@@ -258,8 +250,6 @@ class LlamaCppScorer(Scorer):
         dists: list[list[float]] = []
         chosen: dict[str, int] = {}
         for cid in criterion_ids:
-            if deadline is not None and time.monotonic() > deadline:
-                raise GradingTimeout(f"stopped before criterion {cid!r}")
             llm.n_tokens = fork
             llm.eval(llm.tokenize(reply_key(cid, True).encode(), add_bos=False,
                                   special=False))
