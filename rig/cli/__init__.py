@@ -7,7 +7,8 @@ install), ``campaign`` (``rig campaign run|summarize|export``), ``demo`` (``rig 
 (``rig stats ...``), ``gate`` (``rig gate``), ``probe`` and ``probe_tables``
 (``rig probe ...``), ``scorer`` (``rig scorer validate``), ``interviewer``
 (``rig interviewer ...``), ``monitor`` (``rig monitor ...``), ``sweep`` (``rig sweep``),
-``replay`` (``rig replay``), ``voices`` (``rig voices ...``).
+``replay`` (``rig replay``), ``voices`` (``rig voices ...``), ``ratings``
+(``rig ratings import``).
 
 Exit codes: 0 success or pass, 1 a threshold was breached (``rig gate``, ``rig stats``,
 ``rig monitor report --fail-on-alert``), 2 bad input, a package that is not installed, or a
@@ -42,6 +43,7 @@ mount_group(app, "monitor", "rig.cli.monitor", "monitor_app", extra="monitor")
 mount_group(app, "scorer", "rig.cli.scorer", "scorer_app", extra="pipeline")
 mount_group(app, "interviewer", "rig.cli.interviewer", "interviewer_app", extra="calls")
 mount_group(app, "voices", "rig.cli.voices", "voices_app")
+mount_group(app, "ratings", "rig.cli.ratings", "ratings_app")
 
 
 def _print_version(value: bool) -> None:
