@@ -258,11 +258,13 @@ def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version:
     ``n_log_rows_not_in_plan`` = ``n_excluded`` and the resolved ``pipeline``.
     ``speaker_groups`` (a read-speech campaign: :func:`rig.campaign.read_speech.
     speaker_groups`) adds ``mode`` and ``read_speech`` to the summary and writes the
-    read-speech report (:mod:`rig.report.read_speech`)."""
+    read-speech report (:mod:`rig.report.read_speech`). ``out/ratings.jsonl``, when there,
+    adds ``human_ratings`` to the summary (:mod:`rig.ratings`)."""
     import pandas as pd
 
     from rig.campaign.summary import campaign_summary
     from rig.campaign.summary_file import write_summary
+    from rig.ratings.model import read_ratings
     from rig.report import write_campaign_report
 
     rows = [with_transport_columns(r) for r in rows]
@@ -271,7 +273,7 @@ def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version:
                                pipeline_version=version, baseline=baseline, n_boot=n_boot,
                                repeats_skipped=repeats_skipped,
                                n_log_rows_not_in_plan=n_excluded, pipeline=pipeline,
-                               speaker_groups=speaker_groups)
+                               speaker_groups=speaker_groups, ratings=read_ratings(out))
     spath = write_summary(out / "summary.json", summary)
     write_report = write_campaign_report
     if speaker_groups is not None:  # read-speech mode: its own page (no scores to show)

@@ -24,10 +24,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from rig.campaign.schema_base import _f, _Part
+from rig.campaign.schema_ratings import HumanRatings, ProfileParity
 from rig.campaign.schema_taking import ProfileTurnTaking
 
 #: The version this rig writes.
-SCHEMA_VERSION = "1.6"
+SCHEMA_VERSION = "1.7"
 #: The version a summary without ``schema_version`` (written before rig versioned it) reads as.
 UNVERSIONED = "0.0"
 
@@ -350,6 +351,13 @@ class CampaignSummary(_Part):
     read_speech: ReadSpeechSummary | None = _f(
         "per speaker and speaker group figures of a read-speech campaign; absent otherwise",
         default=None)
+    error_parity: dict[str, ProfileParity] | None = _f(
+        "profile id -> its error rates against the bank's reference grades (qualified "
+        "rejected, unqualified advanced) and their ratios to the baseline's; absent with no "
+        "scored call (and before 1.7)", default=None)
+    human_ratings: HumanRatings | None = _f(
+        "judge-human agreement and prediction-powered estimates from the folder's "
+        "ratings.jsonl; absent without ratings (and before 1.7)", default=None)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``summary.json``: fields left unset (the "absent when" ones) out."""

@@ -29,6 +29,7 @@ import math
 import pandas as pd
 
 from rig.campaign.attribution import profile_attribution
+from rig.campaign.people_summary import people_fields
 from rig.campaign.schema import (
     SCHEMA_VERSION,
     Bootstrap,
@@ -78,7 +79,8 @@ def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: 
                      repeats_skipped: dict | None = None,
                      n_log_rows_not_in_plan: int | None = None,
                      pipeline: dict | None = None,
-                     speaker_groups: dict | None = None) -> CampaignSummary:
+                     speaker_groups: dict | None = None,
+                     ratings: list | None = None) -> CampaignSummary:
     """Summarise call rows (the columns of ``calls.parquet``) as the typed
     :class:`~rig.campaign.schema.CampaignSummary`. Pure: same rows (and the same
     ``repeats_skipped``, from campaign.json), same summary.
@@ -86,7 +88,9 @@ def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: 
     ``n_log_rows_not_in_plan`` and ``pipeline`` (the resolved configuration) are what a
     campaign run adds (:func:`rig.campaign.runner.write_outputs`); left out when None.
     ``speaker_groups`` (a read-speech campaign, :mod:`rig.campaign.read_speech`) adds
-    ``mode`` and the ``read_speech`` block.
+    ``mode`` and the ``read_speech`` block. ``ratings`` (the folder's ``ratings.jsonl``,
+    :func:`rig.ratings.model.read_ratings`) adds ``human_ratings``; a graded campaign gets
+    ``error_parity`` (:mod:`rig.campaign.people_summary`).
 
     Raises:
         RowsError: a required column is missing or malformed (names the column and value).
@@ -103,6 +107,9 @@ def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: 
     if not rows.empty:
         out.update(_figures(rows, baseline=baseline, n_boot=n_boot, seed=seed,
                             base_skipped=base_skipped))
+        if speaker_groups is None:
+            out.update(people_fields(rows, ratings, baseline=baseline, n_boot=n_boot,
+                                     seed=seed))
     if n_log_rows_not_in_plan is not None:
         out["n_log_rows_not_in_plan"] = n_log_rows_not_in_plan
     if pipeline is not None:

@@ -41,6 +41,14 @@ from rig.campaign.schema import (
     SummaryHeader,
     ValidityThresholds,
 )
+from rig.campaign.schema_ratings import (
+    Agreement,
+    HumanRatings,
+    ParityRate,
+    PPIFigure,
+    ProfileHuman,
+    ProfileParity,
+)
 from rig.campaign.schema_taking import ProfileTurnTaking
 from rig.config import validation_error
 from rig.errors import ConfigError
@@ -67,6 +75,12 @@ DOC_PARTS: tuple[tuple[str, type[BaseModel]], ...] = (
     ("read_speech", ReadSpeechSummary),
     ("read_speech.by_speaker.<id>", ReadSpeechSpeaker),
     ("read_speech.by_group.<label>", ReadSpeechGroup),
+    ("error_parity.<id>", ProfileParity),
+    ("error_parity.<id>.<kind>", ParityRate),
+    ("human_ratings", HumanRatings),
+    ("human_ratings.by_profile.<id>", ProfileHuman),
+    ("human_ratings agreement (overall, inter_rater, by_profile.<id>.agreement)", Agreement),
+    ("human_ratings.by_profile.<id>.mean, .paired_delta", PPIFigure),
 )
 
 

@@ -19,6 +19,7 @@ from rig.campaign.schema import CampaignSummary, ProfileSummary
 from rig.paths import write_text_atomic
 from rig.report.pages import CSS as _CSS
 from rig.report.pages import fmt as _fmt
+from rig.report.people import people_html
 from rig.report.plots import plots_html
 from rig.report.sections import _attribution_html, _noise_floor_html, _validity_html
 from rig.report.table import profile_table
@@ -120,6 +121,7 @@ caused (the oracle is the same scorer on the script text).</p>
 {_attribution_html(profiles, baseline)}
 {taking_html(profiles)}
 <section id="judge">{_validity_html(summary)}</section>
+{people_html(summary)}
 <section id="noise"><h2>Scorer noise floor (baseline repeats)</h2>
 {_noise_floor_html(summary, profiles, baseline)}</section>
 {_worst_html(rows)}
