@@ -111,6 +111,26 @@ def pytest_make_collect_report(collector):
     return rep
 
 
+def pytest_ignore_collect(collection_path, config):
+    """Collect only the files that can hold selected tests: ``-m unit`` skips the
+    ``*_integration.py`` files that hold no unit test, ``-m 'not unit'`` skips the
+    ``*_unit.py`` files (unit tests only: :func:`_check_file_name`). Importing a module costs
+    its imports (sentence-transformers and torch, pipecat, Ray) in every pytest-xdist worker;
+    the markers still select the tests. Any other ``-m`` collects everything."""
+    name = collection_path.name
+    if collection_path.parent != DATA.parent or not name.startswith("test_"):
+        return None
+    markexpr = " ".join((config.option.markexpr or "").split())
+    if markexpr == "unit" and name.endswith("_integration.py"):
+        try:
+            return "mark.unit" not in collection_path.read_text(encoding="utf-8")
+        except OSError:
+            return None
+    if markexpr == "not unit" and name.endswith("_unit.py"):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         marks = {m.name for m in item.iter_markers()}
