@@ -10,13 +10,16 @@ Prints, in this order:
      ``ci`` profile of ``tests/props.py``) in a subprocess, examples counted per property;
   4. requests under load accepted, stored and lost, with the throughput: ``rig monitor serve``
      and the results webhook (``rig interviewer results``) on loopback, N POSTs from 20
-     concurrent clients, plus the 413/401/log checks of ``tests/test_services_load_integration.py``.
+     concurrent clients, plus the 413/401/log checks of ``tests/test_services_load_integration.py``;
+  5. faults counted: one call of each fault kind (``rig.campaign.faults``: vad_missed,
+     media_outage, repetition_loop, empty_reference) among clean calls, through the summary:
+     each kind counted, the excluded calls scored nowhere (issue 30).
 
 A part whose code is not in this tree says so in one line and the others still run; a part
 that fails prints its error and the script exits 1 at the end. Throughput is this machine's:
 compare ratios, not requests per second, across machines.
 
-    python benchmarks/reliability.py [--quick] [--only kills,bad,props,load] [--json FILE]
+    python benchmarks/reliability.py [--quick] [--only kills,bad,props,load,faults] [--json FILE]
 
 ``--quick``: 4 kills instead of 20, 25 examples per property instead of 200, 200 POSTs per
 service instead of 2,000 (a few minutes on a laptop instead of tens).
@@ -40,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 BENCH = Path(__file__).resolve().parent
-PARTS = ("kills", "bad", "props", "load")
+PARTS = ("kills", "bad", "props", "load", "faults")
 
 
 class NotInTree(Exception):
@@ -138,6 +141,41 @@ def load(quick: bool) -> tuple[dict, str]:
     return {"services": figs}, "\n".join(lines)
 
 
+def faults(quick: bool) -> tuple[dict, str]:
+    """One call of each fault kind among clean ones (the attribution tests' rows), each kind
+    as its own columns say it: counted per kind, and the excluded ones in no score."""
+    try:
+        from rig.campaign.faults import FAULT_KINDS
+    except ImportError as exc:
+        raise NotInTree("fault counts: not available in this tree") from exc
+    from rig.campaign.summary import campaign_summary
+
+    sys.path.insert(0, str(ROOT))
+    from tests.test_attribution_unit import attributed_rows
+
+    rows = attributed_rows()
+    rows["wer_errors"], rows["wer_reference_words"] = 1, 10
+    marks = {"vad_missed": {"turn_suspect_reason": "no_speech_detected: never confirmed"},
+             "media_outage": {"turn_closed_by": "media_outage"},
+             "repetition_loop": {"asr_suspect_reason": "repetition_loop: 'the' x9"},
+             "empty_reference": {"wer_reference_words": 0}}
+    at = rows.index[rows["profile_id"] == "long_pauses"]
+    for i, kind in enumerate(FAULT_KINDS):
+        for col, v in marks[kind].items():
+            rows.loc[at[i], col] = v
+    s = campaign_summary(rows, campaign_id="faults", pipeline_version="v", n_boot=50)
+    p = s.profiles["long_pauses"]
+    kept = [*rows.loc[at[len(FAULT_KINDS):], "score"], rows.loc[at[1], "score"]]
+    leaked = abs(p.score_mean - sum(kept) / len(kept)) > 1e-9
+    fig = {"kinds": len(FAULT_KINDS), "counted": p.faults, "excluded": p.n_excluded,
+           "excluded_scored": int(leaked), "exit": int(leaked or p.n_excluded != 3)}
+    each = ", ".join(f"{k} {n}" for k, n in p.faults.items())
+    text = (f"{fig['kinds']} fault kinds, each counted ({each}); {p.n_excluded} calls kept "
+            "out of the scorer and the means by the default policy (media_outage graded as heard), "
+            f"{fig['excluded_scored']} of them in a mean")
+    return fig, text
+
+
 def _codes(counts: dict) -> str:
     return ", ".join(f"{n} x {code}" for code, n in sorted(counts.items(), key=str))
 
@@ -154,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"--only: unknown part {unknown[0]!r}; use {','.join(PARTS)}")
     titles = {"kills": "Kills", "bad": "Bad inputs", "props": "Property tests",
-              "load": "Services under load"}
+              "load": "Services under load", "faults": "Faults"}
     out, failed = {}, False
     for part in PARTS:
         if part not in only:

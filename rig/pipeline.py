@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from rig.config import content_hash, load_model
+from rig.pipeline_faults import FaultPolicy
 
 
 class _Frozen(BaseModel):
@@ -204,6 +205,10 @@ class PipelineConfig(_Frozen):
     asr: AsrSettings = AsrSettings()
     scorer: ScorerSettings = ScorerSettings()
     transcript: TranscriptSettings = TranscriptSettings()
+    faults: FaultPolicy = Field(FaultPolicy(), description="what is done with a call the "
+                                "interviewer did not hear, or heard as a fault "
+                                "(rig.pipeline_faults); in pipeline_version only when not "
+                                "the default")
     device: Literal["cpu", "cuda", "auto"] = Field(
         "cpu", description="where faster-whisper and the embedded llama.cpp judge run: cpu "
         "(the default), cuda (fails when no CUDA GPU is usable), or auto (cuda where each "
@@ -229,13 +234,17 @@ def pipeline_version(config: PipelineConfig) -> str:
     analysis separate. Leaving it out also keeps every existing pipeline's version.
 
     Settings with defaults are in the hash like any other (``scorer.style_criteria``,
-    ``transcript.fillers``), so adding one changed every pipeline's version once (issue 16)."""
+    ``transcript.fillers``), so adding one changed every pipeline's version once (issue 16).
+    ``faults`` is the exception: left out while it is the default (:mod:`rig.pipeline_faults`
+    says why), so adding it changed no version."""
     import inspect
 
     from rig.scorer import prompt
 
+    leave_out = {"description", "device"} | ({"faults"} if config.faults == FaultPolicy()
+                                               else set())
     return f"{config.name}-" + content_hash({
-        "config": config.model_dump(exclude={"description", "device"}, exclude_none=True),
+        "config": config.model_dump(exclude=leave_out, exclude_none=True),
         "prompt_version": prompt.PROMPT_VERSION,
         "prompt_source": inspect.getsource(prompt),
     })

@@ -3,6 +3,7 @@ error naming the file and the key); the few raw parses left are listed with thei
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -18,8 +19,6 @@ from tests.test_gate_unit import crafted, write_campaign
 pytestmark = pytest.mark.unit
 
 RIG = Path(__file__).resolve().parents[1] / "rig"
-RAW = re.compile(r"\b(yaml\.safe_load|yaml\.load|yaml\.full_load|yaml\.unsafe_load|"
-                 r"json\.loads?)\(|^\s*from (json|yaml) import .*\b(loads?|safe_load|full_load)\b")
 
 #: (file, the stripped source line) -> why a raw parse is right there
 ALLOWED = {
@@ -59,14 +58,69 @@ ALLOWED = {
 }
 
 
+#: Parsers that keep the last of a key named twice (or read YAML/JSON some other raw way):
+#: module -> function names; and methods of any object with these names.
+_RAW_FUNCS = {"json": {"load", "loads"}, "yaml": {"load", "safe_load", "full_load",
+                                                  "unsafe_load", "load_all", "safe_load_all"},
+              "pandas": {"read_json"}, "orjson": {"loads"}, "ujson": {"load", "loads"},
+              "simplejson": {"load", "loads"}, "ruamel.yaml": {"load"}}
+_RAW_METHODS = {"model_validate_json", "validate_json"}  # pydantic's parser keeps the last
+
+
+def _raw_calls(tree: ast.AST) -> list[int]:
+    """Line numbers of the calls in ``tree`` that parse YAML or JSON without the strict
+    readers: ``json.loads(...)``, ``yaml.safe_load(...)``, ``pd.read_json(...)`` under any
+    import alias, a name imported from those modules (``from json import loads as l``), and
+    pydantic's ``.model_validate_json``/``.validate_json``."""
+    modules: dict[str, str] = {}  # local name -> module
+    funcs: set[str] = set()  # local names bound to a raw parser
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in _RAW_FUNCS or a.name.split(".")[0] in ("json", "yaml", "pandas"):
+                    modules[a.asname or a.name.split(".")[0]] = a.name
+        elif isinstance(node, ast.ImportFrom) and node.module in _RAW_FUNCS:
+            funcs |= {a.asname or a.name for a in node.names
+                      if a.name in _RAW_FUNCS[node.module]}
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        named = isinstance(f, ast.Name) and f.id in funcs
+        method = isinstance(f, ast.Attribute) and f.attr in _RAW_METHODS
+        of_module = (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                     and f.attr in _RAW_FUNCS.get(modules.get(f.value.id, ""), set()))
+        if named or method or of_module:
+            lines.append(node.lineno)
+    return lines
+
+
 def _raw_parses() -> set[tuple[str, str]]:
-    """(file under rig/, stripped line) of every line calling a raw YAML or JSON parser."""
+    """(file under rig/, stripped line) of every call of a raw YAML or JSON parser, found
+    by walking each module's syntax tree (:func:`_raw_calls`), so no alias or line break
+    hides one."""
     found = set()
     for f in sorted(RIG.rglob("*.py")):
-        for line in f.read_text(encoding="utf-8").splitlines():
-            if RAW.search(line) and not line.lstrip().startswith("#"):
-                found.add((f.relative_to(RIG).as_posix(), line.strip()))
+        text = f.read_text(encoding="utf-8")
+        src = text.splitlines()
+        for n in _raw_calls(ast.parse(text, filename=str(f))):
+            found.add((f.relative_to(RIG).as_posix(), src[n - 1].strip()))
     return found
+
+
+@pytest.mark.parametrize("code", [
+    "import json as j\nj.loads(t)", "from json import loads as l\nl(t)",
+    "import yaml\nyaml.safe_load(t)", "import pandas as pd\npd.read_json(p)",
+    "M.model_validate_json(t)", "import json\njson.load(\n  f)"])
+def test_the_walk_finds_a_raw_parse_under_any_alias(code: str) -> None:
+    assert _raw_calls(ast.parse(code))
+
+
+def test_the_walk_passes_the_strict_readers() -> None:
+    code = ("from rig.jsonfile import read_json\nfrom rig.config import loads_strict\n"
+            "import json\nread_json(p); loads_strict(t); json.dumps(x)")
+    assert _raw_calls(ast.parse(code)) == []
 
 
 def test_every_raw_yaml_or_json_parse_is_listed_with_a_reason() -> None:

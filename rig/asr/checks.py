@@ -24,6 +24,8 @@ ASR rules (:func:`asr_suspect`):
   the end of the audio transcribed. Whisper predicts its timestamps, and the last one of a
   correct transcript can overshoot: 1.1 s on a clean 36.4 s answer (whisper-tiny.en, the
   second 30 s window; ``tests/test_suspect_call_integration.py``), hence the margin.
+  Every segment is then clamped to the audio (:func:`clamp_timestamps`), overshoot or
+  not, and the call's ``asr_timestamps_clamped`` counts the segments that needed it.
 
 Turn rules (:func:`turn_suspect`):
 
@@ -166,3 +168,21 @@ def suspect_columns(tr: Transcript | None, turn, heard_s: float,
                             turn.speech_segments_s, answer_speech_start_s, start_ms)
     return {"asr_suspect": a, "asr_suspect_reason": a_why, "turn_suspect": t,
             "turn_suspect_reason": t_why}
+
+
+def clamp_timestamps(tr: Transcript, audio_s: float) -> tuple[Transcript, int]:
+    """``tr`` with every segment's start and end clamped to ``[0, audio_s]`` (seconds of the
+    transcribed audio), and the number of segments that needed it. Whisper predicts its
+    timestamps and may place one past the end (``timestamps_past_end`` flags an overshoot
+    beyond :data:`END_TOLERANCE_S`, checked on the transcript before clamping); nothing that
+    reads the segments afterwards sees time the audio does not have."""
+    import dataclasses
+
+    out, n = [], 0
+    for s in tr.segments:
+        a, b = min(max(0.0, s.start_s), audio_s), min(max(0.0, s.end_s), audio_s)
+        if (a, b) != (s.start_s, s.end_s):
+            n += 1
+            s = dataclasses.replace(s, start_s=a, end_s=b)
+        out.append(s)
+    return (dataclasses.replace(tr, segments=tuple(out)) if n else tr), n

@@ -64,6 +64,18 @@ class WerResult:
     insertions: int
     reference_words: int
 
+    @property
+    def errors(self) -> int:
+        """Substitutions + deletions + insertions (the numerator of WER and of pooled WER)."""
+        return self.substitutions + self.deletions + self.insertions
+
+
+def pooled_wer(errors: int, reference_words: int) -> float | None:
+    """Pooled (corpus) WER: total errors / total reference words over many turns (jiwer's WER
+    of a list of pairs), so a turn with an empty or tiny reference cannot swamp it as it does
+    a mean of per-turn WERs; None when there are no reference words."""
+    return errors / reference_words if reference_words else None
+
 
 def wer(reference: str, hypothesis: str) -> WerResult:
     """WER of ``hypothesis`` against ``reference``, both normalised.
@@ -100,3 +112,17 @@ def wer_verbatim(reference: str, hypothesis: str) -> WerResult:
         return _FILLER_WORD.sub(lambda m: "filler" + m.group(1).lower()[:2], text)
 
     return wer(keep(reference), keep(hypothesis))
+
+
+def wer_columns(clean: str, spoken: str, verbatim: str, hypothesis: str) -> dict:
+    """A call row's WER columns for ``hypothesis`` (the transcript): ``wer`` against the
+    ``clean`` script, ``wer_spoken`` against the script words ``spoken`` before the turn
+    closed, ``wer_verbatim`` (:func:`wer_verbatim`) against every word as spoken, and the
+    errors and reference words behind the first two (``wer_errors``,
+    ``wer_reference_words``, ``wer_spoken_errors``, ``wer_spoken_reference_words``) from
+    which a summary pools."""
+    full, said = wer(clean, hypothesis), wer(spoken, hypothesis)
+    return {"wer": full.wer, "wer_spoken": said.wer,
+            "wer_verbatim": wer_verbatim(verbatim, hypothesis).wer,
+            "wer_errors": full.errors, "wer_reference_words": full.reference_words,
+            "wer_spoken_errors": said.errors, "wer_spoken_reference_words": said.reference_words}

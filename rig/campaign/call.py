@@ -43,11 +43,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rig.answers import Answer, Question
-from rig.asr.checks import suspect_columns
-from rig.asr.wer import wer, wer_verbatim
+from rig.asr.checks import clamp_timestamps, suspect_columns
+from rig.asr.wer import wer_columns
 from rig.asr.whisper import AsrOptions
 from rig.campaign.attribution import attribution_columns
+from rig.campaign.faults import fault_columns, vad_missed
 from rig.campaign.front import FrontResult
+from rig.campaign.line_outage import line_outage
 from rig.campaign.metrics import content_similarity_columns
 from rig.campaign.row import (  # noqa: F401 - ROW_TYPES, TRANSPORT_COLUMNS: re-exported
     ROW_TYPES,
@@ -153,7 +155,10 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         stage = "vad"
         t0 = time.perf_counter()
         turn_params = TurnParams.from_pipeline(pipeline)
-        turn = stages.detect_turn(line, turn_params)
+        cut = line_outage(stages, line, turn_params, profile, rendered, pipeline)
+        turn = cut.turn
+        if profile.outage.duration_s:
+            row.update({"outage_s": profile.outage.duration_s, "outage_start_s": cut.start_s})
         t["vad"] = time.perf_counter() - t0
         if stages.audio_dir is not None:  # the drill-down's audio (issue 17)
             stage = "audio"
@@ -161,7 +166,7 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
 
             write_call_audio(stages.audio_dir, cid, caller, line, rendered, turn)
         script_words = [w for w in rendered.words if not w.is_filler]
-        before = [w for w in script_words if w.start_s < turn.turn_close_s]
+        before = [w for w in script_words if cut.heard_word(w.start_s)]
         lost = len(script_words) - len(before)
         turn_text = " ".join(w.word for w in before) if lost else None
         row.update({
@@ -181,24 +186,29 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         })
         stage = "asr"
         t0 = time.perf_counter()
-        heard = line.head(turn.turn_close_s)
-        tr = stages.transcribe(heard, AsrOptions(
+        heard = cut.heard
+        # an answer the VAD missed never reaches a VAD-gated interviewer's ASR (rig.campaign.faults)
+        missed = vad_missed(len(script_words), len(before), turn.closed_by)
+        tr = None if missed else stages.transcribe(heard, AsrOptions(
             model=pipeline.asr.model, language=pipeline.asr.language,
             beam_size=pipeline.asr.beam_size, compute_type=pipeline.asr.compute_type))
         t["asr"] = time.perf_counter() - t0
-        w_full = wer(answer.clean_text, tr.text)
-        w_spoken = wer(" ".join(w.word for w in before), tr.text)
-        w_verbatim = wer_verbatim(" ".join(w.word for w in rendered.words), tr.text)
-        row.update({
-            "transcript": tr.text, "asr_avg_logprob": tr.avg_logprob,
-            "asr_no_speech_prob": tr.no_speech_prob, "wer": w_full.wer,
-            "wer_spoken": w_spoken.wer, "wer_verbatim": w_verbatim.wer,
-            **content_similarity_columns(stages.content_similarity, answer.clean_text,
-                                         tr.text),
-        })
+        if tr is not None or pipeline.faults.vad_missed == "grade_empty":
+            text = "" if tr is None else tr.text
+            row.update(wer_columns(answer.clean_text, " ".join(w.word for w in before),
+                                   " ".join(w.word for w in rendered.words), text))
+            row.update({"transcript": text,
+                        "asr_avg_logprob": None if tr is None else tr.avg_logprob,
+                        "asr_no_speech_prob": None if tr is None else tr.no_speech_prob,
+                        **content_similarity_columns(stages.content_similarity,
+                                                     answer.clean_text, text)})
         row.update(suspect_columns(tr, turn, heard.duration_s, rendered.speech_start_s,
                                    turn_params.start_ms))  # rig.asr.checks
-        text = tr.text
+        if tr is not None:  # checked as the ASR wrote them, then clamped to the audio
+            tr, row["asr_timestamps_clamped"] = clamp_timestamps(tr, heard.duration_s)
+        row.update(fault_columns(row, pipeline.faults))
+        if row["fault_excluded"]:
+            text = None  # kept out of the scorer: finish_call grades nothing
     except Exception as exc:  # one failing call is recorded and the campaign goes on
         row.update(_failure(stage, exc))
         turn_text = None

@@ -24,11 +24,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from rig.campaign.schema_base import _f, _Part
+from rig.campaign.schema_faults import CaptureBin
 from rig.campaign.schema_ratings import HumanRatings, ProfileParity
 from rig.campaign.schema_taking import ProfileTurnTaking
 
 #: The version this rig writes.
-SCHEMA_VERSION = "1.7"
+SCHEMA_VERSION = "1.8"
 #: The version a summary without ``schema_version`` (written before rig versioned it) reads as.
 UNVERSIONED = "0.0"
 
@@ -207,8 +208,28 @@ class ProfileSummary(_Part):
     notes: list[str] = _f("warnings a reader needs (small samples, unpaired answers)")
     n_failed_calls: int = _f("calls that failed (no transcript or no score)", ge=0)
     score_mean: float | None = _f("points: mean score of the completed calls")
-    wer_mean: float | None = _f("mean WER against the full script")
+    wer_mean: float | None = _f("mean of per-call WERs against the full script (calls kept "
+                                "out as faults, and empty references, left out)")
     wer_spoken_mean: float | None = _f("mean WER against the words spoken before turn close")
+    wer_pooled: float | None = _f(
+        "pooled WER against the full script: all errors over all reference words of the "
+        "calls in wer_mean; null on rows logged before 1.8", default=None)
+    wer_spoken_pooled: float | None = _f("pooled WER against the words spoken before turn "
+                                         "close (absent before 1.8)", default=None)
+    n_empty_spoken_reference: int | None = _f(
+        "calls whose turn closed before any script word (empty spoken reference), left out "
+        "of the wer_spoken figures (absent before 1.8)", default=None, ge=0)
+    faults: dict[str, int] | None = _f(
+        "completed calls of each fault kind: vad_missed, media_outage, repetition_loop, "
+        "empty_reference (rig.campaign.faults; absent before 1.8)", default=None)
+    n_excluded: int | None = _f(
+        "completed calls kept out of the scorer and the means as faults under the "
+        "pipeline's faults: policy (absent before 1.8)", default=None, ge=0)
+    excluded_from: str | None = _f("what the excluded calls were left out of; null when "
+                                   "none was (absent before 1.8)", default=None)
+    capture_by_length: list[CaptureBin] | None = _f(
+        "capture rate by answer length, over the completed calls (absent before 1.8)",
+        default=None)
     content_similarity_mean: float | None = _f(
         "mean cosine similarity of transcript and script embeddings (all-MiniLM-L6-v2); "
         "null when not computed (content_similarity_note)")
@@ -326,6 +347,10 @@ class CampaignSummary(_Part):
                                     default=None, ge=0)
     n_parse_failures: int | None = _f("completed calls whose score did not parse; absent "
                                       "when there are no calls", default=None, ge=0)
+    n_excluded_calls: int | None = _f(
+        "completed calls kept out of the scorer and the means as faults (per profile: "
+        "faults, n_excluded); absent when there are no calls and before 1.8",
+        default=None, ge=0)
     scorer_temperature: float | None = _f("the scorer's sampling temperature; absent when the "
                                           "rows do not record it", default=None)
     noise_floor: NoiseFloorSummary | None = _f("the baseline's noise floor; null when there "

@@ -29,6 +29,7 @@ import math
 import pandas as pd
 
 from rig.campaign.attribution import profile_attribution
+from rig.campaign.faults import excluded_mask, profile_fault_fields, wer_fields
 from rig.campaign.people_summary import people_fields
 from rig.campaign.schema import (
     SCHEMA_VERSION,
@@ -140,9 +141,11 @@ def _figures(rows: pd.DataFrame, *, baseline: str, n_boot: int, seed: int,
     """The fields of a summary with calls: counts, noise floor, judge validity, profiles."""
     rows = rows.copy()
     ok = rows["status"] == "ok"
-    scored = ok & (rows["parse_status"] == "ok")
+    rows["_excluded"] = ok & excluded_mask(rows)  # faults kept out (rig.campaign.faults)
+    scored = ok & ~rows["_excluded"] & (rows["parse_status"] == "ok")
     out: dict = {"n_failed_calls": int((~ok).sum()),
-                 "n_parse_failures": int((ok & ~scored).sum())}
+                 "n_parse_failures": int((ok & ~rows["_excluded"] & ~scored).sum()),
+                 "n_excluded_calls": int(rows["_excluded"].sum())}
     if "temperature" in rows:
         out["scorer_temperature"] = _num(float(rows["temperature"].iloc[0]))
     # failed calls carry no score; the paired analysis sees them as parse failures
@@ -178,7 +181,8 @@ def _profile(g: pd.DataFrame, paired: ProfilePaired,
              attribution: ProfileAttribution | None = None) -> ProfileSummary:
     """One profile's entry: its paired figures, then the audio-path means over its
     completed calls, then its stage attribution (left out when None)."""
-    gok = g[g["status"] == "ok"]
+    ok = g[g["status"] == "ok"]
+    gok = ok[~ok["_excluded"]] if "_excluded" in ok else ok
     entry = dict(paired.to_dict())
 
     def mean_of(col: str) -> float | None:
@@ -187,10 +191,9 @@ def _profile(g: pd.DataFrame, paired: ProfilePaired,
     entry.update({
         "n_calls": len(g),
         "n_failed_calls": int((g["status"] != "ok").sum()),
-        "n_parse_failures": int(((g["status"] == "ok") & (g["parse_status"] != "ok")).sum()),
+        "n_parse_failures": int((gok["parse_status"] != "ok").sum()),
         "score_mean": _mean(gok["score"]),
-        "wer_mean": mean_of("wer"),
-        "wer_spoken_mean": mean_of("wer_spoken"),
+        **wer_fields(gok),
         "content_similarity_mean": mean_of("content_similarity"),
         "truncation_rate": _mean(gok["truncated"].astype(float))
         if "truncated" in gok and len(gok) else None,
@@ -198,8 +201,9 @@ def _profile(g: pd.DataFrame, paired: ProfilePaired,
         "audio_path_loss_mean": mean_of("score_minus_oracle"),
         "loss_turn_detection_mean": mean_of("loss_turn_detection"),
         "loss_asr_mean": mean_of("loss_asr"),
-        "asr_suspect_rate": _flag_rate(gok, "asr_suspect"),
-        "turn_suspect_rate": _flag_rate(gok, "turn_suspect"),
+        "asr_suspect_rate": _flag_rate(ok, "asr_suspect"),
+        "turn_suspect_rate": _flag_rate(ok, "turn_suspect"),
+        **profile_fault_fields(ok, ok.get("_excluded", pd.Series(False, index=ok.index))),
     })
     entry.update(voice_fields(g))
     entry = {k: _num(v) for k, v in entry.items()}

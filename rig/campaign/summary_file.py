@@ -41,6 +41,7 @@ from rig.campaign.schema import (
     SummaryHeader,
     ValidityThresholds,
 )
+from rig.campaign.schema_faults import CaptureBin
 from rig.campaign.schema_ratings import (
     Agreement,
     HumanRatings,
@@ -68,6 +69,7 @@ DOC_PARTS: tuple[tuple[str, type[BaseModel]], ...] = (
     ("profiles.<id>", ProfileSummary),
     ("profiles.<id>.attribution", ProfileAttribution),
     ("profiles.<id>.turn_taking", ProfileTurnTaking),
+    ("profiles.<id>.capture_by_length[]", CaptureBin),
     ("noise_floor", NoiseFloorSummary),
     ("judge_validity (measured)", JudgeValidity),
     ("judge_validity.thresholds", ValidityThresholds),

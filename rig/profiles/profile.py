@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rig.channel.outage import Outage
 from rig.channel.steps import Channel
 from rig.config import content_hash
 from rig.profiles.settings import (
@@ -38,7 +39,7 @@ _FIELDS_OF: dict[str, tuple[str, ...]] = {
     "disfluency": ("disfluency",),
     "interruption": ("interruption",),
     "noise": ("noise",),
-    "channel": ("channel",),
+    "channel": ("channel", "outage"),
     "language": ("language",),
 }
 #: Dimensions that change nothing in the offline (file) path; they are recorded with the call
@@ -71,6 +72,8 @@ class Profile(BaseModel):
     interruption: Interruption = Interruption()
     noise: Noise = Noise()
     channel: Channel = Channel()
+    outage: Outage = Field(Outage(), description="frames stop mid-answer for duration_s "
+                           "(samples absent: rig.channel.outage); part of the channel dimension")
     language: Literal["en"] = "en"
 
     @field_validator("accent_label")
@@ -95,7 +98,9 @@ class Profile(BaseModel):
             "pace": self.pace.describe(), "pauses": self.pauses.describe(),
             "response_delay": f"{self.response_delay_s:g} s",
             "disfluency": self.disfluency.describe(), "interruption": self.interruption.describe(),
-            "noise": self.noise.describe(), "channel": self.channel.describe(),
+            "noise": self.noise.describe(),
+            "channel": self.channel.describe() + ("" if not self.outage.duration_s
+                                                  else f"; outage: {self.outage.describe()}"),
             "language": self.language,
         }[dimension]
 
@@ -147,4 +152,5 @@ _NEWER_FIELDS: tuple[tuple[str | None, str, Any], ...] = (
     ("voice", "model_path", None),
     ("voice", "config_path", None),
     ("voice", "speaker_wav", None),
+    (None, "outage", {"duration_s": 0.0, "at_share": 0.5}),
 )

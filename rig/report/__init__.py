@@ -17,6 +17,7 @@ import pandas as pd
 
 from rig.campaign.schema import CampaignSummary, ProfileSummary
 from rig.paths import write_text_atomic
+from rig.report.faults import faults_html
 from rig.report.pages import CSS as _CSS
 from rig.report.pages import fmt as _fmt
 from rig.report.people import people_html
@@ -118,6 +119,7 @@ caused (the oracle is the same scorer on the script text).</p>
 {similarity}
 {_notes_html(profiles)}
 </section>
+{faults_html(profiles)}
 {_attribution_html(profiles, baseline)}
 {taking_html(profiles)}
 <section id="judge">{_validity_html(summary)}</section>

@@ -24,8 +24,12 @@ COLUMNS: tuple[tuple[str, str, int, str], ...] = (
      "question where the weak one under the baseline outscores the strong one here (0-1)"),
     ("wer_mean", "WER", 3, "mean word error rate of the transcript against the full script "
      "(0-1)"),
+    ("wer_pooled", "WER pooled", 3, "pooled word error rate: all errors over all words of "
+     "the scripts (0-1); a short answer weighs by its words, not as one call"),
     ("wer_spoken_mean", "WER (spoken part)", 3, "mean word error rate against the words "
      "spoken before the turn closed (0-1): the ASR's own errors"),
+    ("wer_spoken_pooled", "WER pooled (spoken part)", 3, "pooled word error rate against the "
+     "words spoken before the turn closed (0-1)"),
     ("content_similarity_mean", "content similarity", 3, "mean cosine similarity of "
      "transcript and script sentence embeddings (all-MiniLM-L6-v2; 1 = same meaning)"),
     ("truncation_rate", "truncation rate", 3, "share of calls with script words spoken after "
@@ -38,6 +42,9 @@ COLUMNS: tuple[tuple[str, str, int, str], ...] = (
      "(the call's asr_suspect_reason says why; 0-1)"),
     ("turn_suspect_rate", "turn suspect", 3, "share of calls flagged as a suspect turn close "
      "(the call's turn_suspect_reason says why; 0-1)"),
+    ("n_excluded", "faults kept out", 0, "calls kept out of the scorer and every mean: the "
+     "interviewer did not hear the answer, or heard it as a fault (count; the faults section "
+     "says which)"),
     ("n_parse_failures", "parse failures", 0, "calls left out: failed, or the scorer's reply "
      "did not parse (count)"),
     ("n_failed_calls", "failed calls", 0, "calls that failed: no transcript or no score "
@@ -45,7 +52,8 @@ COLUMNS: tuple[tuple[str, str, int, str], ...] = (
 )
 
 #: Columns shown only when some profile has them (newer summaries).
-_OPTIONAL = {"asr_suspect_rate", "turn_suspect_rate"}
+_OPTIONAL = {"asr_suspect_rate", "turn_suspect_rate", "wer_pooled", "wer_spoken_pooled",
+             "n_excluded"}
 
 
 def columns(profiles: dict[str, ProfileSummary]) -> list[tuple[str, str, int, str]]:

@@ -11,7 +11,7 @@ FRAME_MS = 20
 SILERO_RATES_HZ = (8000, 16000)
 
 ClosedBy = Literal["silence_timeout", "turn_model", "turn_model_timeout", "end_of_audio",
-                   "no_speech"]
+                   "no_speech", "media_outage"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,9 @@ class TurnResult:
     (``'turn_model'``) or its own silence timer fired (``'turn_model_timeout'``), or the end of
     the audio when none of them did (``'end_of_audio'``); ``speech_start_s`` is None when no
     speech was detected (then the whole audio is the turn, ``closed_by='no_speech'``).
+    ``'media_outage'``: the line carried no frames for the pipeline's
+    ``faults.outage_window_ms`` after speech began; the turn closed that long after the last
+    frame (:mod:`rig.campaign.faults`).
     """
     speech_start_s: float | None
     turn_close_s: float

@@ -18,7 +18,8 @@ frame's time ``at_s``:
 * **the turn closes** at that same frame (``at_s``, reason ``silence_timeout``) when the
   tracker closes turns itself (``close_on_silence``); a caller's own timer or an end-of-turn
   model closes it instead with :meth:`TurnTracker.close` (``max_turn``, ``no_speech``,
-  ``turn_model``, ``turn_model_timeout``, ``end_of_audio``).
+  ``turn_model``, ``turn_model_timeout``, ``end_of_audio``; ``media_outage``: the
+  interviewer's watchdog saw no frames for ``faults.outage_window_ms``).
 
 Between the start and the end the speaker is speaking (:attr:`TurnTracker.speaking`: the
 state is SPEAKING or STOPPING), which is the flag pipecat hands an end-of-turn model.
@@ -45,7 +46,7 @@ from typing import Literal
 
 #: Why a turn closed: the tracker's endpointing timer, or a caller's (:meth:`TurnTracker.close`).
 CloseReason = Literal["silence_timeout", "turn_model", "turn_model_timeout", "end_of_audio",
-                      "max_turn", "no_speech"]
+                      "max_turn", "no_speech", "media_outage"]
 TurnEventKind = Literal["speech_started", "speech_stopped", "turn_closed"]
 
 

@@ -57,6 +57,8 @@ class InterviewerSettings:
         max_repeat_requests: repeat requests per question at most.
         answer_timeout_s: with no speech this long after a question, the turn closes empty.
         max_turn_s: a turn longer than this is closed (s).
+        The outage watchdog's window is the pipeline's ``faults.outage_window_ms``: once the
+        caller's speech began, no frame for that long closes the turn (``media_outage``).
         pause_before_s: silence before the first question (s).
         repeat_prompt, closing: what the interviewer says.
     """
@@ -131,6 +133,16 @@ def _default_transcribe(audio: Audio, options: AsrOptions) -> Transcript:
     return transcribe_serial(audio, options)  # concurrent sessions share the model
 
 
+def outage_deadline(speech_start_s: float | None, last_frame_s: float | None,
+                    window_s: float) -> float | None:
+    """When the outage watchdog closes a turn: ``window_s`` after the last frame arrived
+    (epoch s), once speech began in the turn; None before speech (the answer timeout rules
+    then) or before any frame."""
+    if speech_start_s is None or last_frame_s is None:
+        return None
+    return last_frame_s + window_s
+
+
 @dataclass(frozen=True)
 class _Turn:
     speech_start_s: float | None
@@ -176,6 +188,7 @@ class InterviewSession:
         self._pending = bytearray()
         self._frames: list[bytes] = []
         self._frame_t: list[float] = []
+        self._last_frame_s: float | None = None  # epoch s the last frame arrived (watchdog)
         self._events: asyncio.Queue[TurnEvent] = asyncio.Queue()
         self.hung_up = asyncio.Event()
 
@@ -193,7 +206,7 @@ class InterviewSession:
             self._tracker = TurnTracker(self._params.start_ms,
                                         self._params.silence_timeout_ms, frame_ms=FRAME_MS)
         self._pending += pcm
-        arrival = now_s()
+        arrival = self._last_frame_s = now_s()
         while len(self._pending) >= FRAME_BYTES:
             frame = bytes(self._pending[:FRAME_BYTES])
             del self._pending[:FRAME_BYTES]
@@ -210,15 +223,29 @@ class InterviewSession:
 
     async def _wait_turn(self, listen_from_s: float) -> _Turn:
         """The caller's turn: from the first speech start (even one during the question: a
-        barge-in) to the endpointing timer's close."""
+        barge-in) to the endpointing timer's close, the max-turn timer, or the outage
+        watchdog (:func:`outage_deadline`: no frame for ``faults.outage_window_ms`` after
+        speech began closes the turn then, ``media_outage``, so a turn never runs across a
+        gap in the media)."""
         start: float | None = None
         s = self.settings
+        window_s = self.pipeline.faults.outage_window_ms / 1000
         while True:
             timeout = (s.answer_timeout_s if start is None else s.max_turn_s) - (
                 now_s() - (listen_from_s if start is None else start))
+            outage = outage_deadline(start, self._last_frame_s, window_s)
+            by_outage = outage is not None and outage - now_s() < timeout
+            if by_outage:
+                if outage <= now_s():
+                    return _Turn(start, outage, "media_outage")
+                timeout = outage - now_s()
             try:
                 ev = await asyncio.wait_for(self._events.get(), max(timeout, 0.01))
             except TimeoutError:
+                if by_outage:  # the watchdog's wait: closed unless a frame came meanwhile
+                    if outage_deadline(start, self._last_frame_s, window_s) == outage:
+                        return _Turn(start, outage, "media_outage")
+                    continue
                 return _Turn(start, now_s(), "no_speech" if start is None else "max_turn")
             if ev.kind == "speech_started" and start is None:
                 start = ev.t_s

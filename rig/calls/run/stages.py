@@ -46,7 +46,8 @@ def call_stages(stages: Stages, got: dict, seed: int, telephony: Callable[..., A
         q, origin = got.get("q") or got["bot_q"], got["origin"]
         start = q["turn_speech_start_epoch_s"]
         closed_by = {"silence_timeout": "silence_timeout", "no_speech": "no_speech",
-                     "interviewer_spoke": "interviewer_spoke"}.get(q["turn_closed_by"],
+                     "interviewer_spoke": "interviewer_spoke",
+                     "media_outage": "media_outage"}.get(q["turn_closed_by"],
                                                                    "end_of_audio")
         return TurnResult(None if start is None else start - origin,
                           q["turn_close_epoch_s"] - origin, closed_by, ())
