@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 from rig.answers import Answer, Question
 from rig.asr.checks import suspect_columns
-from rig.asr.wer import wer, wer_verbatim
+from rig.asr.wer import cer, error_rate, wer_verbatim
 from rig.asr.whisper import AsrOptions
 from rig.campaign.attribution import attribution_columns
 from rig.campaign.front import FrontResult
@@ -183,21 +183,26 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         t0 = time.perf_counter()
         heard = line.head(turn.turn_close_s)
         tr = stages.transcribe(heard, AsrOptions(
-            model=pipeline.asr.model, language=pipeline.asr.language,
+            model=pipeline.asr.model, language=pipeline.asr.whisper_language,
             beam_size=pipeline.asr.beam_size, compute_type=pipeline.asr.compute_type))
         t["asr"] = time.perf_counter() - t0
-        w_full = wer(answer.clean_text, tr.text)
-        w_spoken = wer(" ".join(w.word for w in before), tr.text)
-        w_verbatim = wer_verbatim(" ".join(w.word for w in rendered.words), tr.text)
+        lang = question.language  # the bank's: rig.language, WER or CER per language
+        w_full = error_rate(answer.clean_text, tr.text, lang)
+        w_spoken = error_rate(" ".join(w.word for w in before), tr.text, lang)
+        w_verbatim = wer_verbatim(" ".join(w.word for w in rendered.words), tr.text, lang)
         row.update({
             "transcript": tr.text, "asr_avg_logprob": tr.avg_logprob,
             "asr_no_speech_prob": tr.no_speech_prob, "wer": w_full.wer,
             "wer_spoken": w_spoken.wer, "wer_verbatim": w_verbatim.wer,
+            "wer_unit": w_full.unit, "cer": cer(answer.clean_text, tr.text, lang).wer,
+            "spoken_language": lang, "asr_language": tr.language,
+            "asr_language_prob": tr.language_probability,
             **content_similarity_columns(stages.content_similarity, answer.clean_text,
                                          tr.text),
         })
         row.update(suspect_columns(tr, turn, heard.duration_s, rendered.speech_start_s,
-                                   turn_params.start_ms))  # rig.asr.checks
+                                   turn_params.start_ms, lang,
+                                   pipeline.asr.language))  # rig.asr.checks
         text = tr.text
     except Exception as exc:  # one failing call is recorded and the campaign goes on
         row.update(_failure(stage, exc))

@@ -71,7 +71,16 @@ class Profile(BaseModel):
     interruption: Interruption = Interruption()
     noise: Noise = Noise()
     channel: Channel = Channel()
-    language: Literal["en"] = "en"
+    language: str = Field("en", description="the language the caller speaks: a Whisper "
+                          "code (rig.language.WHISPER_LANGUAGES); a campaign pairs it with "
+                          "banks of the same language")
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, v: str) -> str:
+        from rig.language import check_language
+
+        return check_language(v)
 
     @field_validator("accent_label")
     @classmethod
