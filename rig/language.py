@@ -86,3 +86,23 @@ def language_mismatch(spoken: str | None, decoded: str | None, setting: str,
         return f"language_mismatch: spoken {spoken}, detected {decoded}{p}"
     return (f"language_mismatch: spoken {spoken}, decoded as {decoded} (fixed by the "
             f"pipeline's asr.language)")
+
+
+def check_profile_languages(bank_language: str, bank_path: object, profiles) -> None:
+    """Refuse a campaign whose caller profiles speak another language than its bank: a
+    profile's ``language`` is the language its voice speaks the bank's scripts in.
+
+    Args:
+        bank_language: the bank's ``language``; bank_path: its folder (for the message).
+        profiles: a :class:`rig.profiles.loader.ProfileSet` (``profiles``, ``sources``).
+
+    Raises:
+        ConfigError: naming the first profile file, its ``language`` and the bank's."""
+    from rig.errors import ConfigError
+
+    for p in profiles.profiles:
+        if p.language != bank_language:
+            raise ConfigError(profiles.sources.get(p.profile_id, profiles.path), "language",
+                              f"profile {p.profile_id!r} speaks {p.language!r} but the bank "
+                              f"{bank_path} is in {bank_language!r}: use a profile set in the "
+                              "bank's language (profiles/<language>/)", p.language)

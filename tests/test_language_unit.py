@@ -127,3 +127,15 @@ def test_language_mismatch_suspect() -> None:
     assert flag is True and why.startswith("language_mismatch: spoken es, detected pt")
     assert asr_suspect(_tr("es", 0.99), [(0.5, 2.5)], 3.0, "es", "auto") == (False, None)
     assert asr_suspect(_tr("pt", 0.5), [(0.5, 2.5)], 3.0) == (False, None)  # not checked
+
+
+def test_campaign_refuses_profiles_in_another_language(tmp_path: Path) -> None:
+    from rig.language import check_profile_languages
+    from rig.profiles import load_profiles
+
+    (tmp_path / "baseline.yaml").write_text("profile_id: baseline\n")
+    (tmp_path / "es.yaml").write_text("profile_id: es\nlanguage: es\nchanges: [language]\n")
+    profiles = load_profiles(tmp_path)
+    with pytest.raises(ConfigError) as e:
+        check_profile_languages("en", "answer_bank/mini", profiles)
+    assert "es.yaml" in str(e.value) and "'es'" in str(e.value)
