@@ -81,6 +81,9 @@ class Answer(BaseModel):
     script: str = Field(min_length=1)
     reference_grades: list[ReferenceGrade] = Field(min_length=2)
     note: str = ""
+    twin_of: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$", description="the "
+                                "answer_id (in another language's bank) this answer "
+                                "translates: a translated twin (answer_bank/README.md)")
 
     @field_validator("script", mode="before")
     @classmethod
@@ -114,6 +117,15 @@ class Question(BaseModel):
     cutoff: float = Field(ge=0, le=100, description="advance when score >= cutoff (0-100)")
     rubric: list[RubricCriterion] = Field(min_length=1)
     answers: list[Answer] = Field(min_length=3)
+    language: str = Field("en", description="the language of the question, rubric and "
+                          "scripts; set from bank.yaml's language by load_bank")
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, v: str) -> str:
+        from rig.language import check_language
+
+        return check_language(v)
 
     @field_validator("rubric")
     @classmethod
@@ -241,6 +253,15 @@ class BankMeta(BaseModel):
     description: str = ""
     mode: BankMode = Field("graded", description="graded: questions with rubrics (the "
                            "default); read_speech: prompts read aloud, no rubric")
+    language: str = Field("en", description="the language every question, rubric and "
+                          "script of the bank is written in (a Whisper code: rig.language)")
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, v: str) -> str:
+        from rig.language import check_language
+
+        return check_language(v)
 
 
 @dataclass(frozen=True)
@@ -291,7 +312,14 @@ def load_bank(path: str | Path) -> AnswerBank:
     seen_q: dict[str, Path] = {}
     seen_a: dict[str, Path] = {}
     for f in files:
-        q = load_model(f, model, read_yaml(f))
+        data = read_yaml(f)
+        if isinstance(data, dict) and data.get("language", meta.language) != meta.language:
+            raise ConfigError(f, "language", f"differs from the bank's language "
+                              f"{meta.language!r} (bank.yaml): a bank is in one language",
+                              data["language"])
+        if isinstance(data, dict):
+            data = {**data, "language": meta.language}
+        q = load_model(f, model, data)
         if q.question_id in seen_q:
             raise ConfigError(f, "question_id", f"repeats {seen_q[q.question_id]}", q.question_id)
         seen_q[q.question_id] = f

@@ -119,11 +119,37 @@ class Endpointing(_Frozen):
 
 
 class AsrSettings(_Frozen):
+    """faster-whisper settings. ``language``: the language Whisper decodes in, a code of
+    :data:`rig.language.WHISPER_LANGUAGES` (``en``, the default, ``es``, ``fr``, ...) or
+    ``auto`` (Whisper detects it per turn). An English-only model (``whisper-tiny.en``) takes
+    only ``en``. The default keeps every existing pipeline's version (``en`` was always in
+    the hash)."""
     engine: Literal["faster-whisper"] = "faster-whisper"
     model: Literal["whisper-tiny.en", "whisper-base"] = "whisper-tiny.en"
-    language: Literal["en"] = "en"
+    language: str = Field("en", description="a Whisper language code, or auto")
     beam_size: int = Field(1, ge=1, le=10)
     compute_type: Literal["int8", "float32"] = "int8"
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, v: str) -> str:
+        from rig.language import check_language
+
+        return check_language(v, allow_auto=True)
+
+    @model_validator(mode="after")
+    def _english_only_model(self) -> AsrSettings:
+        if self.model.endswith(".en") and self.language != "en":
+            raise ValueError(f"language: {self.language!r} needs a multilingual model; "
+                             f"{self.model} decodes English only (use model: whisper-base)")
+        return self
+
+    @property
+    def whisper_language(self) -> str | None:
+        """The ``language=`` faster-whisper takes: the code, or None for ``auto``."""
+        from rig.language import whisper_language
+
+        return whisper_language(self.language)
 
 
 class ScorerSettings(_Frozen):

@@ -20,6 +20,11 @@ ASR rules (:func:`asr_suspect`):
   (Whisper's ``compression_ratio_threshold``: the decoder's own repetition test); the
   reason carries the transcript's ``avg_logprob`` (a loop is often decoded with high
   confidence, so the log-probability alone does not catch it).
+* ``language_mismatch`` - the transcript's language differs from the language the answer
+  was spoken in (its bank's ``language``): Whisper detected another language (``asr.language:
+  auto``; accented speech can be detected as another language, ``../shared/STACK.md``), or
+  the pipeline fixed a language the candidate did not speak (:func:`rig.language.
+  language_mismatch`).
 * ``timestamps_past_end`` - a segment ending more than :data:`END_TOLERANCE_S` (2 s) after
   the end of the audio transcribed. Whisper predicts its timestamps, and the last one of a
   correct transcript can overshoot: 1.1 s on a clean 36.4 s answer (whisper-tiny.en, the
@@ -81,7 +86,8 @@ def _outside(start_s: float, end_s: float, speech: Sequence[tuple[float, float]]
 
 
 def asr_suspect(tr: Transcript | None, speech_segments_s: Sequence[tuple[float, float]],
-                audio_s: float) -> tuple[bool | None, str | None]:
+                audio_s: float, spoken_language: str | None = None,
+                language_setting: str = "en") -> tuple[bool | None, str | None]:
     """Check a transcript against the audio it came from (rules in the module docstring).
 
     Args:
@@ -90,6 +96,8 @@ def asr_suspect(tr: Transcript | None, speech_segments_s: Sequence[tuple[float, 
         speech_segments_s: the VAD's speech segments, (start, end) seconds on the same clock
             (:attr:`rig.vad.TurnResult.speech_segments_s`); empty when it found none.
         audio_s: duration of the transcribed audio, seconds.
+        spoken_language: the answer's language (None: not checked).
+        language_setting: the pipeline's ``asr.language`` (``auto`` or a code).
 
     Returns:
         ``(suspect, reason)`` as described in the module docstring.
@@ -120,6 +128,13 @@ def asr_suspect(tr: Transcript | None, speech_segments_s: Sequence[tuple[float, 
     elif ratio is not None and ratio > COMPRESSION_RATIO_MAX:
         reasons.append(f"repetition_loop: compression ratio {ratio:.2f} > "
                        f"{COMPRESSION_RATIO_MAX:g} (avg_logprob {lp})")
+    if text:
+        from rig.language import language_mismatch
+
+        why = language_mismatch(spoken_language, tr.language, language_setting,
+                                tr.language_probability)
+        if why:
+            reasons.append(why)
     late = max((s.end_s for s in tr.segments), default=0.0)
     if late > audio_s + END_TOLERANCE_S:
         reasons.append(f"timestamps_past_end: a segment ends at {late:.2f} s, audio "
@@ -159,11 +174,15 @@ def turn_suspect(speech_start_s: float | None, turn_close_s: float, closed_by: s
 
 
 def suspect_columns(tr: Transcript | None, turn, heard_s: float,
-                    answer_speech_start_s: float | None, start_ms: int) -> dict:
+                    answer_speech_start_s: float | None, start_ms: int,
+                    spoken_language: str | None = None, language_setting: str = "en") -> dict:
     """The row's ``asr_suspect``, ``asr_suspect_reason``, ``turn_suspect`` and
     ``turn_suspect_reason`` for one call: :func:`asr_suspect` of ``tr`` on the heard audio
-    (``heard_s`` seconds) and :func:`turn_suspect` of ``turn`` (:class:`rig.vad.TurnResult`)."""
-    a, a_why = asr_suspect(tr, turn.speech_segments_s, heard_s)
+    (``heard_s`` seconds; the answer spoken in ``spoken_language``, the pipeline's
+    ``asr.language`` ``language_setting``) and :func:`turn_suspect` of ``turn``
+    (:class:`rig.vad.TurnResult`)."""
+    a, a_why = asr_suspect(tr, turn.speech_segments_s, heard_s, spoken_language,
+                           language_setting)
     t, t_why = turn_suspect(turn.speech_start_s, turn.turn_close_s, turn.closed_by,
                             turn.speech_segments_s, answer_speech_start_s, start_ms)
     return {"asr_suspect": a, "asr_suspect_reason": a_why, "turn_suspect": t,

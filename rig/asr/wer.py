@@ -1,8 +1,14 @@
-"""Word error rate against the script, jiwer 4 with Whisper's English text normaliser.
+"""Word error rate against the script, jiwer 4 with Whisper's text normalisers.
 
 WER = (substitutions + deletions + insertions) / reference words, after the same
-normalisation of both sides (Whisper's ``EnglishTextNormalizer``: lower case, punctuation,
-spelled-out numbers to digits, British spellings, whitespace). See docs/measurement.md.
+normalisation of both sides. English (``language="en"``, the default) uses Whisper's
+``EnglishTextNormalizer`` (lower case, punctuation, spelled-out numbers to digits, British
+spellings, whitespace); every other language Whisper's ``BasicTextNormalizer`` with
+``preserve_marks=True`` (lower case, punctuation and symbols removed, whitespace; combining
+marks kept, so Brahmic vowel signs survive; numbers are not standardised): the normalisers
+of Radford et al. 2022, appendix C. Where words are not space-separated
+(:data:`rig.language.SPACELESS_LANGUAGES`) the rate is a character error rate, over the
+normalised text without spaces (:func:`error_rate`). See docs/measurement.md.
 
 Reference policies (a call row records each; ``wer_reference_policy`` names the one ``wer``
 uses):
@@ -23,19 +29,24 @@ from functools import lru_cache
 import jiwer
 
 
-@lru_cache(maxsize=1)
-def _normalizer():
-    from whisper_normalizer.english import EnglishTextNormalizer
+@lru_cache(maxsize=2)
+def _normalizer(english: bool = True):
+    if english:
+        from whisper_normalizer.english import EnglishTextNormalizer
 
-    return EnglishTextNormalizer()
+        return EnglishTextNormalizer()
+    from whisper_normalizer.basic import BasicTextNormalizer
+
+    return BasicTextNormalizer(preserve_marks=True)
 
 
 #: Most passes :func:`normalize` makes; property tests reach the fixed point within 4.
 MAX_NORMALIZE_PASSES = 8
 
 
-def normalize(text: str) -> str:
-    """Whisper English normalisation, whitespace collapsed, applied until it changes nothing.
+def normalize(text: str, language: str = "en") -> str:
+    """Whisper normalisation for ``language`` (English's for ``en``, the basic one for any
+    other), whitespace collapsed, applied until it changes nothing.
 
     One pass of Whisper's ``EnglishTextNormalizer`` is not idempotent: it removes fillers
     before it strips diacritics ("Üh" -> "uh", removed only by a second pass), keeps the
@@ -47,9 +58,10 @@ def normalize(text: str) -> str:
     ``normalize(normalize(t)) == normalize(t)`` for any text). Ordinary English reaches it
     in one pass, so its WER is unchanged.
     """
-    out = " ".join(_normalizer()(text).split())
+    norm = _normalizer(language == "en")
+    out = " ".join(norm(text).split())
     for _ in range(MAX_NORMALIZE_PASSES - 1):
-        again = " ".join(_normalizer()(out).split())
+        again = " ".join(norm(out).split())
         if again == out:
             break
         out = again
@@ -58,11 +70,15 @@ def normalize(text: str) -> str:
 
 @dataclass(frozen=True)
 class WerResult:
+    """An error rate and its counts. ``unit`` ``word`` (WER; ``reference_words`` counts
+    words) or ``char`` (CER, :func:`error_rate` on a language without spaces;
+    ``reference_words`` then counts characters)."""
     wer: float | None  # None when the normalised reference is empty and the hypothesis too
     substitutions: int
     deletions: int
     insertions: int
     reference_words: int
+    unit: str = "word"
 
     @property
     def errors(self) -> int:
@@ -77,13 +93,14 @@ def pooled_wer(errors: int, reference_words: int) -> float | None:
     return errors / reference_words if reference_words else None
 
 
-def wer(reference: str, hypothesis: str) -> WerResult:
-    """WER of ``hypothesis`` against ``reference``, both normalised.
+def wer(reference: str, hypothesis: str, language: str = "en") -> WerResult:
+    """WER of ``hypothesis`` against ``reference``, both normalised for ``language``
+    (:func:`normalize`).
 
     An empty reference with a non-empty hypothesis follows jiwer 4 (WER = number of inserted
     words); both empty gives ``wer=None``: nothing was there to recognise.
     """
-    ref, hyp = normalize(reference), normalize(hypothesis)
+    ref, hyp = normalize(reference, language), normalize(hypothesis, language)
     if not ref and not hyp:
         return WerResult(None, 0, 0, 0, 0)
     out = jiwer.process_words(ref, hyp)
@@ -91,11 +108,35 @@ def wer(reference: str, hypothesis: str) -> WerResult:
                      len(ref.split()))
 
 
+def cer(reference: str, hypothesis: str, language: str = "en") -> WerResult:
+    """Character error rate (jiwer 4 ``process_characters``) of ``hypothesis`` against
+    ``reference``, both normalised for ``language`` and their spaces removed (a language
+    without spaces puts them anywhere; counting them would score the ASR's spacing).
+    Both empty gives ``wer=None``."""
+    ref = normalize(reference, language).replace(" ", "")
+    hyp = normalize(hypothesis, language).replace(" ", "")
+    if not ref and not hyp:
+        return WerResult(None, 0, 0, 0, 0, "char")
+    out = jiwer.process_characters(ref, hyp)
+    return WerResult(float(out.cer), out.substitutions, out.deletions, out.insertions,
+                     len(ref), "char")
+
+
+def error_rate(reference: str, hypothesis: str, language: str = "en") -> WerResult:
+    """The error rate the rig reports for ``language``: :func:`cer` where words are not
+    space-separated (:func:`rig.language.error_unit` is ``char``), else :func:`wer`."""
+    from rig.language import error_unit
+
+    if error_unit(language) == "char":
+        return cer(reference, hypothesis, language)
+    return wer(reference, hypothesis, language)
+
+
 #: The filler words kept by :func:`wer_verbatim` ("um", "uh", "erm", "hmm", "mm", "mhm").
 _FILLER_WORD = re.compile(r"\b(um+|uh+|erm|hmm+|mm+|mhm)\b", re.IGNORECASE)
 
 
-def wer_verbatim(reference: str, hypothesis: str) -> WerResult:
+def wer_verbatim(reference: str, hypothesis: str, language: str = "en") -> WerResult:
     """WER under the verbatim reference policy: fillers kept as words on both sides.
 
     Whisper's English normaliser drops "um", "uh", "hmm" and "mm"; without this the clean and
@@ -111,18 +152,22 @@ def wer_verbatim(reference: str, hypothesis: str) -> WerResult:
     def keep(text: str) -> str:
         return _FILLER_WORD.sub(lambda m: "filler" + m.group(1).lower()[:2], text)
 
-    return wer(keep(reference), keep(hypothesis))
+    return error_rate(keep(reference), keep(hypothesis), language)
 
 
-def wer_columns(clean: str, spoken: str, verbatim: str, hypothesis: str) -> dict:
-    """A call row's WER columns for ``hypothesis`` (the transcript): ``wer`` against the
+def wer_columns(clean: str, spoken: str, verbatim: str, hypothesis: str,
+                language: str = "en") -> dict:
+    """A call row's error-rate columns for ``hypothesis`` (the transcript) in ``language``
+    (:func:`error_rate`: WER, or CER where words are not space-separated): ``wer`` against the
     ``clean`` script, ``wer_spoken`` against the script words ``spoken`` before the turn
-    closed, ``wer_verbatim`` (:func:`wer_verbatim`) against every word as spoken, and the
-    errors and reference words behind the first two (``wer_errors``,
-    ``wer_reference_words``, ``wer_spoken_errors``, ``wer_spoken_reference_words``) from
-    which a summary pools."""
-    full, said = wer(clean, hypothesis), wer(spoken, hypothesis)
+    closed, ``wer_verbatim`` (:func:`wer_verbatim`) against every word as spoken, ``wer_unit``
+    (``word`` or ``char``), ``cer`` (:func:`cer` against the clean script), and the errors and
+    reference units behind the first two (``wer_errors``, ``wer_reference_words``,
+    ``wer_spoken_errors``, ``wer_spoken_reference_words``) from which a summary pools."""
+    full = error_rate(clean, hypothesis, language)
+    said = error_rate(spoken, hypothesis, language)
     return {"wer": full.wer, "wer_spoken": said.wer,
-            "wer_verbatim": wer_verbatim(verbatim, hypothesis).wer,
+            "wer_verbatim": wer_verbatim(verbatim, hypothesis, language).wer,
+            "wer_unit": full.unit, "cer": cer(clean, hypothesis, language).wer,
             "wer_errors": full.errors, "wer_reference_words": full.reference_words,
             "wer_spoken_errors": said.errors, "wer_spoken_reference_words": said.reference_words}

@@ -64,13 +64,16 @@ class Transcript:
     ``segments`` holds each segment's own figures (empty when nothing was transcribed or when
     a caller built the value by hand); ``language`` is the language the model decoded in (the
     one passed, or Whisper's detection when ``AsrOptions.language`` is None), None when the
-    model never ran."""
+    model never ran. ``language_probability`` is Whisper's probability of that language
+    (0-1) when it detected it; 1.0 when the language was passed; None when the model never
+    ran."""
     text: str
     avg_logprob: float | None
     no_speech_prob: float | None
     audio_s: float
     segments: tuple[AsrSegment, ...] = ()
     language: str | None = None
+    language_probability: float | None = None
 
 
 @lru_cache(maxsize=4)
@@ -102,15 +105,17 @@ def transcribe(audio: Audio, options: AsrOptions = AsrOptions()) -> Transcript:
     segs = list(segments)
     text = " ".join(s.text.strip() for s in segs).strip()
     language = getattr(info, "language", None) or options.language
+    prob = getattr(info, "language_probability", None)
+    prob = None if prob is None else float(prob)
     if not segs:
-        return Transcript("", None, None, audio16.duration_s, (), language)
+        return Transcript("", None, None, audio16.duration_s, (), language, prob)
     dur = np.array([max(s.end - s.start, 1e-3) for s in segs])
     lp = float(np.average([s.avg_logprob for s in segs], weights=dur))
     nsp = float(max(s.no_speech_prob for s in segs))
     parts = tuple(AsrSegment(float(s.start), float(s.end), s.text.strip(), float(s.avg_logprob),
                              float(s.no_speech_prob), float(s.compression_ratio))
                   for s in segs)
-    return Transcript(text, lp, nsp, audio16.duration_s, parts, language)
+    return Transcript(text, lp, nsp, audio16.duration_s, parts, language, prob)
 
 
 @dataclass(frozen=True)

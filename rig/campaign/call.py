@@ -190,20 +190,25 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         # an answer the VAD missed never reaches a VAD-gated interviewer's ASR (rig.campaign.faults)
         missed = vad_missed(len(script_words), len(before), turn.closed_by)
         tr = None if missed else stages.transcribe(heard, AsrOptions(
-            model=pipeline.asr.model, language=pipeline.asr.language,
+            model=pipeline.asr.model, language=pipeline.asr.whisper_language,
             beam_size=pipeline.asr.beam_size, compute_type=pipeline.asr.compute_type))
         t["asr"] = time.perf_counter() - t0
+        lang = question.language  # the bank's: rig.language, WER or CER per language
+        row["spoken_language"] = lang
         if tr is not None or pipeline.faults.vad_missed == "grade_empty":
             text = "" if tr is None else tr.text
             row.update(wer_columns(answer.clean_text, " ".join(w.word for w in before),
-                                   " ".join(w.word for w in rendered.words), text))
+                                   " ".join(w.word for w in rendered.words), text, lang))
             row.update({"transcript": text,
                         "asr_avg_logprob": None if tr is None else tr.avg_logprob,
                         "asr_no_speech_prob": None if tr is None else tr.no_speech_prob,
+                        "asr_language": None if tr is None else tr.language,
+                        "asr_language_prob": None if tr is None else tr.language_probability,
                         **content_similarity_columns(stages.content_similarity,
                                                      answer.clean_text, text)})
         row.update(suspect_columns(tr, turn, heard.duration_s, rendered.speech_start_s,
-                                   turn_params.start_ms))  # rig.asr.checks
+                                   turn_params.start_ms, lang,
+                                   pipeline.asr.language))  # rig.asr.checks
         if tr is not None:  # checked as the ASR wrote them, then clamped to the audio
             tr, row["asr_timestamps_clamped"] = clamp_timestamps(tr, heard.duration_s)
         row.update(fault_columns(row, pipeline.faults))

@@ -82,6 +82,11 @@ class CallRow:
     ASR and WER: ``transcript``, ``asr_avg_logprob``, ``asr_no_speech_prob``,
     ``wer_reference_policy`` (``clean``), ``wer`` (against the script), ``wer_spoken``
     (against the words before turn close), ``wer_verbatim`` (against every word spoken),
+    ``wer_unit`` (``word``; ``char``: the three are character error rates, for a language
+    written without spaces, :mod:`rig.language`), ``cer`` (character error rate against the
+    script), ``spoken_language`` (the bank's language), ``asr_language`` and
+    ``asr_language_prob`` (the language Whisper decoded in and its probability: 1.0 when the
+    pipeline fixed it),
     ``content_similarity`` (cosine, -1..1) and ``content_similarity_error``.
 
     Suspects (:mod:`rig.asr.checks`): ``asr_suspect``/``turn_suspect`` (True: flagged, False:
@@ -205,6 +210,11 @@ class CallRow:
     wer: float | None = None
     wer_spoken: float | None = None
     wer_verbatim: float | None = None
+    wer_unit: str | None = None
+    cer: float | None = None
+    spoken_language: str | None = None
+    asr_language: str | None = None
+    asr_language_prob: float | None = None
     content_similarity: float | None = None
     content_similarity_error: str | None = None
     asr_suspect: bool | None = None

@@ -66,6 +66,7 @@ from rig.campaign.store import CallLog, open_campaign_folder, write_parquet, wri
 from rig.campaign.summary_file import load_summary
 from rig.console import progress_bar
 from rig.drilldown.audio import AUDIO_DIRNAME
+from rig.language import check_profile_languages
 from rig.pipeline import load_pipeline, pipeline_version
 from rig.profiles import load_profiles
 from rig.stages import Stages
@@ -111,6 +112,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     executor = executor or ExecutorSpec()
     bank = load_bank(spec.answers_path)
     profiles = load_profiles(spec.profiles_path)
+    check_profile_languages(bank.meta.language, spec.answers_path, profiles)
     pipeline = load_pipeline(spec.pipeline_path)
     version = pipeline_version(pipeline)
     campaign_id = spec.campaign_id or spec.out_dir.name

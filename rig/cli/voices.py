@@ -218,10 +218,18 @@ def voices_validate(
         if not answers:
             raise RigError(f"{answers_dir}: no answer selected (--answer-id {answer_id})")
         cfg = load_pipeline(pipeline).asr
-        asr = AsrOptions(model=asr_model or cfg.model, language=cfg.language,
+        language = bank.meta.language
+        english_only = (asr_model or cfg.model).endswith(".en")
+        if cfg.language not in (language, "auto") or (english_only and language != "en"):
+            raise RigError(f"{answers_dir} is in {language!r} but {pipeline} decodes "
+                           f"{cfg.language!r} with {asr_model or cfg.model}: use a pipeline "
+                           "with a multilingual model and asr.language auto or "
+                           f"{language} (pipelines/multilingual.yaml)")
+        asr = AsrOptions(model=asr_model or cfg.model, language=cfg.whisper_language,
                          beam_size=cfg.beam_size, compute_type=cfg.compute_type)
         doc = validate_voices(known, answers, baseline, asr, use_similarity=similarity,
-                              progress=lambda s: console.print(s, highlight=False))
+                              progress=lambda s: console.print(s, highlight=False),
+                              language=language)
         j, m = write_outputs(doc, out)
     except (RigError, KeyError, ValueError, FileNotFoundError) as exc:
         fail(exc)

@@ -74,7 +74,16 @@ class Profile(BaseModel):
     channel: Channel = Channel()
     outage: Outage = Field(Outage(), description="frames stop mid-answer for duration_s "
                            "(samples absent: rig.channel.outage); part of the channel dimension")
-    language: Literal["en"] = "en"
+    language: str = Field("en", description="the language the caller speaks: a Whisper "
+                          "code (rig.language.WHISPER_LANGUAGES); a campaign pairs it with "
+                          "banks of the same language")
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, v: str) -> str:
+        from rig.language import check_language
+
+        return check_language(v)
 
     @field_validator("accent_label")
     @classmethod

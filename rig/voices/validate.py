@@ -174,10 +174,13 @@ def flag_limited(voice_wers: Sequence[float], baseline_wers: Sequence[float],
 
 
 def measure_voice(v: VoiceResult, answers, baseline_profile, asr_options,
-                  similarity: Callable | None, progress: Callable[[str], None]) -> None:
+                  similarity: Callable | None, progress: Callable[[str], None],
+                  language: str = "en") -> None:
     """Render, transmit and transcribe every answer with voice ``v``; fill ``v`` in place
-    (``available=False`` with the reason when the engine is not installed)."""
-    from rig.asr.wer import wer
+    (``available=False`` with the reason when the engine is not installed). ``language``:
+    the answers' language, whose normaliser (and CER where words are not space-separated)
+    the error rate uses (:func:`rig.asr.wer.error_rate`)."""
+    from rig.asr.wer import error_rate
     from rig.asr.whisper import transcribe
     from rig.campaign.call import render_call_audio
     from rig.pipeline import Telephony
@@ -194,7 +197,7 @@ def measure_voice(v: VoiceResult, answers, baseline_profile, asr_options,
             return
         ref = made.rendered.reference("clean")
         hyp = transcribe(made.audio, asr_options).text
-        w = wer(ref, hyp)
+        w = error_rate(ref, hyp, language)
         rows.append({"answer_id": a.answer_id, "wer": w.wer, "reference_words": w.reference_words,
                      "errors": w.substitutions + w.deletions + w.insertions,
                      "wpm": made.rendered.wpm_measured, "reference": ref, "transcript": hyp})
@@ -224,8 +227,14 @@ def _similarity() -> tuple[Callable | None, str | None]:
 
 def validate_voices(voices: list[VoiceResult], answers, baseline_profile, asr_options, *,
                     use_similarity: bool = True,
-                    progress: Callable[[str], None] = lambda s: None) -> dict:
+                    progress: Callable[[str], None] = lambda s: None,
+                    language: str = "en") -> dict:
     """Measure ``voices`` (the baseline voice among them, or first added) and apply the rule.
+
+    ``language``: the answers' language. In English the baseline voice is
+    :data:`BASELINE_VOICE`; in any other language it is the baseline profile's voice (a
+    voice that speaks the language), and content similarity is not measured (the shipped
+    sentence-embedding model is English only).
 
     Returns:
         the ``voices.json`` document (``schema_version``, ``generated``, ``machine``,
@@ -233,13 +242,20 @@ def validate_voices(voices: list[VoiceResult], answers, baseline_profile, asr_op
         :class:`VoiceResult` each).
     """
     sim, sim_note = _similarity() if use_similarity else (None, "not measured: not asked")
-    if not any(v.key == BASELINE_VOICE for v in voices):
-        voices = [VoiceResult(BASELINE_VOICE, "hibari", "heart", "baseline voice"), *voices]
+    if language != "en":
+        sim, sim_note = None, (f"not measured: the sentence-embedding model is English only "
+                               f"(answers in {language!r})")
+    bv = baseline_profile.voice
+    base_key, base_engine, base_id = ((BASELINE_VOICE, "hibari", "heart") if language == "en"
+                                      else (voice_key(bv.engine, bv.voice_id), bv.engine,
+                                            bv.voice_id))
+    if not any(v.key == base_key for v in voices):
+        voices = [VoiceResult(base_key, base_engine, base_id, "baseline voice"), *voices]
     for v in voices:
-        measure_voice(v, answers, baseline_profile, asr_options, sim, progress)
-    base = next(v for v in voices if v.key == BASELINE_VOICE)
+        measure_voice(v, answers, baseline_profile, asr_options, sim, progress, language)
+    base = next(v for v in voices if v.key == base_key)
     if not base.available:
-        raise RigError(f"the baseline voice {BASELINE_VOICE} is not installed: {base.reason}")
+        raise RigError(f"the baseline voice {base_key} is not installed: {base.reason}")
     base_wers = [r["wer"] for r in base.answers]
     for v in voices:
         if v.available:
@@ -252,7 +268,8 @@ def validate_voices(voices: list[VoiceResult], answers, baseline_profile, asr_op
             "answer_ids": [a.answer_id for a in answers],
             "asr": {"model": asr_options.model, "beam_size": asr_options.beam_size,
                     "compute_type": asr_options.compute_type},
-            "line": "baseline profile, 8 kHz G.711 mu-law", "baseline_voice": BASELINE_VOICE,
+            "line": "baseline profile, 8 kHz G.711 mu-law", "baseline_voice": base_key,
+            "language": language, "asr_language": asr_options.language or "auto",
             "rule": f"synthesiser_limited: mean per-answer WER - baseline voice's > "
                     f"{LIMITED_WER_MARGIN:g} and the 95% paired t CI of the differences > 0",
             "content_similarity_note": sim_note, "voices": [asdict(v) for v in voices]}

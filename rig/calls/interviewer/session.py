@@ -274,7 +274,7 @@ class InterviewSession:
                     heard = self._audio_between(begin, turn.close_s)
                     t0 = now_s()
                     tr = await asyncio.to_thread(self._transcribe, heard, AsrOptions(
-                        model=self.pipeline.asr.model, language=self.pipeline.asr.language,
+                        model=self.pipeline.asr.model, language=self.pipeline.asr.whisper_language,
                         beam_size=self.pipeline.asr.beam_size,
                         compute_type=self.pipeline.asr.compute_type))
                     t_asr = now_s() - t0
