@@ -129,6 +129,10 @@ class AsrSettings(_Frozen):
     language: str = Field("en", description="a Whisper language code, or auto")
     beam_size: int = Field(1, ge=1, le=10)
     compute_type: Literal["int8", "float32"] = "int8"
+    word_timestamps: bool = Field(
+        False, description="ask faster-whisper for word times (word_timestamps=True): the "
+        "text_without_speech check then looks at each word, not only each segment. Off by "
+        "default and left out of pipeline_version while off (rig.pipeline.pipeline_version)")
 
     @field_validator("language")
     @classmethod
@@ -262,13 +266,17 @@ def pipeline_version(config: PipelineConfig) -> str:
     Settings with defaults are in the hash like any other (``scorer.style_criteria``,
     ``transcript.fillers``), so adding one changed every pipeline's version once (issue 16).
     ``faults`` is the exception: left out while it is the default (:mod:`rig.pipeline_faults`
-    says why), so adding it changed no version."""
+    says why), so adding it changed no version; so is ``asr.word_timestamps`` while off
+    (issue 30: word times change no transcript, only what the checks can see)."""
     import inspect
 
     from rig.scorer import prompt
 
-    leave_out = {"description", "device"} | ({"faults"} if config.faults == FaultPolicy()
-                                               else set())
+    leave_out: dict = {"description": True, "device": True}
+    if config.faults == FaultPolicy():
+        leave_out["faults"] = True
+    if not config.asr.word_timestamps:
+        leave_out["asr"] = {"word_timestamps"}
     return f"{config.name}-" + content_hash({
         "config": config.model_dump(exclude=leave_out, exclude_none=True),
         "prompt_version": prompt.PROMPT_VERSION,

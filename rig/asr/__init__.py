@@ -18,12 +18,20 @@ The names below are the stage's face; the modules themselves import only from ea
 """
 
 from rig.asr.wer import WerResult, normalize, wer, wer_verbatim
-from rig.asr.whisper import ASR_SAMPLE_RATE_HZ, AsrOptions, AsrSegment, Transcript, transcribe
+from rig.asr.whisper import (
+    ASR_SAMPLE_RATE_HZ,
+    AsrOptions,
+    AsrSegment,
+    AsrWord,
+    Transcript,
+    transcribe,
+)
 
 __all__ = [
     "ASR_SAMPLE_RATE_HZ",
     "AsrOptions",
     "AsrSegment",
+    "AsrWord",
     "Transcript",
     "WerResult",
     "normalize",

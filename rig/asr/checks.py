@@ -12,7 +12,10 @@ ASR rules (:func:`asr_suspect`):
   a segment lies wholly outside every VAD speech segment (by more than
   :data:`SPEECH_MARGIN_S`): Whisper's known hallucination on silence and noise
   (Radford et al., "Robust Speech Recognition via Large-Scale Weak Supervision", 2022,
-  section 4.5 and appendix; Koenecke et al., "Careless Whisper", FAccT 2024).
+  section 4.5 and appendix; Koenecke et al., "Careless Whisper", FAccT 2024). With word
+  timestamps on (the pipeline's ``asr.word_timestamps``) each word is checked, so words a
+  segment appends in the silence after the answer are found although the segment begins
+  inside the speech.
 * ``no_speech`` - a segment with text whose ``no_speech_prob`` is at least
   :data:`NO_SPEECH_PROB` (Whisper's own ``no_speech_threshold``, 0.6).
 * ``repetition_loop`` - a phrase of 1 to :data:`MAX_NGRAM` words repeated back to back at
@@ -29,8 +32,9 @@ ASR rules (:func:`asr_suspect`):
   the end of the audio transcribed. Whisper predicts its timestamps, and the last one of a
   correct transcript can overshoot: 1.1 s on a clean 36.4 s answer (whisper-tiny.en, the
   second 30 s window; ``tests/test_suspect_call_integration.py``), hence the margin.
-  Every segment is then clamped to the audio (:func:`clamp_timestamps`), overshoot or
-  not, and the call's ``asr_timestamps_clamped`` counts the segments that needed it.
+  Every segment and word is then clamped to the audio (:func:`clamp_timestamps`), overshoot
+  or not, and the call's ``asr_timestamps_clamped`` counts the segments that needed it (a
+  segment whose own times or any word's times lay outside the audio).
 
 Turn rules (:func:`turn_suspect`):
 
@@ -109,12 +113,14 @@ def asr_suspect(tr: Transcript | None, speech_segments_s: Sequence[tuple[float, 
     if text and not speech_segments_s:
         reasons.append(f"text_without_speech: {text[:40]!r} where the VAD found no speech")
     elif text:
-        away = [s for s in tr.segments if s.text and _outside(s.start_s, s.end_s,
-                                                               speech_segments_s)]
+        away = [(s.text, s.start_s, s.end_s) for s in tr.segments
+                if s.text and not s.words and _outside(s.start_s, s.end_s, speech_segments_s)]
+        away += [(w.word, w.start_s, w.end_s) for s in tr.segments for w in s.words
+                 if w.word and _outside(w.start_s, w.end_s, speech_segments_s)]
         if away:
-            s = away[0]
-            reasons.append(f"text_without_speech: {s.text[:40]!r} at {s.start_s:.2f}-"
-                           f"{s.end_s:.2f} s, outside the VAD's speech")
+            what, a, b = min(away, key=lambda x: x[1])
+            reasons.append(f"text_without_speech: {what[:40]!r} at {a:.2f}-{b:.2f} s, "
+                           "outside the VAD's speech")
     loud = [s for s in tr.segments if s.text and s.no_speech_prob >= NO_SPEECH_PROB]
     if loud:
         reasons.append(f"no_speech: no_speech_prob {loud[0].no_speech_prob:.2f} >= "
@@ -190,18 +196,24 @@ def suspect_columns(tr: Transcript | None, turn, heard_s: float,
 
 
 def clamp_timestamps(tr: Transcript, audio_s: float) -> tuple[Transcript, int]:
-    """``tr`` with every segment's start and end clamped to ``[0, audio_s]`` (seconds of the
-    transcribed audio), and the number of segments that needed it. Whisper predicts its
+    """``tr`` with every segment's and word's start and end clamped to ``[0, audio_s]``
+    (seconds of the transcribed audio), and the number of segments that needed it (their own
+    times or a word's). Whisper predicts its
     timestamps and may place one past the end (``timestamps_past_end`` flags an overshoot
     beyond :data:`END_TOLERANCE_S`, checked on the transcript before clamping); nothing that
     reads the segments afterwards sees time the audio does not have."""
     import dataclasses
 
+    def clamp(x: float) -> float:
+        return min(max(0.0, x), audio_s)
+
     out, n = [], 0
     for s in tr.segments:
-        a, b = min(max(0.0, s.start_s), audio_s), min(max(0.0, s.end_s), audio_s)
-        if (a, b) != (s.start_s, s.end_s):
+        words = tuple(dataclasses.replace(w, start_s=clamp(w.start_s), end_s=clamp(w.end_s))
+                      for w in s.words)
+        a, b = clamp(s.start_s), clamp(s.end_s)
+        if (a, b) != (s.start_s, s.end_s) or words != s.words:
             n += 1
-            s = dataclasses.replace(s, start_s=a, end_s=b)
+            s = dataclasses.replace(s, start_s=a, end_s=b, words=words)
         out.append(s)
     return (dataclasses.replace(tr, segments=tuple(out)) if n else tr), n

@@ -39,6 +39,20 @@ class AsrOptions:
     device: str = "cpu"
     vad_filter: bool = False
     condition_on_previous_text: bool = False
+    word_timestamps: bool = False
+
+
+@dataclass(frozen=True)
+class AsrWord:
+    """One word of a segment when ``AsrOptions.word_timestamps`` is on (faster-whisper's
+    cross-attention alignment, ``WhisperModel.transcribe(word_timestamps=True)``): times in
+    seconds from the start of the transcribed audio, ``probability`` the word's token
+    probability (0-1). Predicted, like the segment times: clamped to the audio with them
+    (:func:`rig.asr.checks.clamp_timestamps`)."""
+    start_s: float
+    end_s: float
+    word: str
+    probability: float
 
 
 @dataclass(frozen=True)
@@ -47,13 +61,16 @@ class AsrSegment:
     ``avg_logprob`` the mean log-probability of its tokens (natural log, <= 0),
     ``no_speech_prob`` Whisper's probability that the window holds no speech (0-1),
     ``compression_ratio`` the gzip compression ratio of its text (Whisper's repetition
-    signal: its decoder treats a ratio over 2.4 as a failed decoding); None when unknown."""
+    signal: its decoder treats a ratio over 2.4 as a failed decoding); None when unknown.
+    ``words``: the segment's words with their times (:class:`AsrWord`), empty unless
+    ``AsrOptions.word_timestamps`` was on."""
     start_s: float
     end_s: float
     text: str
     avg_logprob: float
     no_speech_prob: float
     compression_ratio: float | None = None
+    words: tuple[AsrWord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -101,7 +118,8 @@ def transcribe(audio: Audio, options: AsrOptions = AsrOptions()) -> Transcript:
     segments, info = model.transcribe(
         audio16.samples, language=options.language, beam_size=options.beam_size,
         vad_filter=options.vad_filter, temperature=0.0,
-        condition_on_previous_text=options.condition_on_previous_text)
+        condition_on_previous_text=options.condition_on_previous_text,
+        word_timestamps=options.word_timestamps)
     segs = list(segments)
     text = " ".join(s.text.strip() for s in segs).strip()
     language = getattr(info, "language", None) or options.language
@@ -113,7 +131,9 @@ def transcribe(audio: Audio, options: AsrOptions = AsrOptions()) -> Transcript:
     lp = float(np.average([s.avg_logprob for s in segs], weights=dur))
     nsp = float(max(s.no_speech_prob for s in segs))
     parts = tuple(AsrSegment(float(s.start), float(s.end), s.text.strip(), float(s.avg_logprob),
-                             float(s.no_speech_prob), float(s.compression_ratio))
+                             float(s.no_speech_prob), float(s.compression_ratio),
+                             tuple(AsrWord(float(w.start), float(w.end), w.word.strip(),
+                                           float(w.probability)) for w in (s.words or ())))
                   for s in segs)
     return Transcript(text, lp, nsp, audio16.duration_s, parts, language, prob)
 

@@ -191,7 +191,8 @@ def run_call_front(*, question: Question, answer: Answer, profile: Profile, repe
         missed = vad_missed(len(script_words), len(before), turn.closed_by)
         tr = None if missed else stages.transcribe(heard, AsrOptions(
             model=pipeline.asr.model, language=pipeline.asr.whisper_language,
-            beam_size=pipeline.asr.beam_size, compute_type=pipeline.asr.compute_type))
+            beam_size=pipeline.asr.beam_size, compute_type=pipeline.asr.compute_type,
+            word_timestamps=pipeline.asr.word_timestamps))
         t["asr"] = time.perf_counter() - t0
         lang = question.language  # the bank's: rig.language, WER or CER per language
         row["spoken_language"] = lang

@@ -65,6 +65,19 @@ def speaker_groups(profiles: object) -> dict[str, dict]:
     return out
 
 
+def _pooled(ok: pd.DataFrame) -> float | None:
+    """All WER errors over all prompt words of the completed calls that have both counts
+    (:func:`rig.asr.wer.pooled_wer`); None when none has them (rows before 1.8)."""
+    from rig.asr.wer import pooled_wer
+
+    if "wer_errors" not in ok or "wer_reference_words" not in ok:
+        return None
+    errs = pd.to_numeric(ok["wer_errors"], errors="coerce")
+    refs = pd.to_numeric(ok["wer_reference_words"], errors="coerce")
+    have = errs.notna() & refs.notna() & (refs > 0)
+    return pooled_wer(int(errs[have].sum()), int(refs[have].sum())) if have.any() else None
+
+
 def _figures(g: pd.DataFrame, n_boot: int, seed: int) -> dict:
     from rig.stats.common import NotComputable
     from rig.stats.intervals import bootstrap_mean_interval, wilson_interval
@@ -82,6 +95,7 @@ def _figures(g: pd.DataFrame, n_boot: int, seed: int) -> dict:
             why[f"{name}_ci95"] = str(exc).replace("pairs", "calls")
         if out[f"{name}_mean"] is None:
             why[f"{name}_mean"] = "no completed call has it"
+    out["wer_pooled"] = _pooled(ok)
     trunc = ok["truncated"].dropna().astype(bool) if "truncated" in ok else pd.Series(
         dtype=bool)
     out["n_truncated"] = int(trunc.sum())

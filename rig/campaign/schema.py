@@ -280,6 +280,9 @@ class ReadSpeechFigures(_Part):
     n_failed_calls: int = _f("calls that failed (left out of every figure)", ge=0)
     wer_mean: float | None = _f("mean WER of the transcript against the prompt")
     wer_ci95: Interval | None = _f("percentile bootstrap 95% CI of wer_mean over calls")
+    wer_pooled: float | None = _f("pooled WER: all errors over all prompt words of the calls "
+                                  "in wer_mean; null on rows logged before 1.8",
+                                  default=None)
     truncation_rate: float | None = _f("share of completed calls with prompt words spoken "
                                        "after the turn closed")
     n_truncated: int = _f("completed calls truncated", ge=0)

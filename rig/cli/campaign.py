@@ -52,7 +52,7 @@ def _print_summary(summary: CampaignSummary, out: Path) -> None:
 
     t = Table(title=f"{summary.campaign_id} ({summary.pipeline_version})")
     for col in ("profile", "pairs", "mean delta", "95% CI (bootstrap)", "95% CI (t)",
-                "flip rate", "WER", "content sim.", "truncation"):
+                "flip rate", "WER mean", "WER pooled", "content sim.", "truncation"):
         t.add_column(col, justify="right" if col != "profile" else "left", no_wrap=True)
 
     def f(v, d=2):
@@ -65,9 +65,9 @@ def _print_summary(summary: CampaignSummary, out: Path) -> None:
                   "too few pairs" if few else f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a",
                   "too few pairs" if few else f"[{f(tci[0])}, {f(tci[1])}]" if tci else "n/a",
                   f(d.flip_rate, 3),
-                  f(d.wer_mean, 3), f(d.content_similarity_mean, 3),
+                  f(d.wer_mean, 3), f(d.wer_pooled, 3), f(d.content_similarity_mean, 3),
                   f(d.truncation_rate, 3))
-    print_table(t, min_width=140)
+    print_table(t, min_width=150)
     for pid, d in summary.profiles.items():
         if too_few_pairs(d):
             console.print(Text(f"warning: {pid}: {few_pairs_text(d)}", style="yellow"),

@@ -22,8 +22,8 @@ from rig.console import print_table, stdout_console
 def print_sweep(sweep: dict) -> None:
     """The verdict table on stdout."""
     t = Table(title=f"sweep of {sweep['campaign_id']} (margin +-{sweep['margin_points']:g})")
-    for c in ("variant", "profile", "delta", "95% CI (t)", "campaign", "trunc.", "WER",
-              "dead air +s", "verdict"):
+    for c in ("variant", "profile", "delta", "95% CI (t)", "campaign", "trunc.", "WER mean",
+              "WER pooled", "dead air +s", "verdict"):
         t.add_column(c, justify="left" if c in ("variant", "profile", "verdict") else "right")
 
     def f(v, d=1):
@@ -34,8 +34,8 @@ def print_sweep(sweep: dict) -> None:
         t.add_row(r["variant"], r["profile_id"], f(r["mean_delta"]),
                   f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a", f(r["campaign_mean_delta"]),
                   f(r["truncation_rate"], 2), f(r["wer_mean"], 3),
-                  f(r["dead_air_added_s"], 2), r["verdict"])
-    print_table(t, min_width=120)
+                  f(r.get("wer_pooled"), 3), f(r["dead_air_added_s"], 2), r["verdict"])
+    print_table(t, min_width=130)
 
 
 @contextlib.contextmanager

@@ -87,8 +87,8 @@ def line_audio(clip: Audio, pipeline: PipelineConfig, profile: Profile | None, s
 def asr_options(pipeline: PipelineConfig) -> AsrOptions:
     """The pipeline's ASR settings."""
     a = pipeline.asr
-    return AsrOptions(model=a.model, language=a.language, beam_size=a.beam_size,
-                      compute_type=a.compute_type)
+    return AsrOptions(model=a.model, language=a.whisper_language, beam_size=a.beam_size,
+                      compute_type=a.compute_type, word_timestamps=a.word_timestamps)
 
 
 def replay_turn(clip: Audio, question: Question, version: Version, stages: VersionStages, *,

@@ -28,6 +28,8 @@ _COLUMNS = (
     ("n_calls", "calls", 0, "calls run (count)"),
     ("wer_mean", "WER", 3, "mean word error rate of the transcript against the prompt (0-1)"),
     ("wer_ci95", "WER 95% CI", 3, "percentile bootstrap 95% CI of the mean WER over calls"),
+    ("wer_pooled", "WER pooled", 3, "pooled word error rate: all errors over all prompt "
+     "words (0-1)"),
     ("truncation_rate", "truncation", 3, "share of calls with prompt words spoken after the "
      "interviewer closed the turn (0-1)"),
     ("truncation_ci95", "truncation 95% CI", 3, "Wilson 95% CI of the truncation rate"),
@@ -46,9 +48,10 @@ def n_speakers_text(group: ReadSpeechGroup) -> str:
 
 def figures_sentence(name: str, d: ReadSpeechFigures) -> str:
     """One line of a speaker's or group's figures (a ``read_speech`` entry of summary.json):
-    ``name: WER 0.125 (95% CI [0.000, 0.375]), 0 of 3 calls truncated (...), content
-    similarity 0.962``."""
-    return (f"{name}: WER {fmt(d.wer_mean, 3)} (95% CI {fmt(d.wer_ci95, 3)}), "
+    ``name: WER 0.125 (95% CI [0.000, 0.375]; pooled 0.100), 0 of 3 calls truncated (...),
+    content similarity 0.962``."""
+    return (f"{name}: WER {fmt(d.wer_mean, 3)} (95% CI {fmt(d.wer_ci95, 3)}; pooled "
+            f"{fmt(d.wer_pooled, 3)}), "
             f"{d.n_truncated} of {d.n_calls - d.n_failed_calls} "
             f"calls truncated ({fmt(d.truncation_rate, 3)}, 95% CI "
             f"{fmt(d.truncation_ci95, 3)}), content similarity "

@@ -79,17 +79,18 @@ def plot_points(sweep: dict) -> dict[str, dict[str, list]]:
 def write_sweep_report(path: Path, sweep: dict) -> Path:
     """Write ``report.html`` for ``sweep`` (the content of ``sweep.json``)."""
     cols = ("variant", "profile", "pairs", "mean delta", "95% CI (t)", "campaign delta",
-            "TOST p", "flip rate", "truncation", "WER", "dead air added (s)",
+            "TOST p", "flip rate", "truncation", "WER mean", "WER pooled", "dead air added (s)",
             "ASR s/call", "scorer s/call", "verdict")
     body = []
     for r in sweep["table"]:
         cls = ' class="flag"' if r["verdict"] == "widens" else ""
         cells = (r["variant"], r["profile_id"], r["n_pairs"], r["mean_delta"], r["ci95"],
                  r["campaign_mean_delta"], r["tost_p"], r["flip_rate"], r["truncation_rate"],
-                 r["wer_mean"], r["dead_air_added_s"], r["asr_s_per_call"],
+                 r["wer_mean"], r.get("wer_pooled"), r["dead_air_added_s"],
+                 r["asr_s_per_call"],
                  r["scorer_s_per_call"], r["verdict"])
         body.append("<tr>" + "".join(
-            f"<td{cls if i == len(cells) - 1 else ''}>{fmt(c, 3 if i in (6, 7, 8, 9) else 2)}"
+            f"<td{cls if i == len(cells) - 1 else ''}>{fmt(c, 3 if i in (6, 7, 8, 9, 10) else 2)}"
             "</td>" for i, c in enumerate(cells)) + "</tr>")
     plots = "".join(f"<h2>delta against <code>{html.escape(p)}</code></h2>{_plot(p, pts)}"
                     for p, pts in plot_points(sweep).items() if pts)

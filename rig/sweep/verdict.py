@@ -108,7 +108,8 @@ def _se(p: dict) -> float | None:
 def verdict_table(variant_id: str, rows: pd.DataFrame, summary: dict, campaign_summary: dict,
                   costs: dict, *, margin: float, alpha: float = 0.05) -> list[dict]:
     """One record per profile of ``summary`` (a campaign summary of the variant's rows):
-    the profile's delta, interval, SE, TOST p, flip/truncation rates, WER, the campaign's
+    the profile's delta, interval, SE, TOST p, flip/truncation rates, WER (mean of calls and
+    pooled: errors over reference words), the campaign's
     delta and interval, the variant's costs and the verdict."""
     baseline = summary["baseline"]
     deltas = paired_deltas(_scored(rows), baseline=baseline) if len(rows) else {}
@@ -129,6 +130,7 @@ def verdict_table(variant_id: str, rows: pd.DataFrame, summary: dict, campaign_s
                     "campaign_mean_delta": c.get("mean_delta"), "campaign_ci95": cci,
                     "flip_rate": p.get("flip_rate"),
                     "truncation_rate": p.get("truncation_rate"), "wer_mean": p.get("wer_mean"),
+                    "wer_pooled": p.get("wer_pooled"),
                     **costs, "verdict": v})
     return out
 

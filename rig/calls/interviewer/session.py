@@ -276,7 +276,8 @@ class InterviewSession:
                     tr = await asyncio.to_thread(self._transcribe, heard, AsrOptions(
                         model=self.pipeline.asr.model, language=self.pipeline.asr.whisper_language,
                         beam_size=self.pipeline.asr.beam_size,
-                        compute_type=self.pipeline.asr.compute_type))
+                        compute_type=self.pipeline.asr.compute_type,
+                        word_timestamps=self.pipeline.asr.word_timestamps))
                     t_asr = now_s() - t0
                     attempts.append(tr.text)
                     if self._needs_repair(tr) and len(attempts) <= s.max_repeat_requests:
