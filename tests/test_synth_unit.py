@@ -629,6 +629,28 @@ def test_unreachable_wpm_target_raises(cache: Path) -> None:
     assert close.stretch < 0.95
 
 
+def test_a_one_or_two_word_script_takes_the_closest_render_not_a_pace_error(cache: Path) -> None:
+    """Over one or two words a wpm target is the length of a word (rig.synth.pace
+    MIN_PACE_WORDS): the closest render is kept and its measured pace recorded; three words
+    are held to the target as before."""
+    from rig.synth import PaceError
+    from rig.synth.pace import MIN_PACE_WORDS
+
+    class Deaf(FakeEngine):
+        def synthesize(self, text: str, rate: float) -> Audio:
+            return super().synthesize(text, 1.0)  # ignores the rate
+
+    assert MIN_PACE_WORDS == 3
+    for script in ("Absolutely.", "Yes, immediately."):
+        natural = render(script, engine=Deaf(), tmp=cache).wpm_measured
+        r = render(script, prof=profile(pace=Pace(wpm=natural * 2)), engine=Deaf(), tmp=cache)
+        assert r.wpm_measured is not None and r.wpm_measured < natural * 2 * 0.9
+    natural = render("Yes, right away.", engine=Deaf(), tmp=cache).wpm_measured
+    with pytest.raises(PaceError, match="not reached"):
+        render("Yes, right away.", prof=profile(pace=Pace(wpm=natural * 2)), engine=Deaf(),
+               tmp=cache)
+
+
 @pytest.mark.parametrize("factor", [0.75, 0.9, 1.2, 1.4])
 def test_time_stretch_changes_duration_not_pitch(factor: float) -> None:
     from rig.synth import time_stretch

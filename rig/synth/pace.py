@@ -36,6 +36,11 @@ STRETCH_TRIES = 3
 STRETCH_RANGE = (0.7, 1.4)
 #: Rate multipliers an engine takes when it declares none.
 DEFAULT_RATE_RANGE = (0.5, 2.0)
+#: Fewest spoken tokens a words-per-minute target is held to. Over one or two words the
+#: "rate" is the duration of a word or two ("Absolutely." at 240 wpm would have to last
+#: 0.25 s), which no intelligible rate reaches: such a render takes the closest try and is
+#: never a :class:`PaceError` (its measured wpm is still recorded).
+MIN_PACE_WORDS = 3
 
 
 class PaceError(ValueError):
@@ -121,8 +126,8 @@ class _Try:
 
 
 def fit_wpm(render: Callable[[float, float], tuple[Any, float | None]], target_wpm: float,
-            rate_range: tuple[float, float] = DEFAULT_RATE_RANGE, label: str = "the engine"
-            ) -> tuple[Any, float, float, float]:
+            rate_range: tuple[float, float] = DEFAULT_RATE_RANGE, label: str = "the engine",
+            n_words: int | None = None) -> tuple[Any, float, float, float]:
     """Find the (rate, stretch) whose render measures ``target_wpm`` (see the module docstring).
 
     Args:
@@ -131,13 +136,15 @@ def fit_wpm(render: Callable[[float, float], tuple[Any, float | None]], target_w
         target_wpm: the target.
         rate_range: the engine's usable rate multipliers.
         label: names the engine in the error.
+        n_words: spoken tokens of the script; under :data:`MIN_PACE_WORDS` the best try is
+            returned however far off (no error).
 
     Returns:
         ``(result, rate, stretch, measured wpm)`` of the best try.
 
     Raises:
-        PaceError: no try came within ``WPM_TOLERANCE`` of the target, or a render had no
-            speech to measure.
+        PaceError: no try came within ``WPM_TOLERANCE`` of the target (a script of at least
+            :data:`MIN_PACE_WORDS` tokens), or a render had no speech to measure.
     """
     lo, hi = rate_range
     tries: list[_Try] = []
@@ -172,7 +179,7 @@ def fit_wpm(render: Callable[[float, float], tuple[Any, float | None]], target_w
         if t.err <= WPM_SETTLE:
             break
     final = min(tries, key=lambda t: t.err)
-    if final.err > WPM_TOLERANCE:
+    if final.err > WPM_TOLERANCE and (n_words is None or n_words >= MIN_PACE_WORDS):
         raise PaceError(f"pace target {target_wpm:g} wpm not reached by {label}: best "
                         f"{final.wpm:.0f} wpm at rate {final.rate:g}, stretch {final.stretch:g} "
                         f"(usable rates {lo:g}-{hi:g}, stretch {STRETCH_RANGE[0]:g}-"

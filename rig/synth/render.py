@@ -226,9 +226,12 @@ def _speak_at_wpm(plan: list[Step], eng: Engine, profile: Profile, trailing_sile
     minute meets ``profile.pace.wpm`` (:func:`rig.synth.pace.fit_wpm`); every try is cached.
 
     Raises:
-        PaceError: the best render is more than 10% off the target.
+        PaceError: the best render is more than 10% off the target (a script of at least
+            :data:`rig.synth.pace.MIN_PACE_WORDS` spoken tokens; a shorter one takes the
+            closest render).
     """
     pauses_s = inner_pauses_s(plan)
+    n_words = sum(len(step.words) for step in plan if isinstance(step, Chunk))
 
     def attempt(rate: float, stretch: float):
         audio, words, key = _speak_cached(plan, eng, rate, profile, trailing_silence_s, sr,
@@ -237,7 +240,7 @@ def _speak_at_wpm(plan: list[Step], eng: Engine, profile: Profile, trailing_sile
 
     (audio, words, key), rate, stretch, _ = fit_wpm(
         attempt, float(profile.pace.wpm), getattr(eng, "rate_range", DEFAULT_RATE_RANGE),
-        f"{eng.name}:{eng.voice_id}")
+        f"{eng.name}:{eng.voice_id}", n_words)
     return audio, words, key, rate, stretch
 
 
