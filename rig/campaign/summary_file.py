@@ -41,7 +41,9 @@ from rig.campaign.schema import (
     SummaryHeader,
     ValidityThresholds,
 )
+from rig.campaign.schema_flips import FlipRecord, ProfileFlipDirection
 from rig.campaign.schema_taking import ProfileTurnTaking
+from rig.campaign.schema_validity import BankJudgeValidity
 from rig.config import validation_error
 from rig.errors import ConfigError
 from rig.jsonfile import read_json
@@ -60,10 +62,13 @@ DOC_PARTS: tuple[tuple[str, type[BaseModel]], ...] = (
     ("profiles.<id>", ProfileSummary),
     ("profiles.<id>.attribution", ProfileAttribution),
     ("profiles.<id>.turn_taking", ProfileTurnTaking),
+    ("profiles.<id>.flip_direction", ProfileFlipDirection),
+    ("profiles.<id>.flip_direction.flips[]", FlipRecord),
     ("noise_floor", NoiseFloorSummary),
     ("judge_validity (measured)", JudgeValidity),
     ("judge_validity.thresholds", ValidityThresholds),
     ("judge_validity (not measured)", JudgeValidityNotMeasured),
+    ("judge_validity_bank", BankJudgeValidity),
     ("read_speech", ReadSpeechSummary),
     ("read_speech.by_speaker.<id>", ReadSpeechSpeaker),
     ("read_speech.by_group.<label>", ReadSpeechGroup),

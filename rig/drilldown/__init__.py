@@ -36,6 +36,7 @@ from rig.drilldown.page import (
     waveform_svg,
 )
 from rig.report.pages import fmt
+from rig.stats.flip_direction import reference_decision
 
 __all__ = ["drilldown_html", "pair_entries"]
 
@@ -76,7 +77,9 @@ def pair_entries(summary: CampaignSummary, rows: pd.DataFrame) -> list[dict]:
     campaign has no other profile. Each: ``{"profile_id", "question_id", "answer_id", "tier",
     "base": call row or None, "call": call row, "n_base": repeats, "n_call": repeats,
     "base_score", "call_score" (means over repeats), "base_decision", "call_decision"
-    (the mean against the cutoff, as the summary decides), "flipped": bool, "truncated":
+    (the mean against the cutoff, as the summary decides), "flipped": bool,
+    "reference_decision" (the reference grade against the cutoff,
+    :func:`rig.stats.flip_direction.reference_decision`; None when unknown), "truncated":
     bool (the shown call's)}``."""
     recs = _records(rows) if rows is not None and not rows.empty else []
     baseline = summary.baseline
@@ -106,6 +109,8 @@ def pair_entries(summary: CampaignSummary, rows: pd.DataFrame) -> list[dict]:
                 "call": shown, "n_base": len(base_calls or []), "n_call": len(calls),
                 "base_score": bs, "call_score": cs, "base_decision": bd, "call_decision": cd,
                 "flipped": bool(bd and cd and bd != cd),
+                "reference_decision": reference_decision(shown.get("reference_score"),
+                                                         cutoff),
                 "truncated": bool(shown.get("truncated"))})
     return out
 
@@ -229,8 +234,11 @@ def _summary_line(e: dict, baseline: str) -> str:
     elif pid == baseline:
         head += f": {fmt(e['call_score'], 1)}"
     if e["flipped"]:
+        ref = e.get("reference_decision")
+        toward = "away from" if ref == e["base_decision"] else "toward"
+        way = "" if ref is None else f"; reference decision {ref}: {toward} it"
         head += (f"<span class='dd-tag dd-warn'>flipped: {esc(e['base_decision'])} → "
-                 f"{esc(e['call_decision'])}</span>")
+                 f"{esc(e['call_decision'])}{esc(way)}</span>")
     if e["truncated"]:
         c = e["call"]
         head += (f"<span class='dd-tag dd-warn'>truncated: {fmt(c.get('words_lost'))} of "
