@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from rig.campaign.schema import CampaignSummary
-from rig.drilldown.align import align_transcript, script_words
+from rig.drilldown.align import align_transcript, alignment_words, script_words
 from rig.drilldown.audio import AUDIO_DIRNAME, audio_paths, read_call_audio
 from rig.drilldown.page import (
     LEGEND,
@@ -178,6 +178,8 @@ def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int
     if call.get("transcript") is not None:
         steps = align_transcript(str(call.get("script") or ""), str(call["transcript"]))
         parts.append(f"<p class='dd-text'><b>Transcript, aligned:</b> {aligned_html(steps)}</p>")
+        parts.append(f"<p class='note'>{esc(alignment_words(steps, call.get('words_lost')))}"
+                     "</p>")
     for col, what in (("asr_suspect_reason", "ASR suspect"),
                       ("turn_suspect_reason", "Turn suspect")):
         if call.get(col):
