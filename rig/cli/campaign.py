@@ -128,6 +128,14 @@ def _unscored(rows: list[dict]) -> str | None:
     return "; ".join(parts) + " (calls.parquet: parse_status, oracle_parse_status, scorer_error)"
 
 
+#: ``rig campaign run --help``'s panels: the common options first (typer's default panel),
+#: then these, in this order.
+_SEL = "Selection"
+_NF = "Repeats and the noise floor"
+_CALLS = "Real calls (transports, bots)"
+_WORK = "Workers and threads"
+
+
 @campaign_app.command("run")
 def campaign_run(
     answers: Annotated[Path, typer.Option(help="answer bank folder")],
@@ -140,48 +148,60 @@ def campaign_run(
     answer_id: Annotated[list[str] | None, typer.Option(
         help="only this answer id (repeatable)")] = None,
     question: Annotated[list[str] | None, typer.Option(
-        help="only this question id (repeatable)")] = None,
+        rich_help_panel=_SEL, help="only this question id (repeatable)")] = None,
     repeat: Annotated[list[int] | None, typer.Option(
-        help="only this repeat index (repeatable)")] = None,
-    campaign_id: Annotated[str | None, typer.Option(help="default: the output folder name")
+        rich_help_panel=_SEL, help="only this repeat index (repeatable)")] = None,
+    campaign_id: Annotated[str | None, typer.Option(rich_help_panel=_SEL,
+        help="default: the output folder name")
                            ] = None,
     baseline_repeats: Annotated[int | None, typer.Option(
-        help="at least this many baseline repeats (noise floor)")] = None,
+        rich_help_panel=_NF, help="at least this many baseline repeats (noise floor)")] = None,
     skip_deterministic_repeats: Annotated[bool, typer.Option(
-        "--skip-deterministic-repeats/--run-deterministic-repeats",
+        "--skip-deterministic-repeats/--run-deterministic-repeats", rich_help_panel=_NF,
         help="skip repeats that cannot differ from repeat 0 (nothing seeded in the profile, "
              "a scorer deterministic at its temperature, the simulated line); "
              "--run-deterministic-repeats runs them anyway, e.g. to check reproducibility",
         )] = True,
     vary_delivery: Annotated[float, typer.Option(
-        min=0.0, max=20.0, help=VARY_DELIVERY_HELP)] = 0.0,
-    n_boot: Annotated[int, typer.Option(min=100, help="bootstrap resamples")] = 2000,
+        rich_help_panel=_NF, min=0.0, max=20.0, help=VARY_DELIVERY_HELP)] = 0.0,
+    n_boot: Annotated[int, typer.Option(rich_help_panel=_NF,
+        min=100, help="bootstrap resamples")] = 2000,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
     transport: Annotated[str, typer.Option(
+        rich_help_panel=_CALLS,
         help="sim (simulated line), or a real call per answer: webrtc, twilio (Media Streams "
              "websocket), sip, pipecat (in-process, with --interviewer)")] = "sim",
     interviewer_url: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="a running `rig interviewer serve` (default: start one on 127.0.0.1)")] = None,
     interviewer: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="pipecat:PATH.py:FACTORY: your pipecat bot, run in-process on an in-memory "
              "transport (implies --transport pipecat; docs/bots.md)")] = None,
     bot_clock: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="with --interviewer: real (default) or fast (idle waits skipped; docs/bots.md, "
              "'Fast mode')")] = None,
     twilio_to: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="twilio with an account: call this number (credentials from TWILIO_* env)")
                          ] = None,
-    twilio_from: Annotated[str | None, typer.Option(help="the account's number to call from")
+    twilio_from: Annotated[str | None, typer.Option(rich_help_panel=_CALLS,
+        help="the account's number to call from")
                            ] = None,
     stream_url: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="wss:// URL at which Twilio reaches the agent's media-stream server")] = None,
     agent_port: Annotated[int | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="port of the agent's media-stream server (with --twilio-to; default 8770)")
                           ] = None,
     results_token_env: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="NAME of the environment variable holding the bearer token of the interviewer's "
              "GET /results (with --interviewer-url)")] = None,
     score_source: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="calls to a bot: where each call's score comes from: interviewer (the bot's "
              "GET /results/{call_id}; default), rig (the rig grades what the bot received: "
              "the bot's transcript, else the rig's ASR), rig:asr (always the rig's ASR), "
@@ -189,30 +209,37 @@ def campaign_run(
              "frames or log), or a chain tried in order, e.g. interviewer,rig "
              "(docs/bots.md)")] = None,
     result_wait_s: Annotated[float | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="calls to a bot: how long to wait for the interviewer's result after each call, "
              "s (default 300; progress every 10 s on stderr)")] = None,
-    conduct: Annotated[str | None, typer.Option(help=CONDUCT_HELP)] = None,
+    conduct: Annotated[str | None, typer.Option(rich_help_panel=_CALLS, help=CONDUCT_HELP)] = None,
     executor: Annotated[str, typer.Option(
+        rich_help_panel=_WORK,
         help="where simulated calls run: local (worker processes on this machine; "
              "--workers 1 runs them in this process), ray (actors on a Ray cluster, extra "
              "'ray'), serial (this process)")] = "local",
     workers: Annotated[int | None, typer.Option(
+        rich_help_panel=_WORK,
         min=1, help="worker processes or Ray actors, each holding its own models (default: "
                     "one per two cores; ray: as many as the cluster's CPUs hold)")] = None,
     ray_address: Annotated[str | None, typer.Option(
+        rich_help_panel=_WORK,
         help="with --executor ray: auto (the cluster this machine joined) or HOST:PORT "
              "(default: a Ray instance started for this campaign)")] = None,
     concurrency: Annotated[int, typer.Option(
+        rich_help_panel=_CALLS,
         min=1, help="real transports: calls in flight at once (each takes its real time)")
                            ] = 1,
     asr_threads: Annotated[int | None, typer.Option(
+        rich_help_panel=_WORK,
         min=1, help="threads of each worker's ASR (default: cores split over workers)")
                            ] = None,
     scorer_threads: Annotated[int | None, typer.Option(
+        rich_help_panel=_WORK,
         min=1, help="threads of each worker's scorer (default: cores split over workers)")
                               ] = None,
     overlap: Annotated[bool | None, typer.Option(
-        "--overlap/--no-overlap",
+        "--overlap/--no-overlap", rich_help_panel=_WORK,
         help="inside a worker, transcribe the next call while the scorer grades this one "
              "(default: when the worker's threads leave room)")] = None,
     audio: Annotated[bool, typer.Option(help=AUDIO_HELP)] = True,

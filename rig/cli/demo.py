@@ -30,7 +30,8 @@ def demo(
                                         "long_pauses (10 calls more)")] = True,
     audio: Annotated[bool, typer.Option(help=AUDIO_HELP)] = True,
     vary_delivery: Annotated[float, typer.Option(
-        min=0.0, max=20.0, help=VARY_DELIVERY_HELP)] = 0.0,
+        rich_help_panel="Repeats and the noise floor", min=0.0, max=20.0,
+        help=VARY_DELIVERY_HELP)] = 0.0,
 ) -> None:
     """Run the demo campaign on the embedded defaults (offline; 30 calls, 5-10 min on 2 idle cores),
     then a small sweep of the endpointing timer on long_pauses (its pauses outlast the 800 ms
