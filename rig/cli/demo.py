@@ -33,7 +33,8 @@ def demo(
         rich_help_panel="Repeats and the noise floor", min=0.0, max=20.0,
         help=VARY_DELIVERY_HELP)] = 0.0,
 ) -> None:
-    """Run the demo campaign on the embedded defaults (offline; 30 calls, 5-10 min on 2 idle cores),
+    """Run the demo campaign on the embedded defaults (offline; 30 calls and the sweep's 10:
+    about 18 min on 2 cores at a load of 3.4, measured in issue 33; benchmarks/first_run.py),
     then a small sweep of the endpointing timer on long_pauses (its pauses outlast the 800 ms
     timer; the 2,000 ms timer's 10 calls re-use the campaign's renders) with a one-line answer.
 
