@@ -20,7 +20,14 @@ one answer differ as two deliveries do. Repeat 0 is drawn too (it is not a privi
 ``pace.wpm`` target (or ``pace.rate``) is scaled, clipped to its allowed range; a recorded
 voice is left as recorded. PCT is an assumption the user states (default none; 5 is a
 conservative choice, not a measured figure): the floor measured is the floor under that
-much tempo variation.
+much variation of the engine's rate.
+
+The rate is the engine's parameter, not the tempo: each call records the words per minute
+measured on its render (``pace_wpm_measured``). With hibari 'heart' the tempo moves much
+less than the rate (measured 2026-12-03 on two answers of ``answer_bank/mini``, three
+repeats each at PCT 5: rates x0.974 to x1.084 gave 212.4 to 215.8 wpm, x0.875 to x0.977
+gave 202.8 to 207.4 wpm, i.e. about a fifth of the rate's change), so the tempo SD is then
+about PCT/5; the transcripts of one of the two answers still differed between repeats.
 """
 
 from __future__ import annotations

@@ -135,5 +135,5 @@ def floor_advice(baseline: RepeatVariation, baseline_repeats: int) -> str:
     step = VARY_DELIVERY_STEP + ("" if baseline_repeats >= 2 else " --baseline-repeats 3")
     return ("the pipeline and the baseline are deterministic, so more repeats would be "
             "identical; what differs between real repeats of a call is the delivery: rerun "
-            f"with {step} (each repeat spoken at a speech rate drawn from its seed, SD 5%), "
+            f"with {step} (each repeat spoken at a TTS rate drawn from its seed, SD 5%), "
             "or give the baseline seeded noise, packet loss or jitter")
