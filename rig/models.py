@@ -181,6 +181,17 @@ def ensure_model(name: str) -> Path:
     return folder if spec.kind == "whisper-ct2" else target
 
 
+def needs_assembly(name: str) -> bool:
+    """True when :func:`ensure_model` would assemble ``name`` from its packages now (installed,
+    not yet assembled and verified in :func:`cache_dir`): a concatenation and a sha256 of up
+    to 1.1 GB, seconds to a minute. False when it is ready, verified in place (``st-dir``),
+    unknown or not installed (:func:`ensure_model` then raises, naming the package)."""
+    spec = MODELS.get(name)
+    if spec is None or spec.kind == "st-dir" or missing_packages(name):
+        return False
+    return not _verified(spec, cache_dir() / name / spec.filename)
+
+
 def _verified(spec: ModelSpec, target: Path) -> bool:
     marker = target.parent / ".verified.json"
     if not (target.is_file() and marker.is_file()):

@@ -247,9 +247,11 @@ def test_deterministic_repeats_are_skipped_and_reported(tmp_path: Path) -> None:
     # summary.json is a pure function of the rows and campaign.json's record
     again = build_summary(df, campaign_id=summary["campaign_id"],
                           pipeline_version=summary["pipeline_version"], n_boot=200,
-                          repeats_skipped=meta["repeats_skipped"])
-    for k in ("n_log_rows_not_in_plan", "pipeline"):
-        summary.pop(k)
+                          repeats_skipped=meta["repeats_skipped"],
+                          floor_advice=meta["noise_floor_advice"])
+    assert "--vary-delivery 5" in nf["reason"]  # the step that measures it (issue 33)
+    for k in ("n_log_rows_not_in_plan", "pipeline", "judge_validity_bank"):
+        summary.pop(k)  # what a campaign run adds (the bank-wide verdict: this machine's)
     assert json.loads(json.dumps(again)) == summary
     # a rerun finds nothing to do and still reports the skip
     again_run = run_campaign(_spec(tmp_path), stages=_stages(), progress=False)

@@ -31,7 +31,9 @@ SENTENCE = re.compile(
     rf"| \(too few pairs \((?P<few>\d+)\) for an interval; (?:about (?P<need>\d+) are needed "
     rf"to see a 5-point change \(at this SD of the deltas, (?P<sd>\d+\.\d) points\)"
     rf"|at least (?P<least>\d+) are needed)\))?"
-    rf"(?:; (?P<k>\d+) of (?P<n>\d+) decisions flip)?"
+    rf"(?:; (?P<k>\d+) of (?P<n>\d+) decisions flip(?: \((?P<away>\d+) away from the "
+    rf"reference decision(?:, (?P<qual>\d+) of them rejecting a qualified candidate)?, "
+    rf"(?P<toward>\d+) toward it(?:, (?P<noref>\d+) without a reference grade)?\))?)?"
     rf"(?:; (?:answers cut off on (?P<trunc>\d+)% of calls|no answer cut off)"
     rf"(?:(?:, most of it [^:]+|, split): (?P<split>[^;]+))?)?"
     rf"; (?:(?P<side>within|beyond) the noise floor \(repeat noise alone reaches "
@@ -63,6 +65,10 @@ def check(summary: CampaignSummary, sentence: str) -> dict:
         assert g["lo"] is None
     if d.n_flips is not None:
         assert (int(g["k"]), int(g["n"])) == (d.n_flips, d.n_pairs)
+    if g["away"] is not None:  # the flips by direction add up to the flips
+        fd = d.flip_direction
+        assert (int(g["away"]), int(g["toward"])) == (fd.n_away, fd.n_toward)
+        assert fd.n_away + fd.n_toward + int(g["noref"] or 0) == d.n_flips
     if d.truncation_rate:
         assert g["trunc"] + "%" == percent(d.truncation_rate)
     if d.attribution:
@@ -127,7 +133,7 @@ def test_validity_sentences(summary) -> None:
         "n_answers": 12, "spearman": 0.812, "decision_agreement": 0.75, "verdict": "low"})
     assert validity_sentence(summary_like(summary, judge_validity=v)).startswith(
         "Judge validity: low (Spearman 0.81 and decision agreement 0.75 against the bank's "
-        "reference grades over 12 answers)")
+        "reference grades over this campaign's 12 answers)")
 
 
 def test_an_unmeasured_noise_floor_is_said_once(summary) -> None:
@@ -189,7 +195,7 @@ def test_any_profile_parses_back(m, a, b, n, k, t, lim, within, asr) -> None:
         mean_delta=m, ci95=tuple(sorted([a, b])), t_ci95=(min(a, b) - 1, max(a, b) + 1),
         n_pairs=n, n_flips=min(k, n), truncation_rate=t, noise_floor_mean_delta_limit=lim,
         within_noise_floor=within, asr_suspect_rate=asr, turn_suspect_rate=None,
-        sd_delta=None, attribution=None, synthesiser_limited=None,
+        sd_delta=None, attribution=None, synthesiser_limited=None, flip_direction=None,
         not_computable={} if within is not None else {"within_noise_floor": "no repeats"})
     s = summary_like(profiles={"baseline": real_summary().profiles["baseline"], "p": d})
     check(s, verdict_sentences(s)[0])

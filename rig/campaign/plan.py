@@ -39,6 +39,8 @@ class CampaignSpec:
     # run only the first repeat of an (answer, profile) whose repeats cannot differ
     skip_deterministic_repeats: bool = True
     audio: bool = True  # write each call's audio under out_dir/audio (rig.drilldown.audio)
+    # SD of the speech rate between deliveries, % (rig.campaign.delivery; 0: none)
+    delivery_sd_pct: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,9 @@ class CampaignPlan:
     """
     calls: list[PlannedCall]
     repeats_skipped: dict
+    #: the step that measures the baseline's noise floor here, in one sentence
+    #: (:func:`rig.campaign.repeats.floor_advice`); None without a pipeline
+    floor_advice: str | None = None
 
 
 def no_repeats_skipped() -> dict:
@@ -126,8 +131,12 @@ def plan_campaign(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, ve
     counted in ``repeats_skipped`` with the reason. With ``pipeline`` given, each call's
     question is the rubric its scorer grades (:meth:`rig.answers.Question.scored_rubric` under
     ``scorer.style_criteria``); call ids are the same with or without ``pipeline``.
+    With ``spec.delivery_sd_pct`` above 0 each call's profile speaks at its answer's and
+    repeat's varied rate (:func:`rig.campaign.delivery.varied_profile`), and its repeats can
+    differ. The plan's ``floor_advice`` says what would measure the baseline's noise floor.
     """
-    from rig.campaign.repeats import deterministic_summary, repeat_variation
+    from rig.campaign.delivery import varied_profile
+    from rig.campaign.repeats import deterministic_summary, floor_advice, repeat_variation
 
     pairs, profs = _select(spec, bank, profiles)
     repeats = list(spec.repeat_ids) if spec.repeat_ids else list(range(spec.repeats))
@@ -136,7 +145,8 @@ def plan_campaign(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, ve
     for p in profs:
         fixed = None
         if pipeline is not None and spec.skip_deterministic_repeats:
-            v = repeat_variation(p, pipeline, spec.transport, temperature)
+            v = repeat_variation(p, pipeline, spec.transport, temperature,
+                                 spec.delivery_sd_pct)
             fixed = None if v.can_differ else v.reason
         if fixed is not None:
             skipped[p.profile_id] = {"n": 0, "reason": fixed}
@@ -151,15 +161,19 @@ def plan_campaign(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, ve
                 skipped[p.profile_id]["n"] += len(reps) - 1
                 reps = [min(reps)]
             for r in reps:
-                out.append(PlannedCall(graded, a, p, r, r, call_id(q, a, p, r, r, version)))
+                pr = varied_profile(p, a.answer_id, r, spec.delivery_sd_pct)
+                out.append(PlannedCall(graded, a, pr, r, r, call_id(q, a, pr, r, r, version)))
+    advice = None if pipeline is None else floor_advice(repeat_variation(
+        profiles.baseline, pipeline, spec.transport, temperature, spec.delivery_sd_pct),
+        max(len(repeats), spec.baseline_repeats or 0))
     by_profile = {pid: d for pid, d in skipped.items() if d["n"]}
     if not by_profile:
-        return CampaignPlan(out, no_repeats_skipped())
+        return CampaignPlan(out, no_repeats_skipped(), advice)
     assert pipeline is not None
     return CampaignPlan(out, {
         "n": sum(d["n"] for d in by_profile.values()),
         "reason": deterministic_summary(list(by_profile), pipeline, temperature),
-        "by_profile": by_profile})
+        "by_profile": by_profile}, advice)
 
 
 def plan_calls(spec: CampaignSpec, bank: AnswerBank, profiles: ProfileSet, version: str,

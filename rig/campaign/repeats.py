@@ -9,11 +9,13 @@ In a simulated call that is:
 * the packet-loss and jitter patterns (``rig.channel.network``; stream 10, one per step);
 * the scorer's sampling, when its temperature is above 0 (the seed goes with every request).
 
-The speech render itself (voice, script, pace, pauses) is the same in every repeat, and so
-are the codecs, band limits, gain and clipping, the VAD and the ASR (temperature 0). So a
-call whose profile draws nothing from the seed, graded by a scorer that is deterministic at
-its temperature, gives the same result in every repeat: the planner runs its first repeat
-only and reports the others as skipped with the reason (:func:`repeat_variation`).
+The speech render itself (voice, script, pace, pauses) is the same in every repeat unless
+the campaign varies the delivery (``--vary-delivery``, :mod:`rig.campaign.delivery`: each
+repeat spoken at its own rate), and so are the codecs, band limits, gain and clipping, the
+VAD and the ASR (temperature 0). So a call whose profile draws nothing from the seed,
+graded by a scorer that is deterministic at its temperature, gives the same result in every
+repeat: the planner runs its first repeat only and reports the others as skipped with the
+reason (:func:`repeat_variation`).
 
 Never treated as deterministic: a real transport (the network and the far end vary), a scorer
 at a temperature above 0, and an OpenAI-compatible endpoint at any temperature (servers batch
@@ -80,10 +82,15 @@ def scorer_seeded(pipeline: PipelineConfig, temperature: float | None = None) ->
 
 
 def repeat_variation(profile: Profile, pipeline: PipelineConfig, transport: str = "sim",
-                     temperature: float | None = None) -> RepeatVariation:
+                     temperature: float | None = None, delivery_sd_pct: float = 0.0
+                     ) -> RepeatVariation:
     """Can repeats of calls under ``profile`` through ``pipeline`` differ (module docstring)?
-    """
+    ``delivery_sd_pct``: the campaign's ``--vary-delivery`` (:mod:`rig.campaign.delivery`):
+    above 0, every repeat is spoken at its own rate (a recorded voice excepted)."""
     sources = profile_seeded(profile) + scorer_seeded(pipeline, temperature)
+    if delivery_sd_pct > 0 and profile.voice.engine != "recorded":
+        sources.insert(0, f"the delivery (speech rate varied per repeat, SD "
+                          f"{delivery_sd_pct:g}%)")
     if transport != "sim":
         sources.insert(0, f"the real {transport} transport")
     if sources:
@@ -102,3 +109,31 @@ def deterministic_summary(profile_ids: list[str], pipeline: PipelineConfig,
     return (f"deterministic: no seeded noise, fillers, packet loss or jitter in {which} and "
             f"scorer temperature {t:g} ({pipeline.scorer.backend} backend): every repeat "
             "would equal repeat 0")
+
+
+#: The command-line step that makes a deterministic baseline's repeats differ (with
+#: ``--baseline-repeats 3`` added where the campaign plans fewer than two baseline repeats).
+VARY_DELIVERY_STEP = "--vary-delivery 5"
+
+
+def floor_advice(baseline: RepeatVariation, baseline_repeats: int) -> str:
+    """What would measure the noise floor of a campaign whose baseline varies as ``baseline``
+    says and plans ``baseline_repeats`` repeats of each answer, in one sentence, never a step
+    that cannot change the answer: more baseline repeats when they can differ; otherwise (a
+    deterministic pipeline and an unseeded baseline: more repeats would be skipped, or
+    identical) a varied delivery per repeat (:mod:`rig.campaign.delivery`), which is what
+    differs between real repeats of a call."""
+    if baseline.can_differ and baseline_repeats < 2:
+        return ("run the campaign with --baseline-repeats 2 or more (its repeats vary: "
+                + ", ".join(baseline.sources) + ")")
+    if baseline.can_differ:  # they could differ, and came out identical (or unscored)
+        varied = any(x.startswith("the delivery") for x in baseline.sources)
+        return ("its repeats could differ (" + ", ".join(baseline.sources) + ") but did "
+                "not change a transcript or a score: run more baseline repeats"
+                + (" or a larger --vary-delivery" if varied else
+                   f", or vary the delivery too ({VARY_DELIVERY_STEP})"))
+    step = VARY_DELIVERY_STEP + ("" if baseline_repeats >= 2 else " --baseline-repeats 3")
+    return ("the pipeline and the baseline are deterministic, so more repeats would be "
+            "identical; what differs between real repeats of a call is the delivery: rerun "
+            f"with {step} (each repeat spoken at a TTS rate drawn from its seed, SD 5%), "
+            "or give the baseline seeded noise, packet loss or jitter")

@@ -53,6 +53,14 @@ from rig.campaign.executors.worker import (
 )
 from rig.campaign.export import input_hashes
 from rig.campaign.oracle import OracleCache, oracle_done, oracle_key  # noqa: F401 (OracleCache: its old home)
+from rig.campaign.phases import (
+    Say,
+    loading_line,
+    models_needed,
+    prepare_models,
+    printer,
+    quiet,
+)
 from rig.campaign.plan import (  # noqa: F401 (CampaignPlan to plan_calls: their old home)
     CampaignPlan,
     CampaignSpec,
@@ -91,7 +99,8 @@ class CampaignResult:
 def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                  progress: bool = True, on_call: Callable[[dict], None] | None = None,
                  call_fn: Callable[..., dict] = run_call,
-                 executor: ExecutorSpec | None = None) -> CampaignResult:
+                 executor: ExecutorSpec | None = None, say: Say | None = None
+                 ) -> CampaignResult:
     """Run (or resume) a campaign and write its outputs.
 
     ``call_fn`` runs one call with :func:`run_call`'s keyword arguments and returns its row;
@@ -101,7 +110,9 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     worker runs a copy of them (they must pickle for ``local`` and ``ray``); else each worker
     builds the real stages once. First the oracle gradings the calls need, then the calls;
     this process alone writes the logs, a worker's row for a call already logged ``ok`` is
-    dropped.
+    dropped. ``say``: where the phases before the first call are said (assembling and
+    loading models: :mod:`rig.campaign.phases`); default stdout when ``progress``, else
+    nothing.
 
     Raises:
         ConfigError: an input file is malformed (names the file, field and value).
@@ -133,13 +144,14 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     n_workers = executor.n_workers() if executor.kind != "ray" else executor.workers
     runtime = executor.runtime or default_worker_runtime(n_workers or default_workers(),
                                                          overlap=bool(executor.overlap))
+    say = say or (printer(campaign_id) if progress else quiet)
+    required, optional = models_needed(pipeline, profiles, scored=not bank.read_speech)
     if stages is None and executor.kind != "ray":
-        # fail fast, naming the package, rather than record every call as failed
-        from rig.models import ensure_model
-
-        ensure_model(pipeline.asr.model)
-        if pipeline.scorer.backend == "llamacpp" and not bank.read_speech:
-            ensure_model(pipeline.scorer.model)
+        # fail fast, naming the package, rather than record every call as failed; a model
+        # assembled now (once per machine) is said before and after (rig.campaign.phases)
+        prepare_models(required, optional, say)
+    if stages is None:
+        say(loading_line(required, n_workers, in_driver))
     if stages is None and in_driver:
         stages = build_worker_stages(pipeline, runtime)
     log = CallLog(out / "calls.jsonl")
@@ -156,6 +168,8 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                       "questions": list(spec.question_ids), "repeats": list(spec.repeat_ids)},
         "n_planned_calls": len(plan), "transport": spec.transport,
         "repeats_skipped": campaign_plan.repeats_skipped,
+        "delivery_sd_pct": spec.delivery_sd_pct,  # rig.campaign.delivery (the sweep reads it)
+        "noise_floor_advice": campaign_plan.floor_advice,
         "runtime": {**executor.record(runtime, 1 if in_driver else n_workers),
                     "earlier_runs": earlier_runs},
         **({"mode": "read_speech", "speaker_groups": groups} if groups is not None else {}),
@@ -178,6 +192,7 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         if isinstance(task, OracleTask):
             if not oracle_done(oracle_log.get(task.key)):
                 oracle_log.append(row)
+            bar.advance(grade_bar)
             return
         prev = log.get(task.call_id)
         if prev is not None and prev["status"] == "ok":  # a late duplicate: never twice
@@ -192,12 +207,18 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
         logged(failure.task, given_up_row(failure.task, failure.error, setup))
 
     with progress_bar(progress) as bar:
-        task_bar = bar.add_task(f"{campaign_id}: calls", total=len(plan), completed=n_skipped)
+        # the scripts' gradings come first, on a line of their own (they can take minutes)
+        grade_bar = bar.add_task(f"{campaign_id}: script gradings (oracle)",
+                                 total=len(grade)) if grade else None
+        task_bar = None if grade else bar.add_task(f"{campaign_id}: calls", total=len(plan),
+                                                   completed=n_skipped)
         try:
             with open_executor(executor, setup,
                                call_fn=None if call_fn is run_call else call_fn) as ex:
                 if grade:
                     ex.run(list(grade.values()), logged, given_up)
+                    task_bar = bar.add_task(f"{campaign_id}: calls", total=len(plan),
+                                            completed=n_skipped)
                 ex.run([CallTask(c.call_id, c.question, c.answer, c.profile, c.repeat, c.seed,
                                  _oracle_of(oracle_log, keys[c.call_id], c.seed,
                                             bank.read_speech),
@@ -225,7 +246,9 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
                           baseline=profiles.baseline.profile_id, n_boot=spec.n_boot,
                           n_excluded=len(log.rows()) - len(rows),
                           pipeline=pipeline.model_dump(mode="json"),
-                          repeats_skipped=campaign_plan.repeats_skipped, speaker_groups=groups)
+                          repeats_skipped=campaign_plan.repeats_skipped, speaker_groups=groups,
+                          floor_advice=campaign_plan.floor_advice,
+                          bank=bank.meta.model_dump())
     return CampaignResult(out, rows, load_summary(files["summary"]), len(todo),
                           n_skipped, time.perf_counter() - t_start, files,
                           campaign_plan.repeats_skipped["n"], campaign_plan.repeats_skipped,
@@ -250,7 +273,8 @@ def _oracle_of(oracle_log: CallLog, key: str, seed: int, read_speech: bool):
 def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version: str,
                   baseline: str, n_boot: int, n_excluded: int = 0,
                   pipeline: dict | None = None, repeats_skipped: dict | None = None,
-                  speaker_groups: dict | None = None) -> dict[str, Path]:
+                  speaker_groups: dict | None = None, floor_advice: str | None = None,
+                  bank: dict | None = None) -> dict[str, Path]:
     """Write calls.parquet, summary.json and report.html from the call rows (rows without the
     transport columns, logged by an older rig, get them: ``transport`` ``sim``, facts null).
     ``repeats_skipped``: the plan's (:class:`rig.campaign.plan.CampaignPlan`), as
@@ -261,7 +285,11 @@ def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version:
     ``speaker_groups`` (a read-speech campaign: :func:`rig.campaign.read_speech.
     speaker_groups`) adds ``mode`` and ``read_speech`` to the summary and writes the
     read-speech report (:mod:`rig.report.read_speech`). ``out/ratings.jsonl``, when there,
-    adds ``human_ratings`` to the summary (:mod:`rig.ratings`)."""
+    adds ``human_ratings`` to the summary (:mod:`rig.ratings`).
+    ``floor_advice``: campaign.json's
+    ``noise_floor_advice`` (:func:`rig.campaign.summary.campaign_summary`). ``bank``: the
+    bank's meta (campaign.json's ``bank``): with ``pipeline``, the judge's bank-wide verdict
+    is looked up (:func:`rig.scorer.bank_validity.lookup`) and stated in the summary."""
     import pandas as pd
 
     from rig.campaign.summary import campaign_summary
@@ -275,10 +303,23 @@ def write_outputs(out: Path, rows: Sequence[dict], *, campaign_id: str, version:
                                pipeline_version=version, baseline=baseline, n_boot=n_boot,
                                repeats_skipped=repeats_skipped,
                                n_log_rows_not_in_plan=n_excluded, pipeline=pipeline,
-                               speaker_groups=speaker_groups, ratings=read_ratings(out))
+                               speaker_groups=speaker_groups, ratings=read_ratings(out),
+                               floor_advice=floor_advice,
+                               bank_validity=_bank_validity(bank, version, pipeline))
     spath = write_summary(out / "summary.json", summary)
     write_report = write_campaign_report
     if speaker_groups is not None:  # read-speech mode: its own page (no scores to show)
         from rig.report.read_speech import write_read_speech_report as write_report
     report = write_report(out / "report.html", summary, pd.DataFrame(list(rows)))
     return {"calls": calls, "summary": spath, "report": report}
+
+
+def _bank_validity(bank: dict | None, version: str, pipeline: dict | None):
+    """The judge's bank-wide verdict for a campaign of ``bank`` (campaign.json's ``bank``)
+    under pipeline ``version``; None without a bank or a pipeline record (an older folder)."""
+    if not bank or not pipeline or bank.get("mode") == "read_speech":
+        return None
+    from rig.scorer.bank_validity import lookup
+
+    return lookup(bank["name"], int(bank.get("version", 1)), version,
+                  (pipeline.get("scorer") or {}).get("mode"))

@@ -25,11 +25,13 @@ from typing import Any, Literal
 
 from rig.campaign.schema_base import _f, _Part
 from rig.campaign.schema_faults import CaptureBin
+from rig.campaign.schema_flips import ProfileFlipDirection
 from rig.campaign.schema_ratings import HumanRatings, ProfileParity
 from rig.campaign.schema_taking import ProfileTurnTaking
+from rig.campaign.schema_validity import BankJudgeValidity
 
 #: The version this rig writes.
-SCHEMA_VERSION = "1.8"
+SCHEMA_VERSION = "1.9"
 #: The version a summary without ``schema_version`` (written before rig versioned it) reads as.
 UNVERSIONED = "0.0"
 
@@ -268,6 +270,10 @@ class ProfileSummary(_Part):
     turn_taking: ProfileTurnTaking | None = _f(
         "how the interviewer treated this profile's callers on real calls (turn-taking and "
         "conduct); absent on a simulated campaign and before 1.6", default=None)
+    flip_direction: ProfileFlipDirection | None = _f(
+        "its flips toward and away from the reference decision, counted apart, each flip "
+        "with its reference decision; absent for the baseline, without decisions, and "
+        "before 1.9", default=None)
 
 
 class ReadSpeechFigures(_Part):
@@ -361,6 +367,10 @@ class CampaignSummary(_Part):
     judge_validity: JudgeValidity | JudgeValidityNotMeasured | None = _f(
         "the judge's validity on this campaign's answers; absent when there are no calls",
         default=None)
+    judge_validity_bank: BankJudgeValidity | None = _f(
+        "the judge's verdict on the whole bank under this pipeline version (the last `rig "
+        "scorer validate`, or the shipped one), or that it was never run; absent in a "
+        "read-speech campaign and in files before 1.9", default=None)
     content_similarity_note: str | None = _f(
         "why content_similarity is null on completed calls, once; null when it never is; "
         "absent when there are no calls", default=None)

@@ -25,6 +25,7 @@ the reference grades on this campaign's answers (:func:`judge_validity_block`).
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 import pandas as pd
 
@@ -33,6 +34,7 @@ from rig.campaign.faults import excluded_mask, profile_fault_fields, wer_fields
 from rig.campaign.people_summary import people_fields
 from rig.campaign.schema import (
     SCHEMA_VERSION,
+    BankJudgeValidity,
     Bootstrap,
     CampaignSummary,
     JudgeValidity,
@@ -42,7 +44,9 @@ from rig.campaign.schema import (
     ProfileSummary,
     RepeatsSkipped,
 )
+from rig.campaign.schema_flips import FlipRecord, ProfileFlipDirection
 from rig.campaign.taking_summary import profile_turn_taking
+from rig.stats.flip_direction import FlipDirection, flip_directions
 from rig.stats.noise import noise_floor
 from rig.stats.paired import ProfilePaired, paired_by_profile
 from rig.stats.validity import judge_validity
@@ -81,7 +85,9 @@ def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: 
                      n_log_rows_not_in_plan: int | None = None,
                      pipeline: dict | None = None,
                      speaker_groups: dict | None = None,
-                     ratings: list | None = None) -> CampaignSummary:
+                     ratings: list | None = None,
+                     floor_advice: str | None = None,
+                     bank_validity: BankJudgeValidity | None = None) -> CampaignSummary:
     """Summarise call rows (the columns of ``calls.parquet``) as the typed
     :class:`~rig.campaign.schema.CampaignSummary`. Pure: same rows (and the same
     ``repeats_skipped``, from campaign.json), same summary.
@@ -92,6 +98,11 @@ def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: 
     ``mode`` and the ``read_speech`` block. ``ratings`` (the folder's ``ratings.jsonl``,
     :func:`rig.ratings.model.read_ratings`) adds ``human_ratings``; a graded campaign gets
     ``error_parity`` (:mod:`rig.campaign.people_summary`).
+    ``floor_advice`` (campaign.json's
+    ``noise_floor_advice``, :func:`rig.campaign.repeats.floor_advice`): the step that would
+    measure the noise floor, said when it is not measured. ``bank_validity``: the judge's
+    bank-wide verdict (:func:`rig.scorer.bank_validity.lookup`), stated beside the campaign's
+    own ``judge_validity``; left out when None.
 
     Raises:
         RowsError: a required column is missing or malformed (names the column and value).
@@ -107,10 +118,12 @@ def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: 
                  "profiles": {}, "noise_floor": None}
     if not rows.empty:
         out.update(_figures(rows, baseline=baseline, n_boot=n_boot, seed=seed,
-                            base_skipped=base_skipped))
+                            base_skipped=base_skipped, advice=floor_advice))
         if speaker_groups is None:
             out.update(people_fields(rows, ratings, baseline=baseline, n_boot=n_boot,
                                      seed=seed))
+    if bank_validity is not None and speaker_groups is None:
+        out["judge_validity_bank"] = bank_validity
     if n_log_rows_not_in_plan is not None:
         out["n_log_rows_not_in_plan"] = n_log_rows_not_in_plan
     if pipeline is not None:
@@ -129,15 +142,17 @@ def campaign_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: 
 
 def build_summary(rows: pd.DataFrame, *, campaign_id: str, pipeline_version: str,
                   baseline: str = "baseline", n_boot: int = 2000, seed: int = 0,
-                  repeats_skipped: dict | None = None) -> dict:
+                  repeats_skipped: dict | None = None, floor_advice: str | None = None
+                  ) -> dict:
     """:func:`campaign_summary` as the JSON of ``summary.json`` (a dict)."""
     return campaign_summary(rows, campaign_id=campaign_id, pipeline_version=pipeline_version,
                             baseline=baseline, n_boot=n_boot, seed=seed,
-                            repeats_skipped=repeats_skipped).to_dict()
+                            repeats_skipped=repeats_skipped,
+                            floor_advice=floor_advice).to_dict()
 
 
 def _figures(rows: pd.DataFrame, *, baseline: str, n_boot: int, seed: int,
-             base_skipped: str | None) -> dict:
+             base_skipped: str | None, advice: str | None = None) -> dict:
     """The fields of a summary with calls: counts, noise floor, judge validity, profiles."""
     rows = rows.copy()
     ok = rows["status"] == "ok"
@@ -151,13 +166,14 @@ def _figures(rows: pd.DataFrame, *, baseline: str, n_boot: int, seed: int,
     # failed calls carry no score; the paired analysis sees them as parse failures
     rows.loc[~scored, "score"] = float("nan")
     table = paired_by_profile(rows, baseline=baseline, n_boot=n_boot, seed=seed,
-                              repeats_skipped=base_skipped)
+                              repeats_skipped=base_skipped, advice=advice)
     out["noise_floor"] = NoiseFloorSummary(**noise_floor(
-        rows, baseline=baseline, repeats_skipped=base_skipped).to_dict())
+        rows, baseline=baseline, repeats_skipped=base_skipped, advice=advice).to_dict())
     out["judge_validity"] = judge_validity_block(rows, n_boot=n_boot, seed=seed)
     out["content_similarity_note"] = _similarity_note(rows[ok])
     order = [baseline, *sorted(p for p in rows["profile_id"].unique() if p != baseline)]
     attribute = "loss_turn_detection" in rows and rows["loss_turn_detection"].notna().any()
+    directions = flip_directions(rows, baseline)  # rig.stats.flip_direction
     out["profiles"] = {}
     for pid in order:
         attr = None
@@ -165,7 +181,8 @@ def _figures(rows: pd.DataFrame, *, baseline: str, n_boot: int, seed: int,
             attr = ProfileAttribution(**profile_attribution(
                 rows, baseline, pid, n_boot=n_boot, seed=seed,
                 n_pairs_delta=table[pid].n_pairs))
-        out["profiles"][pid] = _profile(rows[rows["profile_id"] == pid], table[pid], attr)
+        out["profiles"][pid] = _profile(rows[rows["profile_id"] == pid], table[pid], attr,
+                                        directions.get(pid))
     return out
 
 
@@ -178,9 +195,11 @@ def _flag_rate(gok: pd.DataFrame, col: str) -> float | None:
 
 
 def _profile(g: pd.DataFrame, paired: ProfilePaired,
-             attribution: ProfileAttribution | None = None) -> ProfileSummary:
+             attribution: ProfileAttribution | None = None,
+             direction: FlipDirection | None = None) -> ProfileSummary:
     """One profile's entry: its paired figures, then the audio-path means over its
-    completed calls, then its stage attribution (left out when None)."""
+    completed calls, then its stage attribution and its flips' directions (each left out
+    when None)."""
     ok = g[g["status"] == "ok"]
     gok = ok[~ok["_excluded"]] if "_excluded" in ok else ok
     entry = dict(paired.to_dict())
@@ -209,6 +228,10 @@ def _profile(g: pd.DataFrame, paired: ProfilePaired,
     entry = {k: _num(v) for k, v in entry.items()}
     if attribution is not None:
         entry["attribution"] = attribution
+    if direction is not None:
+        entry["flip_direction"] = ProfileFlipDirection(
+            **{k: v for k, v in asdict(direction).items() if k != "flips"},
+            flips=[FlipRecord(**asdict(f)) for f in direction.flips])
     taking = profile_turn_taking(g)
     if taking is not None:
         entry["turn_taking"] = taking

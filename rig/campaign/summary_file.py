@@ -42,6 +42,7 @@ from rig.campaign.schema import (
     ValidityThresholds,
 )
 from rig.campaign.schema_faults import CaptureBin
+from rig.campaign.schema_flips import FlipRecord, ProfileFlipDirection
 from rig.campaign.schema_ratings import (
     Agreement,
     HumanRatings,
@@ -51,6 +52,7 @@ from rig.campaign.schema_ratings import (
     ProfileParity,
 )
 from rig.campaign.schema_taking import ProfileTurnTaking
+from rig.campaign.schema_validity import BankJudgeValidity
 from rig.config import validation_error
 from rig.errors import ConfigError
 from rig.jsonfile import read_json
@@ -70,10 +72,13 @@ DOC_PARTS: tuple[tuple[str, type[BaseModel]], ...] = (
     ("profiles.<id>.attribution", ProfileAttribution),
     ("profiles.<id>.turn_taking", ProfileTurnTaking),
     ("profiles.<id>.capture_by_length[]", CaptureBin),
+    ("profiles.<id>.flip_direction", ProfileFlipDirection),
+    ("profiles.<id>.flip_direction.flips[]", FlipRecord),
     ("noise_floor", NoiseFloorSummary),
     ("judge_validity (measured)", JudgeValidity),
     ("judge_validity.thresholds", ValidityThresholds),
     ("judge_validity (not measured)", JudgeValidityNotMeasured),
+    ("judge_validity_bank", BankJudgeValidity),
     ("read_speech", ReadSpeechSummary),
     ("read_speech.by_speaker.<id>", ReadSpeechSpeaker),
     ("read_speech.by_group.<label>", ReadSpeechGroup),

@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
-from rig.campaign.schema import CampaignSummary, JudgeValidity
 from rig.campaign.summary_file import load_summary
-from rig.cli.common import CONDUCT_HELP, RigTyper, console, fail
+from rig.cli.common import CONDUCT_HELP, VARY_DELIVERY_HELP, RigTyper, console, fail
 from rig.cli.finish import print_finish
-from rig.console import print_table, stdout_console
+from rig.cli.summary_lines import print_summary as _print_summary  # its old home
+from rig.console import stdout_console
 from rig.errors import RigError
 from rig.jsonfile import read_json
 
@@ -27,81 +26,6 @@ campaign_app = RigTyper(no_args_is_help=True, help="Matched-pair campaigns.")
 
 AUDIO_HELP = ("write each call's caller and line audio (FLAC) and word timings under OUT/audio "
               "for the report's drill-down (--no-audio: none, for large campaigns)")
-
-
-def _print_read_speech(summary: CampaignSummary, out: Path) -> None:
-    """A read-speech campaign's lines: one per speaker group and per speaker."""
-    from rig.report.read_speech import figures_sentence, n_speakers_text
-
-    rs = summary.read_speech
-    for g, d in (rs.by_group if rs else {}).items():
-        stdout_console().print(figures_sentence(f"group {g} ({n_speakers_text(d)})", d),
-                               markup=False, highlight=False)
-    for s, d in (rs.by_speaker if rs else {}).items():
-        stdout_console().print(figures_sentence(f"{s} ({d.group})", d), markup=False,
-                               highlight=False)
-    stdout_console().print(f"read-speech bank: no scorer ran; wrote {out}/calls.parquet, "
-                           f"{out}/summary.json, {out}/report.html")
-
-
-def _print_summary(summary: CampaignSummary, out: Path) -> None:
-    if summary.mode == "read_speech":  # rig.campaign.read_speech
-        _print_read_speech(summary, out)
-        return
-    from rig.stats.few_pairs import few_pairs_text, too_few_pairs  # rig.stats needs scipy
-
-    t = Table(title=f"{summary.campaign_id} ({summary.pipeline_version})")
-    for col in ("profile", "pairs", "mean delta", "95% CI (bootstrap)", "95% CI (t)",
-                "flip rate", "WER mean", "WER pooled", "content sim.", "truncation"):
-        t.add_column(col, justify="right" if col != "profile" else "left", no_wrap=True)
-
-    def f(v, d=2):
-        return "n/a" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
-
-    for pid, d in summary.profiles.items():
-        ci, tci = d.ci95, d.t_ci95
-        few = too_few_pairs(d)  # the interval is unreadable: the line below says what is needed
-        t.add_row(pid, f(d.n_pairs), f(d.mean_delta),
-                  "too few pairs" if few else f"[{f(ci[0])}, {f(ci[1])}]" if ci else "n/a",
-                  "too few pairs" if few else f"[{f(tci[0])}, {f(tci[1])}]" if tci else "n/a",
-                  f(d.flip_rate, 3),
-                  f(d.wer_mean, 3), f(d.wer_pooled, 3), f(d.content_similarity_mean, 3),
-                  f(d.truncation_rate, 3))
-    print_table(t, min_width=150)
-    for pid, d in summary.profiles.items():
-        if too_few_pairs(d):
-            console.print(Text(f"warning: {pid}: {few_pairs_text(d)}", style="yellow"),
-                          highlight=False, soft_wrap=True)
-    from rig.campaign.attribution import split_text
-
-    for pid, d in summary.profiles.items():
-        split = split_text(d.attribution, n_pairs=d.n_pairs)
-        if split:  # "long_pauses: -45 = -44 turn detection, -1 ASR, 0 rest"
-            stdout_console().print(f"{pid}: {split}", markup=False, highlight=False)
-    for pid, d in summary.profiles.items():  # rig.asr.checks: flagged, not scored as normal
-        a, tr = d.asr_suspect_rate, d.turn_suspect_rate
-        if a or tr:
-            stdout_console().print(f"{pid}: suspect ASR on {f(a, 3)}, suspect turns on "
-                                   f"{f(tr, 3)} of calls (reasons in calls.parquet)",
-                                   markup=False, highlight=False)
-    v = summary.judge_validity
-    if isinstance(v, JudgeValidity) and v.verdict in ("adequate", "low"):
-        line = (f"judge validity on these {v.n_answers} answers ({v.scoring_mode}): "
-                f"Spearman {f(v.spearman)}, decision agreement "
-                f"{f(v.decision_agreement)}: {v.verdict}")
-        if v.verdict == "low":
-            line += " (the deltas say more about the judge than about the audio path)"
-        stdout_console().print(line, markup=False, highlight=False)
-    elif isinstance(v, JudgeValidity) and v.not_computable.get("verdict"):
-        stdout_console().print(f"judge validity: no verdict, {v.not_computable['verdict']}",
-                               markup=False, highlight=False)
-    nf = summary.noise_floor
-    if nf is not None and nf.measured is False:
-        stdout_console().print(f"noise floor: {nf.reason}", markup=False,
-                               highlight=False)
-    if summary.content_similarity_note:
-        console.print(Text(summary.content_similarity_note), highlight=False)
-    stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
 
 
 def _run(spec, progress: bool, executor=None, stages=None, finish: bool = True, **calls):
@@ -204,6 +128,14 @@ def _unscored(rows: list[dict]) -> str | None:
     return "; ".join(parts) + " (calls.parquet: parse_status, oracle_parse_status, scorer_error)"
 
 
+#: ``rig campaign run --help``'s panels: the common options first (typer's default panel),
+#: then these, in this order.
+_SEL = "Selection"
+_NF = "Repeats and the noise floor"
+_CALLS = "Real calls (transports, bots)"
+_WORK = "Workers and threads"
+
+
 @campaign_app.command("run")
 def campaign_run(
     answers: Annotated[Path, typer.Option(help="answer bank folder")],
@@ -216,46 +148,60 @@ def campaign_run(
     answer_id: Annotated[list[str] | None, typer.Option(
         help="only this answer id (repeatable)")] = None,
     question: Annotated[list[str] | None, typer.Option(
-        help="only this question id (repeatable)")] = None,
+        rich_help_panel=_SEL, help="only this question id (repeatable)")] = None,
     repeat: Annotated[list[int] | None, typer.Option(
-        help="only this repeat index (repeatable)")] = None,
-    campaign_id: Annotated[str | None, typer.Option(help="default: the output folder name")
+        rich_help_panel=_SEL, help="only this repeat index (repeatable)")] = None,
+    campaign_id: Annotated[str | None, typer.Option(rich_help_panel=_SEL,
+        help="default: the output folder name")
                            ] = None,
     baseline_repeats: Annotated[int | None, typer.Option(
-        help="at least this many baseline repeats (noise floor)")] = None,
+        rich_help_panel=_NF, help="at least this many baseline repeats (noise floor)")] = None,
     skip_deterministic_repeats: Annotated[bool, typer.Option(
-        "--skip-deterministic-repeats/--run-deterministic-repeats",
+        "--skip-deterministic-repeats/--run-deterministic-repeats", rich_help_panel=_NF,
         help="skip repeats that cannot differ from repeat 0 (nothing seeded in the profile, "
              "a scorer deterministic at its temperature, the simulated line); "
              "--run-deterministic-repeats runs them anyway, e.g. to check reproducibility",
         )] = True,
-    n_boot: Annotated[int, typer.Option(min=100, help="bootstrap resamples")] = 2000,
+    vary_delivery: Annotated[float, typer.Option(
+        rich_help_panel=_NF, min=0.0, max=20.0, help=VARY_DELIVERY_HELP)] = 0.0,
+    n_boot: Annotated[int, typer.Option(rich_help_panel=_NF,
+        min=100, help="bootstrap resamples")] = 2000,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
     transport: Annotated[str, typer.Option(
+        rich_help_panel=_CALLS,
         help="sim (simulated line), or a real call per answer: webrtc, twilio (Media Streams "
              "websocket), sip, pipecat (in-process, with --interviewer)")] = "sim",
     interviewer_url: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="a running `rig interviewer serve` (default: start one on 127.0.0.1)")] = None,
     interviewer: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="pipecat:PATH.py:FACTORY: your pipecat bot, run in-process on an in-memory "
              "transport (implies --transport pipecat; docs/bots.md)")] = None,
     bot_clock: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="with --interviewer: real (default) or fast (idle waits skipped; docs/bots.md, "
              "'Fast mode')")] = None,
     twilio_to: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="twilio with an account: call this number (credentials from TWILIO_* env)")
                          ] = None,
-    twilio_from: Annotated[str | None, typer.Option(help="the account's number to call from")
+    twilio_from: Annotated[str | None, typer.Option(rich_help_panel=_CALLS,
+        help="the account's number to call from")
                            ] = None,
     stream_url: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="wss:// URL at which Twilio reaches the agent's media-stream server")] = None,
     agent_port: Annotated[int | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="port of the agent's media-stream server (with --twilio-to; default 8770)")
                           ] = None,
     results_token_env: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="NAME of the environment variable holding the bearer token of the interviewer's "
              "GET /results (with --interviewer-url)")] = None,
     score_source: Annotated[str | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="calls to a bot: where each call's score comes from: interviewer (the bot's "
              "GET /results/{call_id}; default), rig (the rig grades what the bot received: "
              "the bot's transcript, else the rig's ASR), rig:asr (always the rig's ASR), "
@@ -263,30 +209,37 @@ def campaign_run(
              "frames or log), or a chain tried in order, e.g. interviewer,rig "
              "(docs/bots.md)")] = None,
     result_wait_s: Annotated[float | None, typer.Option(
+        rich_help_panel=_CALLS,
         help="calls to a bot: how long to wait for the interviewer's result after each call, "
              "s (default 300; progress every 10 s on stderr)")] = None,
-    conduct: Annotated[str | None, typer.Option(help=CONDUCT_HELP)] = None,
+    conduct: Annotated[str | None, typer.Option(rich_help_panel=_CALLS, help=CONDUCT_HELP)] = None,
     executor: Annotated[str, typer.Option(
+        rich_help_panel=_WORK,
         help="where simulated calls run: local (worker processes on this machine; "
              "--workers 1 runs them in this process), ray (actors on a Ray cluster, extra "
              "'ray'), serial (this process)")] = "local",
     workers: Annotated[int | None, typer.Option(
+        rich_help_panel=_WORK,
         min=1, help="worker processes or Ray actors, each holding its own models (default: "
                     "one per two cores; ray: as many as the cluster's CPUs hold)")] = None,
     ray_address: Annotated[str | None, typer.Option(
+        rich_help_panel=_WORK,
         help="with --executor ray: auto (the cluster this machine joined) or HOST:PORT "
              "(default: a Ray instance started for this campaign)")] = None,
     concurrency: Annotated[int, typer.Option(
+        rich_help_panel=_CALLS,
         min=1, help="real transports: calls in flight at once (each takes its real time)")
                            ] = 1,
     asr_threads: Annotated[int | None, typer.Option(
+        rich_help_panel=_WORK,
         min=1, help="threads of each worker's ASR (default: cores split over workers)")
                            ] = None,
     scorer_threads: Annotated[int | None, typer.Option(
+        rich_help_panel=_WORK,
         min=1, help="threads of each worker's scorer (default: cores split over workers)")
                               ] = None,
     overlap: Annotated[bool | None, typer.Option(
-        "--overlap/--no-overlap",
+        "--overlap/--no-overlap", rich_help_panel=_WORK,
         help="inside a worker, transcribe the next call while the scorer grades this one "
              "(default: when the worker's threads leave room)")] = None,
     audio: Annotated[bool, typer.Option(help=AUDIO_HELP)] = True,
@@ -303,7 +256,8 @@ def campaign_run(
                         question_ids=tuple(question or ()), repeat_ids=tuple(repeat or ()),
                         n_boot=n_boot, baseline_repeats=baseline_repeats,
                         transport=transport,
-                        skip_deterministic_repeats=skip_deterministic_repeats, audio=audio)
+                        skip_deterministic_repeats=skip_deterministic_repeats, audio=audio,
+                        delivery_sd_pct=vary_delivery)
     try:  # before any model loads or call is placed
         calls = transport_call_options(TransportOptions(
             transport, interviewer_url=interviewer_url, results_token_env=results_token_env,
@@ -376,7 +330,8 @@ def campaign_summarize(
     write_outputs(out, rows, campaign_id=meta["campaign_id"], version=meta["pipeline_version"],
                   baseline=meta["profile_ids"][0], n_boot=n_boot, pipeline=meta.get("pipeline"),
                   repeats_skipped=meta.get("repeats_skipped"),
-                  speaker_groups=meta.get("speaker_groups"))
+                  speaker_groups=meta.get("speaker_groups"),
+                  floor_advice=meta.get("noise_floor_advice"), bank=meta.get("bank"))
     _print_summary(load_summary(out / "summary.json"), out)
 
 

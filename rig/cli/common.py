@@ -95,3 +95,9 @@ def print_json(obj: dict) -> None:
 #: ``--conduct`` (rig campaign run): the list :func:`rig.calls.conduct.load_conduct` reads
 CONDUCT_HELP = ("calls to a bot: the conduct list (YAML: AI disclosure, prohibited questions with "
                 "their sources, accommodation; default rig/data/conduct.yaml)")
+
+
+VARY_DELIVERY_HELP = ("SD of the TTS engine's rate between deliveries, %: every call spoken at "
+                      "its answer's and repeat's rate drawn from the seed, so repeats differ as "
+                      "two deliveries of an answer do and the noise floor of a deterministic "
+                      "pipeline is measured (e.g. 5; docs/measurement.md, 'Noise floor')")

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from rig.cli.campaign import AUDIO_HELP, _run
-from rig.cli.common import fail
+from rig.cli.common import VARY_DELIVERY_HELP, fail
 from rig.cli.finish import print_finish
 from rig.console import stdout_console
 from rig.errors import RigError
@@ -29,20 +29,27 @@ def demo(
     sweep: Annotated[bool, typer.Option(help="then sweep the endpointing timer on "
                                         "long_pauses (10 calls more)")] = True,
     audio: Annotated[bool, typer.Option(help=AUDIO_HELP)] = True,
+    vary_delivery: Annotated[float, typer.Option(
+        rich_help_panel="Repeats and the noise floor", min=0.0, max=20.0,
+        help=VARY_DELIVERY_HELP)] = 0.0,
 ) -> None:
-    """Run the demo campaign on the embedded defaults (offline; 30 calls, 5-10 min on 2 idle cores),
+    """Run the demo campaign on the embedded defaults (offline; 30 calls and the sweep's 10:
+    about 18 min on 2 cores at a load of 3.4, measured in issue 33; benchmarks/first_run.py),
     then a small sweep of the endpointing timer on long_pauses (its pauses outlast the 800 ms
     timer; the 2,000 ms timer's 10 calls re-use the campaign's renders) with a one-line answer.
 
     The baseline is planned twice for the noise floor; with the deterministic reference
-    pipeline its second repeat could not differ, so it is skipped and reported as such."""
+    pipeline its second repeat could not differ, so it is skipped and reported as such.
+    --vary-delivery 5 speaks each repeat at its own rate, so the floor is measured (5 calls
+    more)."""
     from rig.campaign.plan import CampaignSpec
 
     d = DEFAULTS
     spec = CampaignSpec(answers_path=d.answer_bank / "core", profiles_path=d.profiles / "demo",
                         pipeline_path=d.pipelines / "reference.yaml", out_dir=out,
                         repeats=repeats, campaign_id="demo",
-                        answer_ids=d.demo_answer_ids, baseline_repeats=2, audio=audio)
+                        answer_ids=d.demo_answer_ids, baseline_repeats=2, audio=audio,
+                        delivery_sd_pct=vary_delivery)
     t0 = time.perf_counter()
     res = _run(spec, progress, finish=False)
     if sweep:

@@ -116,9 +116,15 @@ def validate(
     result["answers_path"] = str(answers)
     if out is not None:
         files = write_validation(out, result)
+    from rig.scorer.bank_validity import record
+
+    kept = record(result, bank.meta.version)  # campaigns of this bank and version state it
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return
     print_table(_table(result), min_width=100)
     if out is not None:
         stdout_console().print("wrote " + ", ".join(str(p) for p in files.values()))
+    stdout_console().print(f"kept as the bank-wide verdict that campaigns of {result['bank']!r} "
+                           f"under these pipeline versions state: {', '.join(map(str, kept))}",
+                           markup=False, highlight=False)

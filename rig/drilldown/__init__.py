@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from rig.campaign.schema import CampaignSummary
-from rig.drilldown.align import align_transcript, script_words
+from rig.drilldown.align import align_transcript, alignment_words, script_words
 from rig.drilldown.audio import AUDIO_DIRNAME, audio_paths, read_call_audio
 from rig.drilldown.page import (
     LEGEND,
@@ -36,6 +36,7 @@ from rig.drilldown.page import (
     waveform_svg,
 )
 from rig.report.pages import fmt
+from rig.stats.flip_direction import reference_decision
 
 __all__ = ["drilldown_html", "pair_entries"]
 
@@ -76,7 +77,9 @@ def pair_entries(summary: CampaignSummary, rows: pd.DataFrame) -> list[dict]:
     campaign has no other profile. Each: ``{"profile_id", "question_id", "answer_id", "tier",
     "base": call row or None, "call": call row, "n_base": repeats, "n_call": repeats,
     "base_score", "call_score" (means over repeats), "base_decision", "call_decision"
-    (the mean against the cutoff, as the summary decides), "flipped": bool, "truncated":
+    (the mean against the cutoff, as the summary decides), "flipped": bool,
+    "reference_decision" (the reference grade against the cutoff,
+    :func:`rig.stats.flip_direction.reference_decision`; None when unknown), "truncated":
     bool (the shown call's)}``."""
     recs = _records(rows) if rows is not None and not rows.empty else []
     baseline = summary.baseline
@@ -106,6 +109,8 @@ def pair_entries(summary: CampaignSummary, rows: pd.DataFrame) -> list[dict]:
                 "call": shown, "n_base": len(base_calls or []), "n_call": len(calls),
                 "base_score": bs, "call_score": cs, "base_decision": bd, "call_decision": cd,
                 "flipped": bool(bd and cd and bd != cd),
+                "reference_decision": reference_decision(shown.get("reference_score"),
+                                                         cutoff),
                 "truncated": bool(shown.get("truncated"))})
     return out
 
@@ -173,6 +178,8 @@ def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int
     if call.get("transcript") is not None:
         steps = align_transcript(str(call.get("script") or ""), str(call["transcript"]))
         parts.append(f"<p class='dd-text'><b>Transcript, aligned:</b> {aligned_html(steps)}</p>")
+        parts.append(f"<p class='note'>{esc(alignment_words(steps, call.get('words_lost')))}"
+                     "</p>")
     for col, what in (("asr_suspect_reason", "ASR suspect"),
                       ("turn_suspect_reason", "Turn suspect")):
         if call.get(col):
@@ -229,8 +236,11 @@ def _summary_line(e: dict, baseline: str) -> str:
     elif pid == baseline:
         head += f": {fmt(e['call_score'], 1)}"
     if e["flipped"]:
+        ref = e.get("reference_decision")
+        toward = "away from" if ref == e["base_decision"] else "toward"
+        way = "" if ref is None else f"; reference decision {ref}: {toward} it"
         head += (f"<span class='dd-tag dd-warn'>flipped: {esc(e['base_decision'])} → "
-                 f"{esc(e['call_decision'])}</span>")
+                 f"{esc(e['call_decision'])}{esc(way)}</span>")
     if e["truncated"]:
         c = e["call"]
         head += (f"<span class='dd-tag dd-warn'>truncated: {fmt(c.get('words_lost'))} of "

@@ -66,6 +66,26 @@ def alignment_counts(steps: list[AlignedWord]) -> dict[str, int]:
     return counts
 
 
+def alignment_words(steps: list[AlignedWord], words_lost: int | None) -> str:
+    """The alignment's counts in words, tied to the words lost at the turn close, so the two
+    counts a reader sees are explained by each other: the alignment's deletions are script
+    words (normalised: "five" and "5" are one word) missing from the transcript, of which the
+    ones spoken after the turn closed are ``words_lost`` (raw script words) and the rest were
+    missed by the ASR."""
+    c = alignment_counts(steps)
+    head = (f"Alignment (normalised words): {c['equal']} equal, {c['substitute']} substituted, "
+            f"{c['delete']} deleted, {c['insert']} inserted")
+    lost = int(words_lost or 0)
+    if not lost:
+        return head + "."
+    if c["delete"] >= lost:
+        return (head + f"; of the {c['delete']} deleted, {lost} were spoken after the turn "
+                f"closed (struck through in the script) and {c['delete'] - lost} missed by "
+                "the ASR.")
+    return (head + f"; {lost} script words were spoken after the turn closed (counted before "
+            "normalisation, which can join words, and an ASR word can stand for a lost one).")
+
+
 @dataclass(frozen=True)
 class ScriptWord:
     """A word of the script as spoken: ``lost`` when it started after the turn closed (the

@@ -32,14 +32,22 @@ __all__ = ["_validity_html", "campaign_report_html", "verdict_sentences",
 
 
 def _notes_html(profiles: dict[str, ProfileSummary]) -> str:
-    why = []
+    """Why each figure is n/a, and the profiles' notes: each reason said once, with the
+    profiles and fields it explains (an unmeasured noise floor's reason is one item, not one
+    per profile and field)."""
+    by_reason: dict[str, dict[str, list[str]]] = {}
     for pid, d in profiles.items():
         for k, reason in d.not_computable.items():
-            why.append(f"<li><b>{html.escape(pid)}</b> {html.escape(k)}: "
-                       f"{html.escape(str(reason))}</li>")
+            by_reason.setdefault(str(reason), {}).setdefault(pid, []).append(k)
         attr_notes = d.attribution.notes if d.attribution is not None else []
         for note in [*d.notes, *attr_notes]:
-            why.append(f"<li><b>{html.escape(pid)}</b>: {html.escape(str(note))}</li>")
+            by_reason.setdefault(str(note), {}).setdefault(pid, [])
+    why = []
+    for reason, where in by_reason.items():
+        who = "; ".join(f"<b>{html.escape(pid)}</b>" + (f" {html.escape(', '.join(ks))}"
+                                                         if ks else "")
+                        for pid, ks in where.items())
+        why.append(f"<li>{who}: {html.escape(reason)}</li>")
     if not why:
         return ""
     return (f"<details><summary>n/a and notes ({len(why)})</summary><ul>{''.join(why)}"
@@ -52,13 +60,21 @@ def _worst_html(rows: pd.DataFrame) -> str:
     tr = rows[rows["truncated"] == True]  # noqa: E712 - pandas mask, nulls drop out
     if not len(tr):
         return ""
-    ex = tr.sort_values("words_lost_share", ascending=False).head(3)
+    ex = tr.sort_values("words_lost_share", ascending=False).head(_WORST_SHOWN)
     items = "".join(
         f"<li><b>{html.escape(str(r.answer_id))}</b> under "
         f"<b>{html.escape(str(r.profile_id))}</b>: {_fmt(r.words_lost_share)} of the "
         f"words lost; the scorer heard: <i>{html.escape(str(r.transcript))}</i></li>"
         for r in ex.itertuples())
-    return f"<h2>Truncated answers (worst first)</h2><ul>{items}</ul>"
+    shown = (f"all {len(tr)}" if len(ex) == len(tr) else
+             f"{len(ex)} of {len(tr)} shown; every one is in the calls below (filter "
+             "'truncated only')")
+    return (f"<h2>Truncated answers (worst first)</h2><p class='note'>Truncated calls: "
+            f"{shown}.</p><ul>{items}</ul>")
+
+
+#: Truncated calls listed by the report's "Truncated answers", worst first.
+_WORST_SHOWN = 3
 
 
 def _verdict_item(sentence: str, profiles: dict[str, ProfileSummary]) -> str:

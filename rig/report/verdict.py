@@ -77,7 +77,23 @@ def _delta_clause(pid: str, baseline: str, d: ProfileSummary) -> str:
 def _flip_clause(d: ProfileSummary) -> str | None:
     if d.n_flips is None or not d.n_pairs:
         return None
-    return f"{d.n_flips} of {d.n_pairs} decisions flip"
+    out = f"{d.n_flips} of {d.n_pairs} decisions flip"
+    fd = d.flip_direction
+    if fd is not None and fd.n_flips:  # rig.stats.flip_direction: which way they go
+        out += f" ({flip_direction_words(fd)})"
+    return out
+
+
+def flip_direction_words(fd) -> str:
+    """``"2 away from the reference decision, 1 of them rejecting a qualified candidate, 1
+    toward it"`` from a :class:`rig.campaign.schema_flips.ProfileFlipDirection`."""
+    q = fd.n_away_qualified_rejected
+    parts = [f"{fd.n_away} away from the reference decision"
+             + (f", {q} of them rejecting a qualified candidate" if q else ""),
+             f"{fd.n_toward} toward it"]
+    if fd.n_no_reference:
+        parts.append(f"{fd.n_no_reference} without a reference grade")
+    return ", ".join(parts)
 
 
 def _stage_clause(d: ProfileSummary) -> str | None:
@@ -155,7 +171,19 @@ def profile_sentence(summary: CampaignSummary, pid: str) -> str:
 
 
 def validity_sentence(summary: CampaignSummary) -> str:
-    """The judge's validity in one sentence (summary ``judge_validity``)."""
+    """The judge's validity: this campaign's figure in one sentence (summary
+    ``judge_validity``), then the bank-wide verdict and its reason when the summary has it
+    (``judge_validity_bank``, :func:`rig.scorer.bank_validity.bank_sentence`)."""
+    own = _own_validity_sentence(summary)
+    b = summary.judge_validity_bank
+    if b is None:
+        return own
+    from rig.scorer.bank_validity import bank_sentence
+
+    return f"{own} {bank_sentence(b)}"
+
+
+def _own_validity_sentence(summary: CampaignSummary) -> str:
     v = summary.judge_validity
     if v is None:
         return "Judge validity: not measured (no calls)."
@@ -167,7 +195,7 @@ def validity_sentence(summary: CampaignSummary) -> str:
     if v.decision_agreement is not None:
         figs.append(f"decision agreement {v.decision_agreement:.2f}")
     what = (" and ".join(figs) or "no figures") + (
-        f" against the bank's reference grades over {v.n_answers} answers")
+        f" against the bank's reference grades over this campaign's {v.n_answers} answers")
     verdict = v.verdict
     if verdict == "adequate":
         return f"Judge validity: adequate ({what})."

@@ -204,19 +204,21 @@ def _not_measured(profile: str, reason: str, n_answers: int = 0, n_pairs: int = 
 
 
 def noise_floor_from(calls: pd.DataFrame, profile: str = "baseline",
-                     repeats_skipped: str | None = None) -> NoiseFloor:
+                     repeats_skipped: str | None = None, advice: str | None = None
+                     ) -> NoiseFloor:
     """:func:`noise_floor` on rows already passed through :func:`~rig.stats.rows.standardise`.
     """
     why: dict[str, str] = {}
     mine = calls[(calls["profile_id"] == profile) & ~calls["failed"]]
     sizes = mine.groupby("answer_id")["score"].transform("size")
     multi = mine[sizes >= 2]
+    then = f"; to measure it, {advice}" if advice else ""
     if multi.empty:
         if repeats_skipped:
             return _not_measured(profile, f"{NOT_MEASURED} (they could not differ, so they "
-                                 f"were not run: {repeats_skipped})")
+                                 f"were not run: {repeats_skipped}){then}")
         reason = (f"profile {profile!r} has no answer with two or more scored repeats; "
-                  "run the campaign with --repeats 2 or more")
+                  + (advice or "run the campaign with --repeats 2 or more"))
         return _not_measured(profile, reason)
     grouped = multi.groupby("answer_id")["score"]
     k = grouped.size()
@@ -231,7 +233,8 @@ def noise_floor_from(calls: pd.DataFrame, profile: str = "baseline",
         what = "same score and transcript" if "transcript" in multi.columns else \
             "same score; the rows have no transcript to tell the calls apart"
         return _not_measured(profile, f"{NOT_MEASURED} (all {n_pairs} repeat pairs of "
-                             f"{int(k.size)} answers identical: {what})", int(k.size), n_pairs,
+                             f"{int(k.size)} answers identical: {what}){then}", int(k.size),
+                             n_pairs,
                              n_identical)
     ss_within = float((multi["score"] - grouped.transform("mean")).pow(2).sum())
     df_within = int((k - 1).sum())
@@ -255,14 +258,16 @@ def noise_floor_from(calls: pd.DataFrame, profile: str = "baseline",
 
 
 def noise_floor(rows: pd.DataFrame, baseline: str = "baseline", score_col: str = "score",
-                repeats_skipped: str | None = None) -> NoiseFloor:
+                repeats_skipped: str | None = None, advice: str | None = None) -> NoiseFloor:
     """Noise floor of ``baseline``: repeat-call SD, SD of repeat differences, repeat flip rate.
 
     Parse failures are left out; an answer needs two scored repeats to count. See
     :class:`NoiseFloor` for each figure's definition and units. ``repeats_skipped``: why a
     campaign's planner did not run the baseline's repeats r > 0 (they could not differ from
     repeat 0, :mod:`rig.campaign.repeats`); the floor is then reported as not measured
-    (:data:`NOT_MEASURED`) rather than as needing more repeats.
+    (:data:`NOT_MEASURED`) rather than as needing more repeats. ``advice``: the step that
+    would measure it in this campaign (:func:`rig.campaign.repeats.floor_advice`), said in
+    the reason instead of "--repeats 2 or more", which a deterministic pipeline would skip.
 
     Raises:
         RowsError: a required column is missing or malformed, or no row has profile
@@ -273,4 +278,4 @@ def noise_floor(rows: pd.DataFrame, baseline: str = "baseline", score_col: str =
         raise RowsError(source_of(rows), "profile_id", "no row has the baseline profile; "
                         f"profiles are {sorted(calls['profile_id'].unique())}", baseline,
                         has_value=True)
-    return noise_floor_from(calls, baseline, repeats_skipped)
+    return noise_floor_from(calls, baseline, repeats_skipped, advice)

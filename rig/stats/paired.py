@@ -76,10 +76,11 @@ class CampaignScores:
     """
 
     def __init__(self, calls: pd.DataFrame, baseline: str,
-                 repeats_skipped: str | None = None) -> None:
+                 repeats_skipped: str | None = None, advice: str | None = None) -> None:
         self.calls = calls
         self.baseline = baseline
         self.repeats_skipped = repeats_skipped
+        self.advice = advice  # what would measure the floor (rig.stats.noise.noise_floor)
         self.scores = answer_scores(calls)
         others = sorted(p for p in calls["profile_id"].unique() if p != baseline)
         self.profiles = [baseline, *others]
@@ -92,7 +93,8 @@ class CampaignScores:
     def noise_floor(self) -> NoiseFloor:
         """The baseline's noise floor (:func:`~rig.stats.noise.noise_floor`)."""
         if self._noise is None:
-            self._noise = noise_floor_from(self.calls, self.baseline, self.repeats_skipped)
+            self._noise = noise_floor_from(self.calls, self.baseline, self.repeats_skipped,
+                                           self.advice)
         return self._noise
 
     def paired(self, n_boot: int = 2000, seed: int = 0) -> PairedAnalysis:
@@ -179,12 +181,13 @@ class CampaignScores:
 
 
 def campaign_scores(rows: pd.DataFrame, baseline: str = "baseline",
-                    score_col: str = "score", repeats_skipped: str | None = None
-                    ) -> CampaignScores:
+                    score_col: str = "score", repeats_skipped: str | None = None,
+                    advice: str | None = None) -> CampaignScores:
     """Check ``rows`` and average repeats once (see :class:`CampaignScores`).
 
     ``repeats_skipped``: why the campaign did not run the baseline's repeats r > 0 (they
-    could not differ; :func:`rig.stats.noise.noise_floor`).
+    could not differ; :func:`rig.stats.noise.noise_floor`); ``advice``: the step that would
+    measure the noise floor, said when it is not measured (same function).
 
     Raises:
         RowsError: a required column is missing, a value is malformed (names the file, the
@@ -192,12 +195,13 @@ def campaign_scores(rows: pd.DataFrame, baseline: str = "baseline",
     """
     calls = standardise(rows, score_col)
     _check_baseline(calls, baseline, source_of(rows))
-    return CampaignScores(calls, baseline, repeats_skipped)
+    return CampaignScores(calls, baseline, repeats_skipped, advice)
 
 
 def paired_analysis(rows: pd.DataFrame, baseline: str = "baseline", n_boot: int = 2000,
                     seed: int = 0, score_col: str = "score",
-                    repeats_skipped: str | None = None) -> PairedAnalysis:
+                    repeats_skipped: str | None = None, advice: str | None = None
+                    ) -> PairedAnalysis:
     """Per-profile paired table and the baseline's noise floor (see :func:`paired_by_profile`).
 
     Raises:
@@ -206,12 +210,14 @@ def paired_analysis(rows: pd.DataFrame, baseline: str = "baseline", n_boot: int 
     """
     if n_boot < 0:
         raise ValueError(f"n_boot must be >= 0 (got {n_boot!r})")
-    return campaign_scores(rows, baseline, score_col, repeats_skipped).paired(n_boot, seed)
+    return campaign_scores(rows, baseline, score_col, repeats_skipped, advice).paired(n_boot,
+                                                                                       seed)
 
 
 def paired_by_profile(rows: pd.DataFrame, baseline: str = "baseline", n_boot: int = 2000,
                       seed: int = 0, score_col: str = "score",
-                      repeats_skipped: str | None = None) -> dict[str, ProfilePaired]:
+                      repeats_skipped: str | None = None, advice: str | None = None
+                      ) -> dict[str, ProfilePaired]:
     """Paired effect of every profile against ``baseline``: delta, intervals, flips, inversions.
 
     ``rows``: one row per call with at least ``answer_id``, ``profile_id`` and ``score_col``
@@ -220,7 +226,8 @@ def paired_by_profile(rows: pd.DataFrame, baseline: str = "baseline", n_boot: in
     there is no cutoff and one scored repeat per answer and profile), ``question_id``,
     ``tier`` and ``transcript`` (identical repeats) are used when present. Each figure's
     definition is on :class:`ProfilePaired`. ``repeats_skipped``: why the campaign's planner
-    did not run the baseline's repeats r > 0 (the noise floor is then not measured).
+    did not run the baseline's repeats r > 0 (the noise floor is then not measured);
+    ``advice``: what would measure it (:func:`rig.stats.noise.noise_floor`).
 
     Sources: matched-pairs design and paired t-interval (Student 1908); percentile bootstrap
     (Efron & Tibshirani 1993); Wilson interval (Wilson 1927); the flip, tier inversion and noise
@@ -237,7 +244,8 @@ def paired_by_profile(rows: pd.DataFrame, baseline: str = "baseline", n_boot: in
             column and the value), or no row has profile ``baseline``.
         ValueError: ``n_boot`` negative.
     """
-    return paired_analysis(rows, baseline, n_boot, seed, score_col, repeats_skipped).table
+    return paired_analysis(rows, baseline, n_boot, seed, score_col, repeats_skipped,
+                           advice).table
 
 
 def paired_deltas(rows: pd.DataFrame, baseline: str = "baseline",

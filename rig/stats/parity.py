@@ -79,9 +79,12 @@ def error_parity(rows: pd.DataFrame, *, baseline: str, n_boot: int = 2000,
                 both = e.index.intersection(eb.index)
                 p, b = e.loc[both].to_numpy(), eb.loc[both].to_numpy()
                 if pid != baseline and len(both) >= 2 and (p.std() > 0 or b.std() > 0):
-                    res = stats.bootstrap((p, b), _ratio, paired=True, vectorized=True,
-                                          n_resamples=n_boot, method="percentile",
-                                          random_state=np.random.default_rng(seed))
+                    # a resample whose baseline has no error gives an infinite ratio;
+                    # the percentile interval is then not finite and not reported (below)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        res = stats.bootstrap((p, b), _ratio, paired=True, vectorized=True,
+                                              n_resamples=n_boot, method="percentile",
+                                              random_state=np.random.default_rng(seed))
                     lo, hi = res.confidence_interval
                     if np.isfinite(lo) and np.isfinite(hi):
                         fig["ratio_ci95"] = (float(lo), float(hi))

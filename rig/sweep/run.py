@@ -195,13 +195,17 @@ def _front_from_row(row: dict, question, oracle: ScoreResult, identity: dict,
 
 def _campaign_calls(camp: Campaign, variant: Variant):
     """Per campaign row, in order: (row, question, answer, profile, the variant's call id)."""
+    from rig.campaign.delivery import varied_profile
+
     questions = {q.question_id: q for q in camp.bank.questions}
     answers = {a.answer_id: a for _, a in camp.bank.answers()}
     profiles = {p.profile_id: p for p in camp.profiles.profiles}
     for rec in camp.rows.to_dict("records"):
         row = {k: _clean(v) for k, v in rec.items()}
         q, a = questions[row["question_id"]], answers[row["answer_id"]]
-        p = profiles[row["profile_id"]]
+        # the campaign's delivery variation (rig.campaign.delivery): the render it cached
+        p = varied_profile(profiles[row["profile_id"]], a.answer_id, int(row["repeat"]),
+                           float(camp.meta.get("delivery_sd_pct") or 0.0))
         yield row, q, a, p, call_id(q, a, p, int(row["repeat"]), int(row["seed"]),
                                     variant.version)
 
