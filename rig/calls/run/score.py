@@ -146,10 +146,12 @@ class ScoreChoice:
             "heard_speech", bq.get("turn_speech_start_epoch_s") is not None)
         got["heard_speech"] = heard
         if heard is False and (self.transport == "pipecat" or self.interviewer_url):
+            why = self._compat.reason(got.get("attempt_id"))  # the pipeline check's finding
             raise InterviewerDidNotHear(
                 f"{NOT_HEARD} (the bot raised no user-speech event from the answer's start "
-                f"at {span.start_s:.1f} s until it next spoke; its VAD or turn detector "
-                "heard nothing)")
+                f"at {span.start_s:.1f} s until it next spoke; "
+                + (f"rig's check of its pipeline: {why})" if why
+                   else "its VAD or turn detector heard nothing)"))
 
     def _bot_columns(self, got: dict) -> dict:
         """The row's bot columns (``interviewer_said``, ``interviewer_heard``,

@@ -27,6 +27,10 @@ too) into a :class:`rig.calls.bots.record.BotRecord` (:meth:`PipecatInprocLink.b
 its ``TranscriptionFrame`` s, ``frames`` every non-audio frame on its first push, and
 ``received_audio`` the caller's audio as the bot's input got it.
 
+When the bot's pipeline starts (the input's StartFrame), its processors are walked from rig's
+input along pipecat's links for a VAD or turn detector (:attr:`PipecatInprocLink.pipeline_check`,
+:mod:`rig.calls.bots.pipeline_check`): a bot with none will not hear the answer.
+
 Every call is its own bot instance on the calling thread's event loop; the bot's services load
 their own models per call (memory grows with ``--concurrency``).
 """
@@ -85,6 +89,7 @@ def _pipecat_classes():
             await super().start(frame)
             await self.set_transport_ready(frame)
             self._rs = _resampler(CALL_RATE_HZ, self.sample_rate)
+            self._link._check_pipeline(self)
             self._link._input_ready.set()
 
         async def feed(self, pcm: bytes) -> None:
@@ -200,6 +205,8 @@ class PipecatInprocLink:
         self._heard: list[tuple[float, str]] = []
         self._frames: list[tuple[float, object]] = []
         self._hung_up = False
+        #: whether the bot's pipeline has a VAD (checked at its StartFrame; None before)
+        self.pipeline_check = None
 
     # --- pipecat side ------------------------------------------------------------------------
     def _attach(self, setup) -> None:
@@ -209,6 +216,13 @@ class PipecatInprocLink:
         if worker is not None and self._worker is None:
             self._worker = worker
             worker.add_observer(self._observer_cls(self))
+
+    def _check_pipeline(self, first) -> None:
+        """At the input's StartFrame: :attr:`pipeline_check`, the bot's processors walked from
+        rig's input (:func:`rig.calls.bots.pipeline_check.check_pipeline`)."""
+        from rig.calls.bots.pipeline_check import check_pipeline
+
+        self.pipeline_check = check_pipeline(first)
 
     def _now(self) -> float:
         t = asyncio.get_running_loop().time()
