@@ -79,12 +79,18 @@ def test_example_bot_in_process_two_answers(campaign):
         bot = json.loads(Path(r["recording_path"]).with_suffix(".bot.json").read_text())
         assert QUESTION in bot["said"][0]["text"]  # the campaign's question, from the body
         assert bot["heard"], bot
+        # its LLM context (item 1): the user message its aggregator gave the LLM for the
+        # answer, copied when the context frame passed
+        assert r["interviewer_heard_context"], r["interviewer_heard_context"]
+        assert bot["context_heard"] and bot["context_heard"][-1][1] in r[
+            "interviewer_heard_context"]
     compat = json.loads((out / "bot_compat.json").read_text())  # said up front (item 6)
     assert compat["pipeline"]["hearing"] == "hears" and compat["pipeline"]["vad"]
     assert "warning: interviewer bot" not in proc.stderr
     # what the bot's STT heard of the strong answer is close to its script
     assert rows.loc["qr_strong", "wer"] < 0.35
     assert "grocery" in rows.loc["qr_strong", "transcript"].lower()
+    assert "grocery" in rows.loc["qr_strong", "interviewer_heard_context"].lower()
 
 
 DEAF = ROOT / "tests" / "data" / "bots" / "deaf_bot.py"
