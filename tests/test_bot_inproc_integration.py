@@ -79,9 +79,18 @@ def test_example_bot_in_process_two_answers(campaign):
         bot = json.loads(Path(r["recording_path"]).with_suffix(".bot.json").read_text())
         assert QUESTION in bot["said"][0]["text"]  # the campaign's question, from the body
         assert bot["heard"], bot
+        # its LLM context (item 1): the user message its aggregator gave the LLM for the
+        # answer, copied when the context frame passed
+        assert r["interviewer_heard_context"], r["interviewer_heard_context"]
+        assert bot["context_heard"] and bot["context_heard"][-1][1] in r[
+            "interviewer_heard_context"]
+    compat = json.loads((out / "bot_compat.json").read_text())  # said up front (item 6)
+    assert compat["pipeline"]["hearing"] == "hears" and compat["pipeline"]["vad"]
+    assert "warning: interviewer bot" not in proc.stderr
     # what the bot's STT heard of the strong answer is close to its script
     assert rows.loc["qr_strong", "wer"] < 0.35
     assert "grocery" in rows.loc["qr_strong", "transcript"].lower()
+    assert "grocery" in rows.loc["qr_strong", "interviewer_heard_context"].lower()
 
 
 DEAF = ROOT / "tests" / "data" / "bots" / "deaf_bot.py"
@@ -114,6 +123,14 @@ def test_a_deaf_bot_is_reported_as_not_hearing_never_scored(llama_server, tmp_pa
     print({k: r[k] for k in ("status", "error", "interviewer_said", "interviewer_heard",
                              "interviewer_heard_speech", "score_source")})
     assert r["status"] == "error" and NOT_HEARD in r["error"]
+    # said up front (issue 27, item 6): at the first call, its pipeline has no VAD; the row
+    # says why it did not hear, and the campaign's bot_compat.json keeps the finding
+    assert "warning: interviewer bot's pipeline: no VAD" in proc.stderr, proc.stderr[-3000:]
+    assert "will not hear the answer" in proc.stderr
+    assert "rig's check of its pipeline: no VAD or turn detector" in r["error"]
+    compat = json.loads((out / "bot_compat.json").read_text())
+    assert compat["pipeline"]["hearing"] == "deaf" and compat["pipeline"]["vad"] == []
+    assert compat["notes"][0]["kind"] == "pipecat_version"
     assert pd.isna(r["score"]) and pd.isna(r["score_source"])
     assert r["interviewer_heard_speech"] == False  # noqa: E712 - numpy bool
     assert QUESTION in r["interviewer_said"]  # what it said, in the failed row

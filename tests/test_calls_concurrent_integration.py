@@ -51,7 +51,8 @@ MEASURED = {c for c in ROW_TYPES if c.startswith("t_")} | set(TRANSPORT_COLUMNS)
     "score_minus_oracle", "parse_status", "scorer_top_prob_min", "scorer_entropy_mean_bits",
     # what the agent's ASR heard the interviewer say, and what it matched the question to
     "interviewer_said", "interviewer_heard", "question_asked", "question_match_similarity",
-    "interviewer_heard_speech"} | set(TAKING_COLUMNS)  # turn-taking: timed on arrival
+    "interviewer_heard_speech", "interviewer_heard_context",
+} | set(TAKING_COLUMNS)  # turn-taking: timed on arrival
 
 
 def _spec(out: Path, transport: str) -> CampaignSpec:

@@ -13,7 +13,9 @@ import pytest
 from rig.calls.bots.heard import (
     NOT_HEARD,
     bot_turn,
+    new_user_messages,
     record_turn,
+    user_texts,
     user_turn_events,
 )
 from rig.calls.bots.record import BotRecord, BotTurn
@@ -83,6 +85,75 @@ def test_no_user_speech_event_in_the_answer_is_not_heard_and_unknown_is_unknown(
     assert unknown.heard_speech is None and unknown.transcript is None
     rec = BotRecord(said=(BotTurn(0.0, 4.0, "Q?"),), frames=((9.0, object()),))
     assert record_turn(rec, 5.0, 9.0).heard_speech is False
+
+
+# --- the LLM context as a source of what the bot heard (item 1) -------------------------------
+class LLMContextFrame:  # named as pipecat's
+    pass
+
+
+def test_user_texts_of_an_llm_context():
+    msgs = [{"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "  I  led the   team. "},
+            {"role": "assistant", "content": "Okay."},
+            {"role": "user", "content": [{"type": "text", "text": "Then"},
+                                         {"type": "image_url", "image_url": "x"},
+                                         {"type": "text", "text": "we shipped."}]},
+            "not a dict", {"role": "user", "content": None}]
+    assert user_texts(msgs) == ["I led the team.", "Then we shipped."]
+
+
+def test_new_user_messages_after_the_shared_prefix():
+    assert new_user_messages([], ["a"]) == ["a"]
+    assert new_user_messages(["a"], ["a", "b", "c"]) == ["b", "c"]
+    assert new_user_messages(["a", "b"], ["a", "b"]) == []
+    assert new_user_messages(["a", "b"], ["a", "B"]) == ["B"]  # rewritten from the change
+    assert new_user_messages(["a"], ["a", ""]) == []
+
+
+def test_the_context_text_is_the_answers_turn_and_unknown_without_a_context():
+    ev = ((5.3, "started"), (15.0, "stopped"))
+    ctx = ((2.0, "the greeting's echo"), (15.4, "my answer"), (15.5, "in two parts"),
+           (25.0, "the next answer"))
+    t = bot_turn(ev, [0.0, 17.0], (), 5.0, 30.0, ctx)
+    assert t.context_text == "my answer in two parts"
+    assert bot_turn(ev, [0.0, 17.0], (), 5.0, 30.0).context_text is None
+    assert bot_turn(ev, [0.0, 17.0], (), 5.0, 30.0, ()).context_text == ""
+    # from a record: none in the window but a context frame seen: "" (known, empty)
+    rec = BotRecord(said=(BotTurn(0.0, 4.0, "Q?"), BotTurn(17.0, 18.0, "Okay.")),
+                    frames=((5.3, UserStartedSpeakingFrame()),
+                            (15.0, UserStoppedSpeakingFrame()), (1.0, LLMContextFrame())))
+    assert record_turn(rec, 5.0, 30.0).context_text == ""
+    rec = BotRecord(said=rec.said, frames=rec.frames[:2])
+    assert record_turn(rec, 5.0, 30.0).context_text is None
+    rec = BotRecord(said=rec.said, frames=rec.frames, context_heard=((15.4, "my answer"),))
+    assert record_turn(rec, 5.0, 30.0).context_text == "my answer"
+
+
+class _Context:  # an LLMContext stand-in: its messages change after each push, as a bot's do
+    def __init__(self) -> None:
+        self.messages: list[dict] = [{"role": "system", "content": "x"}]
+
+    def get_messages(self) -> list[dict]:
+        return self.messages
+
+
+def test_the_inproc_link_copies_the_context_when_its_frame_passes():
+    """The frame holds the context object, which ends the call holding every message: the
+    link keeps what was new at each push, with that push's time."""
+    from rig.calls.bots.app import BotApp
+    from rig.calls.transports.pipecat_inproc import PipecatInprocLink
+
+    link = PipecatInprocLink(BotApp("pipecat:b.py:f", None, "f", "create", lambda t: None), {})
+    ctx = _Context()
+    ctx.messages.append({"role": "user", "content": "first answer"})
+    link._snapshot_context(3.0, ctx)
+    ctx.messages += [{"role": "assistant", "content": "Okay."},
+                     {"role": "user", "content": "second answer"}]
+    link._snapshot_context(9.0, ctx)
+    link._snapshot_context(9.5, object())  # not a context: nothing read, nothing raised
+    ctx.messages.append({"role": "user", "content": "added after the call"})
+    assert link.bot_record().context_heard == ((3.0, "first answer"), (9.0, "second answer"))
 
 
 # --- through the campaign: a fake WebRTC call with the bot's RTVI messages --------------------

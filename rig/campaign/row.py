@@ -264,6 +264,7 @@ class CallRow:
     question_asked: str | None = None
     question_match_similarity: float | None = None
     interviewer_heard_speech: bool | None = None
+    interviewer_heard_context: str | None = None
     # turn-taking and conduct (TAKING_COLUMNS: rig.calls.run.turn_taking, rig.calls.conduct)
     response_latency_ms: float | None = None
     candidate_turns: int | None = None

@@ -43,10 +43,12 @@ TRANSPORT_COLUMNS: tuple[str, ...] = (
 #: it; ``question_match_similarity``: its similarity to the bank's question (0-1);
 #: ``interviewer_heard_speech``: whether the bot raised a user-speech event during the answer
 #: (null: unknown; False: "the interviewer did not hear the answer", a failed call, never
-#: scored; :mod:`rig.calls.bots.heard`). All but ``score_source`` are null on a simulated call.
+#: scored; :mod:`rig.calls.bots.heard`); ``interviewer_heard_context``: the user messages the
+#: bot's LLM context took in the answer's turn (in-process; null when it exposes none). All
+#: but ``score_source`` are null on a simulated call.
 SCORE_SOURCE_COLUMNS: tuple[str, ...] = (
     "score_source", "interviewer_said", "interviewer_heard", "question_asked",
-    "question_match_similarity", "interviewer_heard_speech")
+    "question_match_similarity", "interviewer_heard_speech", "interviewer_heard_context")
 
 #: The faults of a call and what was done with them (:mod:`rig.campaign.faults`;
 #: ``docs/calls.md``). ``faults``: the kinds found, ``,``-joined in the order of

@@ -213,6 +213,7 @@ def bot_words_html(call: dict) -> str:
                    "events (RTVI off, or a telephony bot).</p>")
     for col, what in (("question_asked", "The bot asked"),
                       ("interviewer_heard", "The bot heard"),
+                      ("interviewer_heard_context", "Its LLM was given"),
                       ("interviewer_said", "The bot said")):
         v = call.get(col)
         if isinstance(v, str) and v:

@@ -10,6 +10,10 @@ call is placed):
 - ``create``: ``FACTORY(transport)`` (plain or ``async``) returning the
   :class:`pipecat.pipeline.worker.PipelineWorker` (``PipelineTask``) to run; rig runs it.
 
+Loading also checks what rig can before any call (:mod:`rig.calls.bots.compat`:
+``BotApp.notes``); the pipeline is checked when it is built
+(:mod:`rig.calls.bots.pipeline_check`).
+
 The file is imported by path (``importlib``) under a module name of its own per path, so two
 bots with the same file name do not collide; it is imported once per process.
 """
@@ -18,10 +22,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from rig.calls.bots.compat import CompatNote, load_notes
 from rig.errors import ConfigError
 
 #: What ``--interviewer`` accepts for an in-process bot.
@@ -31,12 +36,16 @@ FactoryKind = Literal["runner", "create"]
 
 @dataclass(frozen=True)
 class BotApp:
-    """A loaded bot factory: ``kind`` says how rig calls ``factory`` (module docstring)."""
+    """A loaded bot factory: ``kind`` says how rig calls ``factory`` (module docstring);
+    ``notes`` what rig could check of it when loading it
+    (:func:`rig.calls.bots.compat.load_notes`: the pipecat version, settings the installed
+    pipecat drops, what in-process replaces)."""
     spec: str
     path: Path
     name: str
     kind: FactoryKind
     factory: Callable
+    notes: tuple[CompatNote, ...] = field(default=(), compare=False)
 
 
 def parse_spec(spec: str, option: str = "--interviewer") -> tuple[Path, str]:
@@ -119,4 +128,4 @@ def load_bot(spec: str, option: str = "--interviewer") -> BotApp:
                           f"{name}(transport, runner_args)` (pipecat's run_bot) or `def "
                           f"{name}(transport) -> PipelineTask`",
                           _shown(fn, name))
-    return BotApp(spec, path, name, kind, fn)
+    return BotApp(spec, path, name, kind, fn, load_notes(path, vars(module), fn, name))

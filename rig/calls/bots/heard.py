@@ -20,6 +20,10 @@ turns (:attr:`rig.calls.bots.record.BotRecord.said`):
   user turn was still open (it talked over the candidate). With no reply at all: its last
   user-stopped event, else the end of the call. Words spoken after the close are lost words.
 - ``transcript``: the bot's transcripts (``heard``) from the answer's start until it next spoke.
+- ``context_text``: the user messages that entered the bot's LLM context in the same window
+  (in-process: :attr:`rig.calls.bots.record.BotRecord.context_heard`): what its LLM was given
+  as the candidate's turn, which may differ from its transcripts (an aggregator that drops or
+  joins them). None when the bot exposes no LLM context.
 
 All times are seconds on the call clock (the record's).
 """
@@ -75,6 +79,32 @@ def user_turn_events(record: BotRecord) -> tuple[tuple[float, str], ...] | None:
     return tuple(sorted(out, key=lambda e: e[0]))
 
 
+def user_texts(messages: Sequence[object]) -> list[str]:
+    """The text of each ``role: user`` message of an LLM context's messages (pipecat's
+    ``LLMContext.get_messages()``: dicts whose ``content`` is a string or a list of parts,
+    ``{"type": "text", "text": ...}``); other messages and non-text parts are left out."""
+    out = []
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") != "user":
+            continue
+        c = m.get("content")
+        if isinstance(c, list):
+            c = " ".join(p.get("text", "") for p in c
+                         if isinstance(p, dict) and p.get("type") == "text")
+        if isinstance(c, str):
+            out.append(" ".join(c.split()))
+    return out
+
+
+def new_user_messages(before: Sequence[str], now: Sequence[str]) -> list[str]:
+    """The user messages in ``now`` after the longest prefix it shares with ``before`` (a
+    context that grew: the new ones; one that was rewritten: from the first change)."""
+    k = 0
+    while k < min(len(before), len(now)) and before[k] == now[k]:
+        k += 1
+    return [x for x in now[k:] if x]
+
+
 @dataclass(frozen=True)
 class HeardTurn:
     """The graded answer's turn as the bot took it (see the module). ``heard_speech`` None:
@@ -82,17 +112,19 @@ class HeardTurn:
     start in the answer (None: none); ``close_s`` where it took the turn; ``closed_by``
     ``silence_timeout`` (its user-stopped event), ``interviewer_spoke`` (it spoke during its
     open user turn), ``end_of_audio`` or ``no_speech``; ``transcript`` its STT's words of the
-    answer (None when it exposes no transcripts)."""
+    answer (None when it exposes no transcripts); ``context_text`` the user messages its LLM
+    context took in the answer's turn (None when it exposes no LLM context)."""
     heard_speech: bool | None
     speech_start_s: float | None
     close_s: float
     closed_by: str
     transcript: str | None
+    context_text: str | None = None
 
 
 def bot_turn(events: Sequence[tuple[float, str]] | None, said_starts: Sequence[float | None],
-             heard: Sequence[tuple[float, str]], answer_start_s: float, end_s: float
-             ) -> HeardTurn:
+             heard: Sequence[tuple[float, str]], answer_start_s: float, end_s: float,
+             context: Sequence[tuple[float, str]] | None = None) -> HeardTurn:
     """The answer's turn as the bot took it.
 
     Args:
@@ -101,6 +133,8 @@ def bot_turn(events: Sequence[tuple[float, str]] | None, said_starts: Sequence[f
         heard: the bot's transcripts ``(t_s, text)``.
         answer_start_s: the answer's first frame.
         end_s: the call's end (or the end of what the bot's record covers).
+        context: the user messages that entered the bot's LLM context ``(t_s, text)``
+            (None: it exposes no LLM context).
     """
     a = answer_start_s - LEAD_S
     replies = sorted(t for t in said_starts if t is not None and t > answer_start_s)
@@ -109,12 +143,14 @@ def bot_turn(events: Sequence[tuple[float, str]] | None, said_starts: Sequence[f
     text_until = reply if reply is not None else float("inf")
     texts = [x for t, x in heard if a <= t <= text_until]
     transcript = " ".join(" ".join(texts).split()) if heard or events is not None else None
+    ctx = None if context is None else " ".join(
+        " ".join(x for t, x in context if a <= t <= text_until).split())
     if events is None:
-        return HeardTurn(None, None, until, "end_of_audio", transcript)
+        return HeardTurn(None, None, until, "end_of_audio", transcript, ctx)
     inside = [(t, k) for t, k in events if a <= t <= until]
     first = next((i for i, (_, k) in enumerate(inside) if k == "started"), None)
     if first is None:
-        return HeardTurn(False, None, until, "no_speech", transcript)
+        return HeardTurn(False, None, until, "no_speech", transcript, ctx)
     start = inside[first][0]
     last_t, last_k = inside[-1]
     if last_k == "stopped":
@@ -123,13 +159,17 @@ def bot_turn(events: Sequence[tuple[float, str]] | None, said_starts: Sequence[f
         close, by = reply, "interviewer_spoke"
     else:
         close, by = end_s, "end_of_audio"
-    return HeardTurn(True, start, close, by, transcript)
+    return HeardTurn(True, start, close, by, transcript, ctx)
 
 
 def record_turn(record: BotRecord, answer_start_s: float, end_s: float) -> HeardTurn:
-    """:func:`bot_turn` on a :class:`BotRecord`."""
+    """:func:`bot_turn` on a :class:`BotRecord` (its LLM context: unknown when it pushed no
+    ``LLMContextFrame``)."""
+    has_context = bool(record.context_heard) or any(
+        type(f).__name__ == "LLMContextFrame" for _, f in record.frames)
     return bot_turn(user_turn_events(record), [s.start_s for s in record.said],
-                    record.heard, answer_start_s, end_s)
+                    record.heard, answer_start_s, end_s,
+                    record.context_heard if has_context else None)
 
 
 def turn_result(turn: HeardTurn, t0_epoch_s: float, prompt_end_epoch_s: float,
@@ -145,4 +185,5 @@ def turn_result(turn: HeardTurn, t0_epoch_s: float, prompt_end_epoch_s: float,
             "asr_avg_logprob": None, "asr_no_speech_prob": None, "repeat_requests": 0,
             "attempts": (), "score": None, "parse_status": "not_scored", "scorer_raw": "",
             "scorer_reason": None, "scorer_error": None, "seed": 0, "t_asr_s": None,
-            "t_scorer_s": None, "heard_speech": turn.heard_speech}
+            "t_scorer_s": None, "heard_speech": turn.heard_speech,
+            "context_text": turn.context_text}

@@ -46,6 +46,10 @@ class BotRecord:
         heard: ``(t_s, text)``: the bot's own transcripts of the candidate, when the bot
             exposes them (in-process ``TranscriptionFrame``; RTVI ``user-transcription``
             messages over WebRTC); empty when it does not.
+        context_heard: in-process only: ``(t_s, text)``: each user message that entered the
+            bot's LLM context, at the time the ``LLMContextFrame`` carrying it was first seen
+            (copied then: the context object itself holds the end-of-call state); empty when
+            the bot has no LLM context (or exposes none).
         messages: JSON messages the bot emitted (data-channel/RTVI messages, function-call
             results, app messages), in order, each a dict.
         frames: in-process only: ``(t_s, frame)`` for every frame the rig's observer saw
@@ -56,6 +60,7 @@ class BotRecord:
     """
     said: tuple[BotTurn, ...] = ()
     heard: tuple[tuple[float, str], ...] = ()
+    context_heard: tuple[tuple[float, str], ...] = ()
     messages: tuple[dict, ...] = ()
     frames: tuple[tuple[float, object], ...] = field(default=(), repr=False)
     log_lines: tuple[str, ...] = ()

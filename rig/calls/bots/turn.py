@@ -40,7 +40,8 @@ def inproc_result(record: BotRecord, t0_epoch_s: float, answer_start_epoch_s: fl
 
 def write_bot_record(path, record: BotRecord) -> None:
     """Write ``record`` as JSON beside the call's recording (atomically): ``said`` (start,
-    end, text), ``heard`` ((t, text)), ``frames`` ((t, frame class name) for the frames
+    end, text), ``heard`` ((t, text)), ``context_heard`` ((t, text): user messages that
+    entered its LLM context), ``frames`` ((t, frame class name) for the frames
     that mark turns, transcripts, text and errors; not the periodic ``*SpeakingFrame`` s,
     metrics or transport messages). Times: s on the call clock."""
     import json
@@ -56,4 +57,5 @@ def write_bot_record(path, record: BotRecord) -> None:
     write_text_atomic(path, json.dumps({
         "said": [{"start_s": s.start_s, "end_s": s.end_s, "text": s.text}
                  for s in record.said],
-        "heard": list(record.heard), "frames": frames}, indent=1))
+        "heard": list(record.heard), "context_heard": list(record.context_heard),
+        "frames": frames}, indent=1))

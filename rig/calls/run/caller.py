@@ -63,6 +63,7 @@ from rig.calls.bots.score_sources import (
 from rig.calls.interviewer.results import NoResultsRoute, ResultStore, poll_result
 from rig.calls.interviewer.session import InterviewerSettings
 from rig.calls.run.call_row import transport_columns, write_recording
+from rig.calls.run.compat_log import CompatLog, network_note
 from rig.calls.run.place import CallPlacing
 from rig.calls.run.score import ScoreChoice
 from rig.calls.run.stages import call_stages, score_source, stage_columns
@@ -163,10 +164,15 @@ class TransportCaller(CallPlacing, ScoreChoice):
             raise ValueError(f"TransportCaller: transport must be webrtc, twilio, sip or "
                              f"pipecat, got {self.transport!r}")
         self._bot_app = self._inproc = None
+        self._compat = CompatLog(self.out_dir, self._say, self.bot or self.interviewer_url,
+                                 self.transport)
         if self.transport == "pipecat":  # a bad bot file fails before any call (ConfigError)
             from rig.calls.bots.app import load_bot
 
             self._bot_app, self._inproc = load_bot(self.bot or ""), {}
+            self._compat.loaded(self._bot_app.notes)  # said now, before the first call
+        elif self.interviewer_url and self.replay is None:
+            self._compat.loaded([network_note(self.transport)])
         if not self.score_sources:
             raise ValueError("TransportCaller: score_sources is empty")
         for src in self.score_sources:  # a bad module or function fails before any call

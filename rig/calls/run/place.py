@@ -19,7 +19,8 @@ class CallPlacing:
     transport settings (``transport``, ``agent``, ``twilio_to``/``twilio_from``,
     ``stream_url``, ``agent_host``/``agent_port``, ``http_client``, ``answers_path``,
     ``bot_clock``, ``replay``, ``out_dir``) and the per-call state (``_placing``,
-    ``_replies``, ``_bot_records``, ``_inproc``, ``_bot_app``, ``_streams``, ``_lock``)."""
+    ``_replies``, ``_bot_records``, ``_inproc``, ``_bot_app``, ``_compat``, ``_streams``,
+    ``_lock``)."""
 
     # --- one call ----------------------------------------------------------------------------
     def _link(self, base: str, params: dict[str, str]):
@@ -47,6 +48,8 @@ class CallPlacing:
                      ) -> tuple[AgentResult, dict]:
         link = self._link(base, params)
         await link.connect()
+        # in-process: its pipeline's VAD check, at its StartFrame (said at the first deaf one)
+        self._compat.pipeline(params["attempt_id"], getattr(link, "pipeline_check", None))
         self._placing[params["attempt_id"]]["local_ports"] = link.local_ports()
         try:
             res = await run_agent(link, [answer], self.agent,

@@ -146,16 +146,18 @@ class ScoreChoice:
             "heard_speech", bq.get("turn_speech_start_epoch_s") is not None)
         got["heard_speech"] = heard
         if heard is False and (self.transport == "pipecat" or self.interviewer_url):
+            why = self._compat.reason(got.get("attempt_id"))  # the pipeline check's finding
             raise InterviewerDidNotHear(
                 f"{NOT_HEARD} (the bot raised no user-speech event from the answer's start "
-                f"at {span.start_s:.1f} s until it next spoke; its VAD or turn detector "
-                "heard nothing)")
+                f"at {span.start_s:.1f} s until it next spoke; "
+                + (f"rig's check of its pipeline: {why})" if why
+                   else "its VAD or turn detector heard nothing)"))
 
     def _bot_columns(self, got: dict) -> dict:
         """The row's bot columns (``interviewer_said``, ``interviewer_heard``,
-        ``interviewer_heard_speech``, ``question_asked``, ``question_match_similarity``); what
-        the bot said is kept in a failed call too (from its record when the call broke off
-        before the interview was mapped)."""
+        ``interviewer_heard_speech``, ``interviewer_heard_context``, ``question_asked``,
+        ``question_match_similarity``); what the bot said is kept in a failed call too (from
+        its record when the call broke off before the interview was mapped)."""
         span, imap, bq = got.get("span"), got.get("imap"), got.get("bot_q") or {}
         bot = self._bot_records.pop(got.get("attempt_id"), None)  # a call that broke off
         said = imap.said_text() if imap else (" | ".join(
@@ -164,6 +166,7 @@ class ScoreChoice:
                  else span.heard_text if span else None)
         return {"interviewer_said": said or None, "interviewer_heard": heard,
                 "interviewer_heard_speech": got.get("heard_speech"),
+                "interviewer_heard_context": bq.get("context_text"),
                 "question_asked": span.asked_text if span else None,
                 "question_match_similarity": span.match_similarity if span else None}
 

@@ -24,8 +24,14 @@ What the bot did is collected by an observer added to the bot's own pipeline wor
 from the transport's processors' setup, so a ``run_bot`` that builds its own task is observed
 too) into a :class:`rig.calls.bots.record.BotRecord` (:meth:`PipecatInprocLink.bot_record`):
 ``said`` the bot's TTS text per speaking turn with its start and end on the call clock, ``heard``
-its ``TranscriptionFrame`` s, ``frames`` every non-audio frame on its first push, and
+its ``TranscriptionFrame`` s, ``context_heard`` the user messages that entered its LLM
+context (copied when each ``LLMContextFrame`` passed), ``frames`` every non-audio frame on its
+first push, and
 ``received_audio`` the caller's audio as the bot's input got it.
+
+When the bot's pipeline starts (the input's StartFrame), its processors are walked from rig's
+input along pipecat's links for a VAD or turn detector (:attr:`PipecatInprocLink.pipeline_check`,
+:mod:`rig.calls.bots.pipeline_check`): a bot with none will not hear the answer.
 
 Every call is its own bot instance on the calling thread's event loop; the bot's services load
 their own models per call (memory grows with ``--concurrency``).
@@ -85,6 +91,7 @@ def _pipecat_classes():
             await super().start(frame)
             await self.set_transport_ready(frame)
             self._rs = _resampler(CALL_RATE_HZ, self.sample_rate)
+            self._link._check_pipeline(self)
             self._link._input_ready.set()
 
         async def feed(self, pcm: bytes) -> None:
@@ -198,8 +205,12 @@ class PipecatInprocLink:
         self._said: list[list] = []  # [start_s, end_s, [spoken texts], [texts given]]
         self._to_say: list[str] = []
         self._heard: list[tuple[float, str]] = []
+        self._context_heard: list[tuple[float, str]] = []
+        self._context_users: list[str] = []  # the context's user messages at the last snapshot
         self._frames: list[tuple[float, object]] = []
         self._hung_up = False
+        #: whether the bot's pipeline has a VAD (checked at its StartFrame; None before)
+        self.pipeline_check = None
 
     # --- pipecat side ------------------------------------------------------------------------
     def _attach(self, setup) -> None:
@@ -209,6 +220,13 @@ class PipecatInprocLink:
         if worker is not None and self._worker is None:
             self._worker = worker
             worker.add_observer(self._observer_cls(self))
+
+    def _check_pipeline(self, first) -> None:
+        """At the input's StartFrame: :attr:`pipeline_check`, the bot's processors walked from
+        rig's input (:func:`rig.calls.bots.pipeline_check.check_pipeline`)."""
+        from rig.calls.bots.pipeline_check import check_pipeline
+
+        self.pipeline_check = check_pipeline(first)
 
     def _now(self) -> float:
         t = asyncio.get_running_loop().time()
@@ -222,6 +240,7 @@ class PipecatInprocLink:
             BotStoppedSpeakingFrame,
             ErrorFrame,
             InterimTranscriptionFrame,
+            LLMContextFrame,
             TranscriptionFrame,
             TTSTextFrame,
         )
@@ -249,6 +268,20 @@ class PipecatInprocLink:
         elif isinstance(frame, TranscriptionFrame) and not isinstance(
                 frame, InterimTranscriptionFrame):
             self._heard.append((t, frame.text.strip()))
+        elif isinstance(frame, LLMContextFrame) and not getattr(frame, "speculation", False):
+            self._snapshot_context(t, frame.context)
+
+    def _snapshot_context(self, t: float, context) -> None:
+        """The user messages new in the bot's LLM context since the last snapshot, copied now
+        (:func:`rig.calls.bots.heard.new_user_messages`)."""
+        from rig.calls.bots.heard import new_user_messages, user_texts
+
+        try:
+            users = user_texts(context.get_messages())
+        except Exception:  # a context of another shape: nothing to read
+            return
+        self._context_heard.extend((t, x) for x in new_user_messages(self._context_users, users))
+        self._context_users = users
 
     async def _run(self) -> None:
         try:
@@ -361,5 +394,6 @@ class PipecatInprocLink:
         audio = None
         if self._received and self._in_rate:
             audio = Audio(pcm16_to_float(np.concatenate(self._received)), self._in_rate)
-        return BotRecord(said=tuple(said), heard=tuple(self._heard), frames=tuple(self._frames),
+        return BotRecord(said=tuple(said), heard=tuple(self._heard),
+                         context_heard=tuple(self._context_heard), frames=tuple(self._frames),
                          received_audio=audio)
