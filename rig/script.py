@@ -2,7 +2,12 @@
 
 Script marks (inline, removed from the WER reference):
     ``[pause 1.2s]``  silence of 1.2 seconds inside the answer;
-    ``[um]``, ``[uh]``, ``[erm]``, ``[hmm]``  a spoken filler.
+    ``[um]``, ``[uh]``, ``[erm]``, ``[hmm]``  a spoken filler;
+    ``[lang en]`` ... ``[/lang]``  a code-switched span: the words between are in another
+    language (a Whisper code, :mod:`rig.language`) than the bank's; a profile's
+    ``span_voices`` speaks them with a voice of that language (:mod:`rig.synth.render`).
+    Spans do not nest; marks inside a span are allowed; the span's words stay in the WER
+    reference.
 The WER reference policy is ``clean``: the spoken script words without marks or fillers.
 ``verbatim`` keeps the fillers (see :func:`reference_text`). :func:`normalise_script` turns
 typographic characters into the plain ones the voices read (:mod:`rig.answers` applies it
@@ -21,14 +26,17 @@ from rig.script_fractions import spell_fractions, unslash_fractions
 ReferencePolicy = Literal["clean", "verbatim"]
 
 FILLERS = ("um", "uh", "erm", "hmm")
-_MARK = re.compile(r"\[\s*(pause\s+(?P<pause>\d+(?:\.\d+)?)\s*s|(?P<filler>um|uh|erm|hmm))\s*\]",
-                   re.IGNORECASE)
+_MARK = re.compile(r"\[\s*(pause\s+(?P<pause>\d+(?:\.\d+)?)\s*s|(?P<filler>um|uh|erm|hmm)"
+                   r"|lang\s+(?P<lang>[A-Za-z]{2,3})|(?P<close>/lang))\s*\]", re.IGNORECASE)
 _ANY_BRACKET = re.compile(r"\[[^\]]*\]")
 
 
 @dataclass(frozen=True)
 class Words:
+    """A run of spoken words; ``language`` is set inside a ``[lang xx]`` span (None: the
+    bank's language)."""
     text: str
+    language: str | None = None
 
 
 @dataclass(frozen=True)
@@ -44,35 +52,67 @@ class Filler:
 Segment = Words | Pause | Filler
 
 
+def _unknown(text: str) -> None:
+    bad = _ANY_BRACKET.search(text)
+    if bad:
+        raise ValueError(f"unknown script mark {bad.group(0)!r}; use [pause 1.2s], "
+                         f"[{']/['.join(FILLERS)}] or [lang en] ... [/lang]")
+
+
 def parse_script(script: str) -> list[Segment]:
-    """Split a script into spoken word runs, pauses and fillers, in order.
+    """Split a script into spoken word runs, pauses and fillers, in order; word runs inside a
+    ``[lang xx]`` span carry that language.
 
     Raises:
-        ValueError: an unknown ``[...]`` mark (the message quotes it).
+        ValueError: an unknown ``[...]`` mark (the message quotes it), a language Whisper does
+            not know, a span opened inside a span, a ``[/lang]`` with no span open, a span
+            left open, or a span with no words.
     """
+    from rig.language import check_language
+
     out: list[Segment] = []
-    pos = 0
+    pos, lang, span_words = 0, None, 0
     for m in _MARK.finditer(script):
         before = script[pos:m.start()]
-        bad = _ANY_BRACKET.search(before)
-        if bad:
-            raise ValueError(f"unknown script mark {bad.group(0)!r}; use [pause 1.2s] or "
-                             f"[{']/['.join(FILLERS)}]")
+        _unknown(before)
         if before.strip():
-            out.append(Words(" ".join(before.split())))
-        if m.group("pause"):
+            out.append(Words(" ".join(before.split()), lang))
+            span_words += len(before.split())
+        if m.group("lang"):
+            if lang is not None:
+                raise ValueError(f"script mark {m.group(0)!r} at character {m.start()}: spans "
+                                 f"do not nest (the [lang {lang}] span is still open)")
+            lang, span_words = check_language(m.group("lang")), 0
+        elif m.group("close"):
+            if lang is None:
+                raise ValueError(f"script mark '[/lang]' at character {m.start()} closes no "
+                                 "span: open one with [lang en]")
+            if not span_words:
+                raise ValueError(f"the [lang {lang}] span closed at character {m.start()} "
+                                 "has no words")
+            lang = None
+        elif m.group("pause"):
             out.append(Pause(float(m.group("pause"))))
         else:
             out.append(Filler(m.group("filler").lower()))
         pos = m.end()
     rest = script[pos:]
-    bad = _ANY_BRACKET.search(rest)
-    if bad:
-        raise ValueError(f"unknown script mark {bad.group(0)!r}; use [pause 1.2s] or "
-                         f"[{']/['.join(FILLERS)}]")
+    _unknown(rest)
+    if lang is not None:
+        raise ValueError(f"the [lang {lang}] span is never closed: end it with [/lang]")
     if rest.strip():
         out.append(Words(" ".join(rest.split())))
     return out
+
+
+def span_languages(script: str) -> tuple[str, ...]:
+    """The languages of the script's ``[lang xx]`` spans, in first-use order (empty when the
+    script does not switch).
+
+    Raises:
+        ValueError: as :func:`parse_script`."""
+    return tuple(dict.fromkeys(s.language for s in parse_script(script)
+                               if isinstance(s, Words) and s.language))
 
 
 #: Typographic characters a word processor or chat tool puts in a script, and their plain forms

@@ -34,7 +34,9 @@ def _table(result: dict) -> Table:
     cols = [(m, d["validity"]) for m, d in result["modes"].items()]
     if "inter_grader" in result:
         cols.append(("graders (ceiling)", result["inter_grader"]["validity"]))
-    t = Table(title=f"judge validity on {result['bank']} ({result['pipeline_version']})")
+    lang = result.get("language")
+    t = Table(title=f"judge validity on {result['bank']}"
+              + (f", language {lang}" if lang else "") + f" ({result['pipeline_version']})")
     t.add_column("figure")
     for name, _ in cols:
         t.add_column(name, justify="right")
@@ -83,7 +85,10 @@ def validate(
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
 ) -> None:
     """Grade every script of the bank (the oracle path, no audio) and compare the judge with
-    the bank's reference grades: correlation, error, decision agreement, tier order."""
+    the bank's reference grades: correlation, error, decision agreement, tier order. The
+    figures are the bank's language's (``language`` in the JSON and the title): run it once
+    per language bank (answer_bank/es, fr, de; es_twin against answer_bank/mini's
+    q01_conflict for the same content in two languages; docs/measurement.md)."""
     from rig.answers import load_bank
     from rig.pipeline import load_pipeline, pipeline_version
     from rig.scorer.factory import build_scorer
@@ -114,6 +119,7 @@ def validate(
     result["pipeline_version"] = versions[chosen[0]] if len(chosen) == 1 else None
     result["pipeline_versions"] = versions
     result["answers_path"] = str(answers)
+    result["language"] = bank.meta.language  # the bank's: rubric, question and scripts
     if out is not None:
         files = write_validation(out, result)
     from rig.scorer.bank_validity import record

@@ -32,7 +32,7 @@ DIMENSIONS: tuple[str, ...] = ("voice", "pace", "pauses", "response_delay", "dis
                                "interruption", "noise", "channel", "language")
 # Which top-level fields belong to which dimension (``accent_label`` describes the voice).
 _FIELDS_OF: dict[str, tuple[str, ...]] = {
-    "voice": ("voice", "accent_label"),
+    "voice": ("voice", "accent_label", "span_voices"),
     "pace": ("pace",),
     "pauses": ("pauses",),
     "response_delay": ("response_delay_s",),
@@ -77,6 +77,24 @@ class Profile(BaseModel):
     language: str = Field("en", description="the language the caller speaks: a Whisper "
                           "code (rig.language.WHISPER_LANGUAGES); a campaign pairs it with "
                           "banks of the same language")
+    span_voices: dict[str, Voice] = Field(default_factory=dict, description="a voice per "
+                                          "language for a script's code-switched spans "
+                                          "([lang en] ... [/lang], rig.script); a span in a "
+                                          "language not named here is spoken by `voice`; "
+                                          "part of the voice dimension")
+
+    @field_validator("span_voices")
+    @classmethod
+    def _span_voices(cls, v: dict[str, Voice]) -> dict[str, Voice]:
+        from rig.language import check_language
+
+        for lang, voice in v.items():
+            if check_language(lang) != lang:
+                raise ValueError(f"span_voices key {lang!r}: write the code in lower case")
+            if voice.engine == "recorded":
+                raise ValueError(f"span_voices.{lang}: a recorded voice cannot speak a span "
+                                 "(the recording holds the whole answer); name a synthesiser")
+        return v
 
     @field_validator("language")
     @classmethod
@@ -102,8 +120,10 @@ class Profile(BaseModel):
 
     def setting(self, dimension: str) -> str:
         """The profile's value of one dimension, in words with units."""
+        spans = "".join(f"; [{lang}] {v.engine}:{v.voice_id}"
+                        for lang, v in sorted(self.span_voices.items()))
         return {
-            "voice": f"{self.voice.engine}:{self.voice.voice_id}",
+            "voice": f"{self.voice.engine}:{self.voice.voice_id}{spans}",
             "pace": self.pace.describe(), "pauses": self.pauses.describe(),
             "response_delay": f"{self.response_delay_s:g} s",
             "disfluency": self.disfluency.describe(), "interruption": self.interruption.describe(),
@@ -162,4 +182,5 @@ _NEWER_FIELDS: tuple[tuple[str | None, str, Any], ...] = (
     ("voice", "config_path", None),
     ("voice", "speaker_wav", None),
     (None, "outage", {"duration_s": 0.0, "at_share": 0.5}),
+    (None, "span_voices", {}),
 )

@@ -21,10 +21,12 @@ profile's pauses and fillers, deterministically given the seed:
    with the seed (stream 4), are said twice: first alone, without their punctuation, as a cut
    phrase ("the, the team"), then as written. The first saying is a disfluency token, like a
    filler: not in the clean reference, in the verbatim one.
-5. Words are grouped into chunks: a chunk ends at a sentence end, a pause, a filler or a
-   repetition; each filler and each repetition is its own chunk. Between two chunks with no
-   pause, the renderer inserts a short natural gap: ``sentence_gap_s`` after a sentence end,
-   ``phrase_gap_s`` otherwise (both well below an endpointing timer of several hundred ms).
+5. Words are grouped into chunks: a chunk ends at a sentence end, a pause, a filler, a
+   repetition or a change of language (a ``[lang xx]`` span of :mod:`rig.script`: the span's
+   chunks carry its ``language``); each filler and each repetition is its own chunk. Between
+   two chunks with no pause, the renderer inserts a short natural gap: ``sentence_gap_s``
+   after a sentence end, ``phrase_gap_s`` otherwise (both well below an endpointing timer of
+   several hundred ms).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class Chunk:
             repeated word): not part of the clean reference.
         ends_sentence: the chunk ends a sentence (selects the gap that follows it).
         kind: ``words`` (script words), ``filler`` or ``repetition``.
+        language: the ``[lang xx]`` span the words are in (None: the bank's language).
     """
 
     text: str
@@ -72,6 +75,7 @@ class Chunk:
     is_filler: bool = False
     ends_sentence: bool = False
     kind: ChunkKind = "words"
+    language: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ Step = Chunk | Silence
 class _Word:
     text: str
     ends_sentence: bool
+    language: str | None = None
 
 
 def _ends_sentence(word: str, next_word: str | None) -> bool:
@@ -154,12 +159,13 @@ def make_plan(script: str, pauses: Pauses, disfluency: Disfluency, seed: int) ->
     if seed < 0:
         raise ValueError(f"seed must be non-negative, got {seed}")
     segments = parse_script(script)
-    flat = [w for seg in segments if isinstance(seg, Words) for w in seg.text.split()]
+    flat = [(w, seg.language) for seg in segments if isinstance(seg, Words)
+            for w in seg.text.split()]
     if not flat:
         raise ValueError("the script has no spoken words")
-    words = [_Word(w, _ends_sentence(w, flat[i + 1] if i + 1 < len(flat) else None))
-             for i, w in enumerate(flat)]
-    words[-1] = _Word(words[-1].text, True)
+    words = [_Word(w, _ends_sentence(w, flat[i + 1][0] if i + 1 < len(flat) else None), lang)
+             for i, (w, lang) in enumerate(flat)]
+    words[-1] = _Word(words[-1].text, True, words[-1].language)
 
     # Tokens: ("w", index) for a word, ("pause", s, source), ("filler", word).
     tokens: list[tuple] = []
@@ -201,7 +207,7 @@ def make_plan(script: str, pauses: Pauses, disfluency: Disfluency, seed: int) ->
         if tok[0] == "w" and tok[1] in before:
             expanded.append(("filler", before[tok[1]]))
         if tok[0] == "w" and tok[1] in repeated:
-            expanded.append(("repeat", words[tok[1]].text.strip(_PUNCT)))
+            expanded.append(("repeat", words[tok[1]].text.strip(_PUNCT), words[tok[1]].language))
         expanded.append(tok)
         if tok[0] == "w":
             expanded.extend(("pause", pauses.pause_s, "profile") for b in after if b == tok[1])
@@ -212,11 +218,13 @@ def make_plan(script: str, pauses: Pauses, disfluency: Disfluency, seed: int) ->
     def flush() -> None:
         if run:
             steps.append(Chunk(" ".join(w.text for w in run), tuple(w.text for w in run),
-                               ends_sentence=run[-1].ends_sentence))
+                               ends_sentence=run[-1].ends_sentence, language=run[0].language))
             run.clear()
 
     for tok in expanded:
         if tok[0] == "w":
+            if run and run[-1].language != words[tok[1]].language:
+                flush()
             run.append(words[tok[1]])
             if words[tok[1]].ends_sentence:
                 flush()
@@ -225,7 +233,9 @@ def make_plan(script: str, pauses: Pauses, disfluency: Disfluency, seed: int) ->
             steps.append(Silence(float(tok[1]), tok[2]))
         else:
             flush()
+            rep = tok[0] == "repeat"
             steps.append(Chunk(tok[1], (tok[1],), is_filler=True,
-                               kind="filler" if tok[0] == "filler" else "repetition"))
+                               kind="repetition" if rep else "filler",
+                               language=tok[2] if rep else None))
     flush()
     return steps

@@ -16,7 +16,9 @@ Order of operations (every step deterministic given the seed):
    A ``pace.wpm`` target is met on the output (:mod:`rig.synth.pace`): the words per minute
    of the render are measured and the engine's rate adjusted (then, when the rate alone
    cannot get there, the chunks time-stretched) until within 3% of the target; every try is
-   a cached render of its own.
+   a cached render of its own. A chunk in a code-switched span (``[lang en] ... [/lang]``,
+   :mod:`rig.script`) is synthesized by the profile's ``span_voices`` voice of that language
+   (the profile's own voice when it names none); the span voices enter the render key.
 3. ``response_delay_s`` of silence goes before, ``trailing_silence_s`` after.
 4. The whole render is scaled to an active speech level of ``TARGET_LEVEL_DB`` dBFS (peaks
    kept at or below ``PEAK_LIMIT``), so engines and recordings reach the line at one level.
@@ -38,7 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -85,11 +87,21 @@ def _step_json(step: Step) -> list:
     if isinstance(step, Silence):
         return ["silence", step.duration_s]
     out = ["chunk", step.text, step.is_filler, step.ends_sentence]
-    return [*out, "repetition"] if step.kind == "repetition" else out
+    out = [*out, "repetition"] if step.kind == "repetition" else out
+    return [*out, "lang", step.language] if step.language else out
+
+
+SpanEngines = Mapping[str, Engine]
+
+
+def _engine_of(step: Chunk, engine: Engine, span_engines: SpanEngines) -> Engine:
+    """The engine that speaks a chunk: its span language's, else the profile's voice."""
+    return span_engines.get(step.language, engine) if step.language else engine
 
 
 def render_key(plan: list[Step], engine: Engine, rate: float, response_delay_s: float,
-               trailing_silence_s: float, sample_rate_hz: int, stretch: float = 1.0) -> str:
+               trailing_silence_s: float, sample_rate_hz: int, stretch: float = 1.0,
+               span_engines: SpanEngines | None = None) -> str:
     """sha256 of everything that shapes a synthesized render.
 
     The plan stands for the script, the extra pauses and the fillers with their seed: two
@@ -98,6 +110,11 @@ def render_key(plan: list[Step], engine: Engine, rate: float, response_delay_s: 
     before time-stretching existed keep their keys).
     """
     extra = {"stretch": float(stretch), "stretch_version": "wsola-1"} if stretch != 1.0 else {}
+    used = {s.language for s in plan if isinstance(s, Chunk) and s.language}
+    spans = {lang: [e.name, e.voice_id, e.version]
+             for lang, e in sorted((span_engines or {}).items()) if lang in used}
+    if spans:  # a code-switched span spoken by another voice (plans without spans: as before)
+        extra["span_voices"] = spans
     if stretch != 1.0 or rate != 1.0:
         extra["pauses_kept"] = f"v1 {PAUSE_FLOOR_DB:g} dB {MIN_PAUSE_S:g} s"
     return _sha256({**extra,
@@ -132,13 +149,25 @@ def _level(samples: np.ndarray, sample_rate_hz: int) -> np.ndarray:
     return (samples * gain).astype(np.float32)
 
 
-def _speak(plan: list[Step], engine: Engine, rate: float, response_delay_s: float,
-           trailing_silence_s: float, sr: int, stretch: float = 1.0
-           ) -> tuple[Audio, list[WordTiming]]:
-    texts = list(dict.fromkeys(s.text for s in plan if isinstance(s, Chunk)))
+def _synthesize(texts: list[str], engine: Engine, rate: float) -> list[Audio]:
     batch = getattr(engine, "synthesize_all", None)
-    spoken = batch(texts, rate) if batch else [engine.synthesize(t, rate) for t in texts]
-    audio_of = {t: trim(a.resample(sr)).samples for t, a in zip(texts, spoken, strict=True)}
+    return batch(texts, rate) if batch else [engine.synthesize(t, rate) for t in texts]
+
+
+def _speak(plan: list[Step], engine: Engine, rate: float, response_delay_s: float,
+           trailing_silence_s: float, sr: int, stretch: float = 1.0,
+           span_engines: SpanEngines | None = None) -> tuple[Audio, list[WordTiming]]:
+    spans = span_engines or {}
+    chunks = list(dict.fromkeys((s.text, s.language) for s in plan if isinstance(s, Chunk)))
+    by_engine: dict[int, tuple[Engine, list[tuple[str, str | None]]]] = {}
+    for text, lang in chunks:
+        eng = _engine_of(Chunk(text, (), language=lang), engine, spans)
+        by_engine.setdefault(id(eng), (eng, []))[1].append((text, lang))
+    audio_of: dict[tuple[str, str | None], np.ndarray] = {}
+    for eng, keys in by_engine.values():
+        spoken = _synthesize([t for t, _ in keys], eng, rate)
+        audio_of.update({k: trim(a.resample(sr)).samples
+                         for k, a in zip(keys, spoken, strict=True)})
     if stretch != 1.0:
         audio_of = {t: time_stretch(a, sr, stretch) for t, a in audio_of.items()}
     if stretch != 1.0 or rate != 1.0:  # pace changes the speech, not its pauses
@@ -158,7 +187,7 @@ def _speak(plan: list[Step], engine: Engine, rate: float, response_delay_s: floa
                 gap = np.zeros(round(gap_s * sr), np.float32)
                 parts.append(gap)
                 pos += len(gap)
-            part, prev = audio_of[step.text], step
+            part, prev = audio_of[(step.text, step.language)], step
             words += _share_by_chars(step.words, pos, pos + len(part), sr, step.is_filler,
                                      step.kind)
         parts.append(part)
@@ -206,21 +235,23 @@ def _render_recorded(script: str, profile: Profile, answer_id: str,
 
 def _speak_cached(plan: list[Step], eng: Engine, rate: float, profile: Profile,
                   trailing_silence_s: float, sr: int, folder: Path, use_cache: bool,
-                  stretch: float = 1.0) -> tuple[Audio, list[WordTiming], str]:
+                  stretch: float = 1.0, span_engines: SpanEngines | None = None
+                  ) -> tuple[Audio, list[WordTiming], str]:
     key = render_key(plan, eng, rate, profile.response_delay_s, trailing_silence_s, sr,
-                     stretch)
+                     stretch, span_engines)
     cached = load_render(folder, key) if use_cache else None
     if cached is not None:
         return cached[0], cached[1], key
     audio, words = _speak(plan, eng, rate, profile.response_delay_s, trailing_silence_s, sr,
-                          stretch)
+                          stretch, span_engines)
     if use_cache:
         store_render(folder, key, audio, words, eng)
     return audio, words, key
 
 
 def _speak_at_wpm(plan: list[Step], eng: Engine, profile: Profile, trailing_silence_s: float,
-                  sr: int, folder: Path, use_cache: bool
+                  sr: int, folder: Path, use_cache: bool,
+                  span_engines: SpanEngines | None = None
                   ) -> tuple[Audio, list[WordTiming], str, float, float]:
     """Render at the rate (and, failing that, the time-stretch) whose measured words per
     minute meets ``profile.pace.wpm`` (:func:`rig.synth.pace.fit_wpm`); every try is cached.
@@ -235,7 +266,7 @@ def _speak_at_wpm(plan: list[Step], eng: Engine, profile: Profile, trailing_sile
 
     def attempt(rate: float, stretch: float):
         audio, words, key = _speak_cached(plan, eng, rate, profile, trailing_silence_s, sr,
-                                          folder, use_cache, stretch)
+                                          folder, use_cache, stretch, span_engines)
         return (audio, words, key), measure_wpm(words, pauses_s)
 
     (audio, words, key), rate, stretch, _ = fit_wpm(
@@ -261,15 +292,20 @@ def render_speech(script: str, profile: Profile, seed: int, *, answer_id: str = 
     else:
         eng = engine or engine_for_voice(profile.voice, resolve_path)
         plan = make_plan(script, profile.pauses, profile.disfluency, seed)
+        used = {s.language for s in plan if isinstance(s, Chunk) and s.language}
+        spans = {lang: engine_for_voice(v, resolve_path)
+                 for lang, v in profile.span_voices.items() if lang in used}
         pauses_s = inner_pauses_s(plan)
         folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         if profile.pace.wpm is not None:
             audio, words, key, rate, stretch = _speak_at_wpm(
-                plan, eng, profile, trailing_silence_s, sample_rate_hz, folder, use_cache)
+                plan, eng, profile, trailing_silence_s, sample_rate_hz, folder, use_cache,
+                spans)
         else:
             rate = float(profile.pace.rate)
             audio, words, key = _speak_cached(plan, eng, rate, profile, trailing_silence_s,
-                                              sample_rate_hz, folder, use_cache)
+                                              sample_rate_hz, folder, use_cache, stretch,
+                                              spans)
         name, voice_id, version = eng.name, eng.voice_id, eng.version
     spoken = [w for w in words if w.end_s > w.start_s] or words
     return RenderedAnswer(audio=audio, words=tuple(words), speech_start_s=spoken[0].start_s,
@@ -286,7 +322,7 @@ def render_answer(script: str, profile: Profile, seed: int, *, answer_id: str = 
     """Render ``script`` as ``profile``'s caller would say it, with the profile's noise.
 
     Args:
-        script: the answer script, with ``[pause 1.2s]`` and ``[um]`` marks.
+        script: the answer script, with ``[pause 1.2s]``, ``[um]`` and ``[lang en]`` marks.
         profile: voice, pace, pauses, response delay, fillers and noise to apply (the channel is
             applied later, by :mod:`rig.channel`).
         seed: the call's repeat seed (>= 0): places the profile's fillers and repetitions and
