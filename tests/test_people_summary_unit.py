@@ -44,7 +44,7 @@ def rated(rows: pd.DataFrame, share: float = 0.6, seed: int = 5) -> list[Rating]
 def test_error_parity_recomputed():
     rows = attributed_rows(n_answers=30)
     s = campaign_summary(rows, campaign_id="c", pipeline_version="v", n_boot=200)
-    assert s.schema_version == "1.7" and s.human_ratings is None
+    assert s.schema_version == "1.8" and s.human_ratings is None
     per = rows.groupby(["profile_id", "answer_id"]).agg(
         score=("score", "mean"), ref=("reference_score", "first"), cut=("cutoff", "first"))
     for pid in ("baseline", "long_pauses"):
