@@ -1,0 +1,61 @@
+"""calibration.json (rig.scorer.calibrated): built from a validity folder's answers.csv (a
+synthetic one here), each question scored by the map fitted without it, the full map for
+questions it never saw, and the file's named errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_calibration_unit import bank
+
+from rig.errors import ConfigError
+from rig.scorer.calibrated import build_calibration, load_calibration
+from rig.stats.calibration import leave_one_question_out
+
+pytestmark = pytest.mark.unit
+
+
+def validity(tmp_path, repeats: int = 2):
+    d = bank(4)
+    rows = []
+    for r in range(repeats):  # two gradings per answer: averaged per answer
+        for i, row in d.iterrows():
+            rows.append({**row, "mode": "expected", "repeat": r, "answer_id": f"a{i}",
+                         "score": row.score + (1 if r else -1)})
+    import pandas as pd
+
+    pd.DataFrame(rows).to_csv(tmp_path / "answers.csv", index=False)
+    (tmp_path / "validity.json").write_text(json.dumps({"pipeline_version": "ref-abc",
+                                                        "answers_path": "answer_bank/x"}))
+    return d
+
+
+@pytest.mark.parametrize("method", ["linear", "isotonic"])
+def test_held_out_maps_score_out_of_sample(tmp_path, method):
+    d = validity(tmp_path)
+    cal = build_calibration(tmp_path, method)
+    assert cal.judge_pipeline_version == "ref-abc" and cal.method == method
+    fig, pred = leave_one_question_out(d, method)  # the repeat-averaged score is d.score
+    assert cal.out_of_sample["after"] == pytest.approx(fig["after"])
+    for _, row in pred.iterrows():
+        assert cal.apply(row.question_id, row.score) == pytest.approx(row.calibrated)
+    assert cal.apply("never_seen", 70.0) == pytest.approx(
+        float(cal.all.calibration().apply(70.0)))
+    path = tmp_path / "calibration.json"
+    path.write_text(cal.model_dump_json())
+    assert load_calibration(path) == cal
+
+
+def test_errors_name_the_file_and_field(tmp_path):
+    with pytest.raises(ConfigError, match=r"answers\.csv"):
+        build_calibration(tmp_path)
+    validity(tmp_path)
+    with pytest.raises(ConfigError, match="no gradings in mode"):
+        build_calibration(tmp_path, mode="argmax")
+    with pytest.raises(ConfigError, match="no such file"):
+        load_calibration(tmp_path / "nope.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"method": "cubic"}))
+    with pytest.raises(ConfigError, match=r"bad\.json"):
+        load_calibration(bad)
