@@ -59,3 +59,20 @@ def test_errors_name_the_file_and_field(tmp_path):
     bad.write_text(json.dumps({"method": "cubic"}))
     with pytest.raises(ConfigError, match=r"bad\.json"):
         load_calibration(bad)
+
+
+def test_calibrated_scorer_maps_the_score_and_keeps_the_judges_points(tmp_path):
+    from rig.answers import load_bank
+    from rig.scorer.calibrated import calibrated_scorer
+    from rig.scorer.fake import FakeScorer
+
+    validity(tmp_path)
+    cal = build_calibration(tmp_path, "linear")
+    q, a = load_bank("answer_bank/mini").answers()[0]
+    inner = FakeScorer(mode="expected")
+    raw = inner.score(q, a.clean_text, 0)
+    got = calibrated_scorer(FakeScorer(mode="expected"), cal).score(q, a.clean_text, 0)
+    assert got.score == pytest.approx(cal.apply(q.question_id, raw.score))
+    assert got.score != pytest.approx(raw.score)
+    assert got.criteria == raw.criteria and got.mode == "expected"
+    assert sum(c.points for c in got.criteria) == pytest.approx(raw.score)

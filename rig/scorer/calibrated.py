@@ -135,3 +135,36 @@ def load_calibration(path: str | Path) -> CalibrationFile:
     except ValidationError as exc:
         e = exc.errors()[0]
         raise ConfigError(path, ".".join(str(p) for p in e["loc"]), e["msg"]) from None
+
+
+def calibrated_scorer(inner, calibration: CalibrationFile):
+    """``inner`` (a :class:`rig.scorer.base.Scorer`) whose :meth:`score` returns the
+    calibrated score (:meth:`CalibrationFile.apply` on the question) in ``score``; the
+    criteria, points and raw reply stay the judge's own (their sum is the uncalibrated
+    score). A grading without a score passes unchanged."""
+    import dataclasses
+
+    from rig.scorer.base import Scorer
+
+    class CalibratedScorer(Scorer):
+        name = f"{inner.name}+calibrated"
+        temperature = inner.temperature
+        with_reason = inner.with_reason
+        mode = inner.mode
+        budget_s = inner.budget_s
+        reproducible_at_zero = inner.reproducible_at_zero
+
+        def score(self, question, transcript: str, seed: int):
+            res = inner.score(question, transcript, seed)
+            if res.score is None:
+                return res
+            return dataclasses.replace(res, score=calibration.apply(question.question_id,
+                                                                    res.score))
+
+        def _complete(self, system, user, grammar, seed, *, head="", deadline=None):
+            return inner._complete(system, user, grammar, seed, head=head, deadline=deadline)
+
+        def __getattr__(self, attr):  # the engine's own attributes (model path, threads)
+            return getattr(inner, attr)
+
+    return CalibratedScorer()
