@@ -76,3 +76,33 @@ def test_calibrated_scorer_maps_the_score_and_keeps_the_judges_points(tmp_path):
     assert got.score != pytest.approx(raw.score)
     assert got.criteria == raw.criteria and got.mode == "expected"
     assert sum(c.points for c in got.criteria) == pytest.approx(raw.score)
+
+
+def test_cli_pipeline_version_and_factory(tmp_path):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+    from rig.pipeline import load_pipeline, pipeline_version
+    from rig.scorer.factory import _calibrated
+    from rig.scorer.fake import FakeScorer
+
+    validity(tmp_path)
+    out = tmp_path / "calibration.json"
+    run = CliRunner().invoke(app, ["scorer", "calibrate", str(tmp_path), "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    assert "decision agreement" in run.output and out.is_file()
+    bad = CliRunner().invoke(app, ["scorer", "calibrate", str(tmp_path), "--out", str(out),
+                                   "--method", "cubic"])
+    assert bad.exit_code == 2 and "linear or isotonic" in bad.output
+
+    ref = load_pipeline("pipelines/reference.yaml")
+    assert "calibration" not in ref.model_dump(exclude_none=True)["scorer"]
+    cal = ref.model_copy(update={"scorer": ref.scorer.model_copy(
+        update={"calibration": str(out)})})
+    v1 = pipeline_version(cal)
+    assert v1 != pipeline_version(ref)
+    out.write_text(out.read_text().replace('"n_fit"', ' "n_fit"', 1))  # other bytes
+    assert pipeline_version(cal) != v1
+    wrapped = _calibrated(FakeScorer(mode="expected"), cal.scorer)
+    assert wrapped.name == "fake+calibrated"
+    assert _calibrated(FakeScorer(), ref.scorer).name == "fake"

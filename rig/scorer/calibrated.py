@@ -118,6 +118,20 @@ def build_calibration(validity_dir: Path, method: CalibrationMethod = "linear",
                            held_out=held, all=full, out_of_sample=figures)
 
 
+def calibration_sha256(path: str | Path) -> str:
+    """sha256 of the calibration file's bytes (in ``pipeline_version``).
+
+    Raises:
+        ConfigError: the file is missing."""
+    import hashlib
+
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(p, "scorer.calibration", "no such file (write it with rig scorer "
+                          "calibrate)")
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
 def load_calibration(path: str | Path) -> CalibrationFile:
     """Read ``calibration.json``.
 
