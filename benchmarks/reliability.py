@@ -150,8 +150,8 @@ def faults(quick: bool) -> tuple[dict, str]:
         raise NotInTree("fault counts: not available in this tree") from exc
     from rig.campaign.summary import campaign_summary
 
-    sys.path.insert(0, str(ROOT))
-    from tests.test_attribution_unit import attributed_rows
+    sys.path.insert(0, str(ROOT / "tests"))  # not `tests.`: ppi-python installs a `tests`
+    from test_attribution_unit import attributed_rows
 
     rows = attributed_rows()
     rows["wer_errors"], rows["wer_reference_words"] = 1, 10

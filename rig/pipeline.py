@@ -182,6 +182,11 @@ class ScorerSettings(_Frozen):
     base_url: str | None = Field(None, description="openai: e.g. http://127.0.0.1:8080/v1")
     api_key_env: str | None = Field(None, description="openai: NAME of the key's env variable")
     timeout_s: float | None = Field(None, gt=0, le=3600, description="openai: per request")
+    calibration: str | None = Field(
+        None, description="a calibration.json (rig scorer calibrate): the judge's score mapped "
+        "onto the reference scale, each question by the map fitted without it "
+        "(rig.scorer.calibrated); its content is in pipeline_version. Unset: the judge's own "
+        "score")
 
     @model_validator(mode="after")
     def _mode_fields(self) -> ScorerSettings:
@@ -277,8 +282,13 @@ def pipeline_version(config: PipelineConfig) -> str:
         leave_out["faults"] = True
     if not config.asr.word_timestamps:
         leave_out["asr"] = {"word_timestamps"}
+    extra = {}
+    if config.scorer.calibration:  # the map itself, not only its path
+        from rig.scorer.calibrated import calibration_sha256
+
+        extra["calibration_sha256"] = calibration_sha256(config.scorer.calibration)
     return f"{config.name}-" + content_hash({
         "config": config.model_dump(exclude=leave_out, exclude_none=True),
         "prompt_version": prompt.PROMPT_VERSION,
-        "prompt_source": inspect.getsource(prompt),
+        "prompt_source": inspect.getsource(prompt), **extra,
     })

@@ -7,9 +7,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from test_attribution_unit import attributed_rows
+
 from rig.campaign.schema import CampaignSummary, ProfileSummary
 from rig.campaign.summary import campaign_summary
-from tests.test_attribution_unit import attributed_rows
 
 
 @cache

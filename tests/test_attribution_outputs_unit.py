@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_attribution_unit import attributed_rows
 
 from rig.campaign.attribution import split_text
 from rig.campaign.summary import campaign_summary
@@ -13,7 +14,6 @@ from rig.gate.campaigns import Campaign
 from rig.gate.evaluate import evaluate_gate
 from rig.gate.policy import GatePolicy
 from rig.report import write_campaign_report
-from tests.test_attribution_unit import attributed_rows
 
 pytestmark = pytest.mark.unit
 

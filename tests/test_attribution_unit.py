@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from test_call_row_unit import fake_render, inputs, stages  # noqa: F401 - fixture
 
 from rig.campaign.attribution import (
     attributable,
@@ -25,7 +26,6 @@ from rig.campaign.summary import campaign_summary
 from rig.scorer.fake import FakeScorer
 from rig.stages import Stages
 from rig.vad import TurnResult
-from tests.test_call_row_unit import fake_render, inputs, stages  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[1]

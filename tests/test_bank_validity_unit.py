@@ -69,9 +69,10 @@ def test_reasons_name_the_threshold():
 
 
 def test_the_report_and_console_state_it_beside_the_campaigns_figure(capsys):
+    from summaries import real_summary, summary_like
+
     from rig.cli.summary_lines import print_summary
     from rig.report.verdict import validity_sentence
-    from tests.summaries import real_summary, summary_like
 
     b = BankJudgeValidity(found=True, bank="core", bank_version=1, pipeline_version="pv1",
                           scoring_mode="expected", source="shipped", verdict="low",

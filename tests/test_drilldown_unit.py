@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import soundfile as sf
+from summaries import real_summary
 
 from rig.audio import Audio
 from rig.drilldown import drilldown_html, pair_entries
@@ -17,7 +18,6 @@ from rig.drilldown.align import align_transcript, alignment_counts, script_words
 from rig.drilldown.audio import audio_paths, peaks, read_call_audio, write_call_audio
 from rig.synth.base import RenderedAnswer, WordTiming
 from rig.vad import TurnResult
-from tests.summaries import real_summary
 
 pytestmark = pytest.mark.unit
 sys.path.insert(0, str(Path(__file__).parent))

@@ -79,9 +79,10 @@ def test_a_csv_named_parquet_is_named_as_text(tmp_path: Path, rows) -> None:
 # -- a torn last log line in rig campaign summarize -------------------------------------------
 
 def test_summarize_says_a_torn_last_line_was_left_out(tmp_path: Path) -> None:
+    from test_campaign_unit import make_stages, spec
+
     from rig.campaign.runner import run_campaign
     from rig.cli import app
-    from tests.test_campaign_unit import make_stages, spec
 
     s = spec(tmp_path, repeats=1, profile_ids=("short_pauses",),
              question_ids=("q01_conflict",))

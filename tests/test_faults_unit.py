@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from test_attribution_unit import attributed_rows
 
 from rig.asr.wer import pooled_wer, wer, wer_columns
 from rig.campaign.faults import (
@@ -22,7 +23,6 @@ from rig.campaign.faults import (
 from rig.campaign.summary import campaign_summary
 from rig.pipeline import PipelineConfig, pipeline_version
 from rig.pipeline_faults import FaultPolicy
-from tests.test_attribution_unit import attributed_rows
 
 pytestmark = pytest.mark.unit
 

@@ -118,7 +118,7 @@ def test_a_campaign_run_ends_with_the_rate_and_the_report_path(tmp_path, monkeyp
 
 
 def _profile(n_pairs: int, sd: float | None = 45.3, **fields):
-    from tests.summaries import profile_like
+    from summaries import profile_like
 
     return profile_like(**{
         "n_pairs": n_pairs, "mean_delta": -40.1, "sd_delta": sd, "t_ci95": (-445.7, 365.6),
@@ -127,7 +127,7 @@ def _profile(n_pairs: int, sd: float | None = 45.3, **fields):
 
 
 def _summary(profiles: dict):
-    from tests.summaries import real_summary, summary_like
+    from summaries import real_summary, summary_like
 
     return summary_like(baseline="clean", profiles={
         "clean": real_summary().profiles["baseline"], **profiles})
@@ -150,8 +150,9 @@ def test_too_few_pairs_gives_the_pairs_needed_instead_of_the_interval():
 
 
 def test_the_console_warns_of_too_few_pairs_and_keeps_the_figures(capsys):
+    from summaries import summary_like
+
     from rig.cli.campaign import _print_summary
-    from tests.summaries import summary_like
 
     summary = summary_like(baseline="clean", profiles={"slow": _profile(2, sd=None)})
     _print_summary(summary, Path("out"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_score_sources_unit import BOT_HEARD, bot_record, run
 
 from rig.calls.bots.heard import (
     NOT_HEARD,
@@ -19,7 +20,6 @@ from rig.calls.bots.heard import (
     user_turn_events,
 )
 from rig.calls.bots.record import BotRecord, BotTurn
-from tests.test_score_sources_unit import BOT_HEARD, bot_record, run
 
 pytestmark = pytest.mark.unit
 
@@ -231,8 +231,9 @@ def test_a_call_the_agent_never_answered_keeps_what_the_bot_said(tmp_path):
     failed calls though the bot's messages carried its text)."""
     from dataclasses import replace
 
+    from test_score_sources_unit import fake_caller, spec, stages
+
     from rig.campaign.runner import run_campaign
-    from tests.test_score_sources_unit import fake_caller, spec, stages
 
     out = tmp_path / "c"
     with fake_caller(out, rtvi_record(False), "rig",

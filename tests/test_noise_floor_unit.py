@@ -340,11 +340,12 @@ def test_monitor_refuses_the_old_single_call_key(tmp_path: Path) -> None:
 
 
 def test_noise_floor_from_reads_repeat_sd_and_refuses_an_unmeasured_floor(tmp_path) -> None:
+    from summaries import real_summary, summary_like
+
     from rig.campaign.summary_file import write_summary
     from rig.cli.monitor import _with_scorer_floor
     from rig.errors import RigError
     from rig.monitor.config import MonitorConfig
-    from tests.summaries import real_summary, summary_like
 
     s = real_summary()
     good = write_summary(tmp_path / "good.json", summary_like(

@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from test_attribution_unit import attributed_rows
 
 from rig.campaign.summary import campaign_summary
 from rig.ratings.model import Rating
 from rig.report.people import people_html
 from rig.stats.intervals import wilson_interval
 from rig.stats.ppi import ppi_mean
-from tests.test_attribution_unit import attributed_rows
 
 pytestmark = pytest.mark.unit
 

@@ -87,9 +87,10 @@ def test_sweep_cli_table_and_report_show_pooled_wer(tmp_path, capsys) -> None:
 
 
 def test_campaign_cli_table_shows_mean_and_pooled_wer(capsys) -> None:
+    from test_attribution_unit import attributed_rows
+
     from rig.campaign.summary import campaign_summary
     from rig.cli.campaign import _print_summary
-    from tests.test_attribution_unit import attributed_rows
 
     rows = attributed_rows()
     s = campaign_summary(rows, campaign_id="c", pipeline_version="v", n_boot=100)

@@ -102,9 +102,9 @@ def test_against_the_reference_implementation():
     f = 0.5 * y + 30 + rng.normal(0, 6, 80)
     fu = 0.5 * (100 * rng.beta(2, 2, 900)) + 30 + rng.normal(0, 6, 900)
     ours = ppi_mean(y, f, fu)
-    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, f, fu, lhat=ours.lam))[0])
+    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, f, fu, lam=ours.lam))[0])
     lo, hi = (float(np.ravel(v)[0]) for v in ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05,
-                                                                 lhat=ours.lam))
+                                                                 lam=ours.lam))
     assert ours.estimate == pytest.approx(est, rel=1e-9)
     assert ours.ci95 == pytest.approx((lo, hi), rel=1e-3)
     # and its own power tuning gives a weight close to ours

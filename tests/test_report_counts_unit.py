@@ -13,7 +13,7 @@ pytestmark = pytest.mark.unit
 
 
 def test_a_reason_shared_by_profiles_and_fields_is_said_once():
-    from tests.summaries import profile_like
+    from summaries import profile_like
 
     why = "not measured: the repeats are identical (all 5 pairs)"
     profiles = {p: profile_like(not_computable={"within_noise_floor": why,

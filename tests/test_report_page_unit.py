@@ -9,14 +9,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from summaries import profile_like, real_summary, summary_like
+from test_attribution_unit import attributed_rows
 
 from rig.campaign.schema import CampaignSummary
 from rig.campaign.summary import campaign_summary
 from rig.report import write_campaign_report
 from rig.report.pages import PALETTE
 from rig.report.verdict import verdict_sentences
-from tests.summaries import profile_like, real_summary, summary_like
-from tests.test_attribution_unit import attributed_rows
 
 pytestmark = pytest.mark.unit
 

@@ -8,6 +8,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from summaries import profile_like, real_summary, summary_like
 
 from rig.campaign.attribution import split_text
 from rig.campaign.schema import CampaignSummary, JudgeValidityNotMeasured, SweepNote
@@ -19,7 +20,6 @@ from rig.report.verdict import (
     verdict_sentences,
 )
 from rig.stats.few_pairs import MIN_PAIRS, pairs_needed, too_few_pairs
-from tests.summaries import profile_like, real_summary, summary_like
 
 pytestmark = pytest.mark.unit
 

@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from test_score_sources_unit import fake_caller, spec, stages
 
 from rig.calls.interviewer.results import (
     NoResultsRoute,
@@ -21,7 +22,6 @@ from rig.calls.interviewer.results import (
 )
 from rig.calls.run.options import OptionConflict, TransportOptions, transport_call_options
 from rig.errors import ConfigError
-from tests.test_score_sources_unit import fake_caller, spec, stages
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[1]

@@ -250,9 +250,10 @@ def test_no_validity_verdict_below_ten_answers_but_the_figures_stay():
 
 
 def test_report_gives_figures_and_no_verdict_on_few_answers():
+    from summaries import summary_like
+
     from rig.campaign.schema import JudgeValidity
     from rig.report import _validity_html
-    from tests.summaries import summary_like
 
     ref = np.array([a.reference_score for _, a in BANK.answers()])
     v = judge_validity(_rows(ref).iloc[:5], n_boot=200).to_dict()

@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
+from test_gate_unit import crafted, write_campaign
 from typer.testing import CliRunner
 
 from rig.cli import app
 from rig.errors import ConfigError
 from rig.gate import load_campaign
 from rig.jsonfile import read_json
-from tests.test_gate_unit import crafted, write_campaign
 
 pytestmark = pytest.mark.unit
 

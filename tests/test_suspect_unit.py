@@ -154,9 +154,10 @@ def test_too_long_is_a_status_never_a_score_or_an_error() -> None:
 
 
 def test_summary_rates_reach_summary_json_and_the_cli_line(tmp_path, capsys) -> None:
+    from test_attribution_unit import attributed_rows
+
     from rig.campaign.summary import campaign_summary
     from rig.cli.campaign import _print_summary
-    from tests.test_attribution_unit import attributed_rows
 
     rows = attributed_rows()
     lp = rows["profile_id"] == "long_pauses"
@@ -183,8 +184,9 @@ def test_summary_rates_reach_summary_json_and_the_cli_line(tmp_path, capsys) -> 
     (400, '{"error": {"code": 400, "message": "the request exceeds the available context '
           'size, try increasing it", "type": "exceed_context_size_error"}}')])
 def test_an_endpoint_refusing_a_long_prompt_is_too_long(status: int, body: str) -> None:
+    from test_probes_openai_unit import Endpoint
+
     from rig.scorer.openai_compat import OpenAICompatScorer
-    from tests.test_probes_openai_unit import Endpoint
 
     q, _ = next(iter(load_bank("answer_bank/mini").answers()))
     ep = Endpoint()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from summaries import profile_like, summary_like
 
 from rig.report.verdict import profile_sentence
 from rig.voices import shipped
 from rig.voices import validate as vv
-from tests.summaries import profile_like, summary_like
 
 pytestmark = pytest.mark.unit
 

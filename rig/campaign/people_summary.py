@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from rig.campaign.impact_summary import impact_ratios
 from rig.campaign.schema_ratings import HumanRatings, ProfileParity
 from rig.ratings.agreement import human_ratings_block
 from rig.stats.parity import error_parity
@@ -30,9 +31,9 @@ def _finite(v: object) -> object:
 
 def people_fields(rows: pd.DataFrame, ratings: list[Rating] | None, *, baseline: str,
                   n_boot: int, seed: int) -> dict:
-    """``{"error_parity": ..., "human_ratings": ...}`` for :class:`~rig.campaign.schema.
-    CampaignSummary`; a key is left out when its figures cannot be made (no scored call with
-    a reference grade; no ratings)."""
+    """``{"error_parity": ..., "impact_ratios": ..., "human_ratings": ...}`` for
+    :class:`~rig.campaign.schema.CampaignSummary`; a key is left out when its figures cannot
+    be made (no scored call with a reference grade; under two profiles; no ratings)."""
     out: dict = {}
     if rows.empty or not {"score", "cutoff", "reference_score"} <= set(rows.columns):
         return out
@@ -43,6 +44,9 @@ def people_fields(rows: pd.DataFrame, ratings: list[Rating] | None, *, baseline:
     if scored["score"].notna().any():
         par = error_parity(scored, baseline=baseline, n_boot=n_boot, seed=seed)
         out["error_parity"] = {p: ProfileParity(**_finite(v)) for p, v in par.items()}
+        imp = impact_ratios(scored, n_boot=n_boot, seed=seed)
+        if imp:
+            out["impact_ratios"] = imp
     if ratings:
         out["human_ratings"] = HumanRatings(**_finite(human_ratings_block(
             scored, ratings, baseline=baseline, seed=seed, n_boot=n_boot)))

@@ -26,12 +26,13 @@ from typing import Any, Literal
 from rig.campaign.schema_base import _f, _Part
 from rig.campaign.schema_faults import CaptureBin
 from rig.campaign.schema_flips import ProfileFlipDirection
+from rig.campaign.schema_impact import ImpactTable
 from rig.campaign.schema_ratings import HumanRatings, ProfileParity
 from rig.campaign.schema_taking import ProfileTurnTaking
 from rig.campaign.schema_validity import BankJudgeValidity
 
 #: The version this rig writes.
-SCHEMA_VERSION = "1.9"
+SCHEMA_VERSION = "1.10"
 #: The version a summary without ``schema_version`` (written before rig versioned it) reads as.
 UNVERSIONED = "0.0"
 
@@ -393,6 +394,10 @@ class CampaignSummary(_Part):
         "profile id -> its error rates against the bank's reference grades (qualified "
         "rejected, unqualified advanced) and their ratios to the baseline's; absent with no "
         "scored call (and before 1.7)", default=None)
+    impact_ratios: dict[str, ImpactTable] | None = _f(
+        "scoring and selection: per profile the rate on repeat-averaged answers, its impact "
+        "ratio to the highest profile's with a bootstrap 95% CI; absent with under two "
+        "scored profiles (and before 1.10)", default=None)
     human_ratings: HumanRatings | None = _f(
         "judge-human agreement and prediction-powered estimates from the folder's "
         "ratings.jsonl; absent without ratings (and before 1.7)", default=None)

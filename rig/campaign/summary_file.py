@@ -43,6 +43,7 @@ from rig.campaign.schema import (
 )
 from rig.campaign.schema_faults import CaptureBin
 from rig.campaign.schema_flips import FlipRecord, ProfileFlipDirection
+from rig.campaign.schema_impact import ImpactProfile, ImpactTable
 from rig.campaign.schema_ratings import (
     Agreement,
     HumanRatings,
@@ -84,6 +85,8 @@ DOC_PARTS: tuple[tuple[str, type[BaseModel]], ...] = (
     ("read_speech.by_group.<label>", ReadSpeechGroup),
     ("error_parity.<id>", ProfileParity),
     ("error_parity.<id>.<kind>", ParityRate),
+    ("impact_ratios.<kind>", ImpactTable),
+    ("impact_ratios.<kind>.by_profile.<id>", ImpactProfile),
     ("human_ratings", HumanRatings),
     ("human_ratings.by_profile.<id>", ProfileHuman),
     ("human_ratings agreement (overall, inter_rater, by_profile.<id>.agreement)", Agreement),

@@ -1,6 +1,7 @@
 """``rig scorer validate``: the judge against the bank's reference grades (a thin layer over
-:mod:`rig.scorer.validate`). Mounted by :mod:`rig.cli`. Exit codes: 0 done, 2 bad input or
-a scorer that cannot run."""
+:mod:`rig.scorer.validate`); ``rig scorer calibrate``: a calibration of the judge fitted on
+those gradings and measured out of sample (:mod:`rig.scorer.calibrated`). Mounted by
+:mod:`rig.cli`. Exit codes: 0 done, 2 bad input or a scorer that cannot run."""
 
 from __future__ import annotations
 
@@ -134,3 +135,43 @@ def validate(
     stdout_console().print(f"kept as the bank-wide verdict that campaigns of {result['bank']!r} "
                            f"under these pipeline versions state: {', '.join(map(str, kept))}",
                            markup=False, highlight=False)
+
+
+@scorer_app.command("calibrate")
+def calibrate(
+    validity: Annotated[Path, typer.Argument(help="a folder written by rig scorer validate "
+                                                  "--out (its answers.csv)")],
+    out: Annotated[Path, typer.Option(help="the calibration.json to write")],
+    method: Annotated[str, typer.Option(help="linear or isotonic")] = "linear",
+    mode: Annotated[str, typer.Option(help="the gradings' scoring mode")] = "expected",
+    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")
+                       ] = False,
+) -> None:
+    """Fit a map of the judge's score onto the reference scale on VALIDITY's gradings, per
+    question without that question (leave one question out), and print the out-of-sample
+    Spearman, MAE and decision agreement before and after. Name the file in a pipeline's
+    scorer.calibration to grade with it (a new pipeline_version)."""
+    from rig.paths import write_text_atomic
+    from rig.scorer.calibrated import build_calibration
+
+    if method not in ("linear", "isotonic"):
+        fail(ConfigError("--method", "", "linear or isotonic", method, True))
+    try:
+        cal = build_calibration(validity, method, mode)  # type: ignore[arg-type]
+    except RigError as exc:
+        fail(exc)
+    write_text_atomic(out, cal.model_dump_json(indent=1) + "\n")
+    fig = cal.out_of_sample
+    if as_json:
+        typer.echo(json.dumps(fig, indent=2))
+        return
+    t = Table(title=f"{method} calibration, leave one question out ({fig['n_answers']} "
+              f"answers, {fig['n_questions']} questions)")
+    for h in ("", "Spearman", "MAE (points)", "decision agreement", "bias (points)"):
+        t.add_column(h)
+    for k in ("before", "after"):
+        f = fig[k]
+        t.add_row(k, f"{f['spearman']:.3f}", f"{f['mae_points']:.1f}",
+                  f"{f['decision_agreement']:.3f}", f"{f['mean_bias_points']:+.1f}")
+    print_table(t)
+    stdout_console().print(f"wrote {out}", highlight=False)

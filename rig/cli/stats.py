@@ -197,11 +197,14 @@ def _rate_table_output(res: RateTable, json_out: bool) -> None:
                     if res.median is not None else ""))
         t = Table(title=title)
         t.add_column("category", no_wrap=True)
-        for h in ("n", "rate", "ratio", "flag", "z", "p_z", "p_fisher", "small n"):
+        for h in ("n", "rate", "ratio", "ratio 95% CI", "flag", "z", "p_z", "p_fisher",
+                  "small n"):
             t.add_column(h)
         for c in res.by_group:
             t.add_row(c.category + (" (highest)" if c.is_reference else ""), str(c.n),
                       _pct(c.rate), _f(c.impact_ratio, 3),
+                      (f"[{c.impact_ratio_ci95[0]:.2f}, {c.impact_ratio_ci95[1]:.2f}]"
+                       if c.impact_ratio_ci95 else "n/a"),
                       "n/a" if c.flagged is None else (f"< {res.threshold:g}" if c.flagged
                                                        else "ok"),
                       _f(c.z), _p(c.p_z), _p(c.p_fisher),

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rig.config import DuplicateKeyError, loads_strict
 from rig.errors import ConfigError
@@ -29,7 +29,9 @@ UnitKind = Literal["call", "answer"]
 
 class Rating(BaseModel):
     """One rater's grade of one unit. ``score`` is 0-100 (the sum of ``points`` when they are
-    given); ``points`` maps criterion id to points (0..the criterion's maximum)."""
+    given); ``points`` maps criterion id to points (0..the criterion's maximum); ``levels``,
+    when the rater graded credit levels, maps criterion id to level (points = maximum x
+    level / 4)."""
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     rater_id: str = Field(min_length=1)
@@ -39,11 +41,22 @@ class Rating(BaseModel):
     question_id: str
     rubric_version: int
     rubric_hash: str
-    score: float = Field(ge=0, le=100)
+    score: float | None = Field(ge=0, le=100, description="None only with could_not_hear "
+                                "(a rater of the collect page who could not grade)")
     points: dict[str, float] | None = None
+    levels: dict[str, int] | None = Field(None, description="credit level per criterion, "
+                                          "0..4 (rig.scorer.levels.LEVEL_ANCHORS), when the "
+                                          "rater graded levels (rig ratings collect)")
     could_not_hear: bool = False
     rated_at: str | None = Field(None, description="ISO 8601 time, as the tool gave it")
-    source: str = Field(description="where it came from: import:<file name>")
+    source: str = Field(description="where it came from: import:<file name>, or collect "
+                        "(the rating page)")
+
+    @model_validator(mode="after")
+    def _graded(self) -> Rating:
+        if self.score is None and not self.could_not_hear:
+            raise ValueError("score is missing (only a could_not_hear rating may lack one)")
+        return self
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -82,7 +82,38 @@ def people_html(summary: CampaignSummary) -> str:
             + _table("error-rate parity per profile",
                      ["profile", "qualified rejected", "ratio to baseline",
                       "unqualified advanced", "ratio to baseline"], rows))
-    if not parts:
+    parts.append(_impact(summary))
+    if not any(parts):
         return ""
     return ("<section id='people'><h2>Against people and the truth</h2>" + "".join(parts)
             + "</section>")
+
+
+def _impact(summary: CampaignSummary) -> str:
+    """The impact ratios by profile (summary ``impact_ratios``) with their bootstrap CIs."""
+    imp = summary.impact_ratios
+    if not imp:
+        return ""
+    rows = []
+    profiles = list(next(iter(imp.values())).by_profile)
+    for pid in profiles:
+        cells = ""
+        for t in imp.values():
+            p = t.by_profile.get(pid)
+            if p is None:
+                cells += "<td>-</td><td>-</td>"
+                continue
+            ratio = ("highest" if p.is_reference else
+                     f"{_fmt(p.impact_ratio, 2)} {_ci(p.impact_ratio_ci95, 2)}"
+                     + (" <b>below the threshold</b>" if p.flagged else ""))
+            cells += f"<td>{_fmt(p.rate, 2)} (n={p.n})</td><td>{ratio}</td>"
+        rows.append(f"<tr><th scope='row'>{html.escape(pid)}</th>{cells}</tr>")
+    head = ["profile"]
+    for kind in imp:
+        head += [f"{kind} rate", f"{kind} impact ratio (95% CI)"]
+    return ("<h3>Impact ratios by profile</h3><p class='note'>Per answer (repeats averaged): "
+            "scoring rate = share strictly above the median score of all answers (LL144); "
+            "selection rate = share advanced. Impact ratio = rate / the highest profile's "
+            "rate, flagged below the four-fifths threshold; percentile bootstrap 95% CIs, "
+            "the two profiles' answers resampled apart.</p>"
+            + _table("impact ratios per profile", head, rows))

@@ -90,7 +90,9 @@ def _shipped() -> list[dict]:
         text = resources.files("rig").joinpath(f"data/{SHIPPED}").read_text(encoding="utf-8")
     except FileNotFoundError:
         return []
-    return json.loads(text)
+    from rig.jsonfile import loads_json
+
+    return loads_json(f"rig/data/{SHIPPED}", text)  # strict: a key named twice is an error
 
 
 def lookup(bank: str, bank_version: int, pipeline_version: str, mode: str | None
@@ -100,9 +102,12 @@ def lookup(bank: str, bank_version: int, pipeline_version: str, mode: str | None
     path = cache_dir() / (key + ".json")
     found, source = None, "none"
     if path.is_file():
+        from rig.errors import ConfigError
+        from rig.jsonfile import read_json
+
         try:
-            found, source = json.loads(path.read_text()), "cache"
-        except (OSError, json.JSONDecodeError):
+            found, source = read_json(path), "cache"
+        except ConfigError:  # a torn or hand-edited cache entry: as if never cached
             found = None
     if found is None:
         for e in _shipped():

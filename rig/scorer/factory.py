@@ -46,12 +46,23 @@ def build_scorer(settings: ScorerSettings, *, grading: bool = True,
         from rig.scorer.openai_compat import OpenAICompatScorer
 
         budget = {"budget_s": s.budget_s} if grading else {}
-        return OpenAICompatScorer(s.base_url or "", s.model, s.api_key_env,
-                                  temperature=s.temperature, max_tokens=max_tokens,
-                                  timeout_s=s.timeout_s or 120.0, **graded, **budget)
+        remote = OpenAICompatScorer(s.base_url or "", s.model, s.api_key_env,
+                                    temperature=s.temperature, max_tokens=max_tokens,
+                                    timeout_s=s.timeout_s or 120.0, **graded, **budget)
+        return _calibrated(remote, s) if grading else remote
     from rig.scorer.llamacpp import LlamaCppScorer
 
     engine = {k: v for k, v in (("n_ctx", n_ctx), ("n_threads", n_threads),
                                 ("n_gpu_layers", n_gpu_layers)) if v is not None}
-    return LlamaCppScorer(model=s.model, temperature=s.temperature, max_tokens=max_tokens,
-                          **graded, **engine)
+    scorer = LlamaCppScorer(model=s.model, temperature=s.temperature, max_tokens=max_tokens,
+                            **graded, **engine)
+    return _calibrated(scorer, s) if grading else scorer
+
+
+def _calibrated(scorer: Scorer, s: ScorerSettings) -> Scorer:
+    """``scorer`` with ``s.calibration`` applied (:mod:`rig.scorer.calibrated`), or itself."""
+    if not s.calibration:
+        return scorer
+    from rig.scorer.calibrated import calibrated_scorer, load_calibration
+
+    return calibrated_scorer(scorer, load_calibration(s.calibration))

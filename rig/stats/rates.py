@@ -53,6 +53,7 @@ from rig.stats.proportions import (  # re-exported: rig.stats.rates was their ho
     small_sample_reasons,
     two_proportion_ztest,
 )
+from rig.stats.ratio_ci import impact_ratio_ci
 from rig.stats.rows import (
     RowsError,
     decision_column,
@@ -97,7 +98,9 @@ class CategoryRate:
     advanced (selection). ``impact_ratio`` = rate / reference rate; ``difference`` = rate -
     reference rate. ``z``, ``p_z``, ``p_fisher``, ``small_sample`` compare this category with
     the reference (None for the reference itself; z < 0 when this category's rate is lower).
-    ``excluded``: under ``min_share`` of rows.
+    ``excluded``: under ``min_share`` of rows. ``impact_ratio_ci95``: percentile bootstrap
+    95% CI of the impact ratio (:mod:`rig.stats.ratio_ci`; None for the reference, or with
+    the reason in ``not_computable``).
     """
 
     category: str
@@ -118,6 +121,7 @@ class CategoryRate:
     small_sample: bool | None
     small_sample_reasons: tuple[str, ...] = ()
     not_computable: dict[str, str] = field(default_factory=dict)
+    impact_ratio_ci95: tuple[float, float] | None = None
 
     def to_dict(self) -> dict:
         out = {k: jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
@@ -193,7 +197,8 @@ def _labels(rows: pd.DataFrame, by: Sequence[str]
 
 def _table(kind: RateKind, rows: pd.DataFrame, by: Sequence[str], hits: pd.Series,
            failed: pd.Series, median: float | None, min_share: float, threshold: float,
-           pooled: bool, min_n: int, extra_why: dict[str, str]) -> RateTable:
+           pooled: bool, min_n: int, extra_why: dict[str, str], n_boot: int = 2000,
+           seed: int = 0) -> RateTable:
     if not 0.0 <= min_share < 1.0:
         raise ValueError(f"min_share must be in [0, 1) (got {min_share!r})")
     label, cats, values_of = _labels(rows, by)
@@ -221,7 +226,7 @@ def _table(kind: RateKind, rows: pd.DataFrame, by: Sequence[str], hits: pd.Serie
         cw: dict[str, str] = {}
         values = values_of[c]
         r = rate[c]
-        ratio = diff = z = pz = pf = flagged = small = None
+        ratio = diff = z = pz = pf = flagged = small = ratio_ci = None
         reasons: tuple[str, ...] = ()
         if r is None:
             cw["rate"] = "no scored rows in this category"
@@ -243,6 +248,13 @@ def _table(kind: RateKind, rows: pd.DataFrame, by: Sequence[str], hits: pd.Serie
                 small, reasons = cmp.small_sample, cmp.small_sample_reasons
                 if cmp.ztest.reason:
                     cw["z"] = cmp.ztest.reason
+                if ratio is not None and n_boot:
+                    ratio_ci, no_ci = impact_ratio_ci(
+                        hits[ok & (label == c)].to_numpy(float),
+                        hits[ok & (label == reference)].to_numpy(float), n_boot=n_boot,
+                        seed=seed)
+                    if no_ci:
+                        cw["impact_ratio_ci95"] = no_ci
             else:
                 cw["z"] = "reference category"
         elif r is not None:
@@ -254,7 +266,8 @@ def _table(kind: RateKind, rows: pd.DataFrame, by: Sequence[str], hits: pd.Serie
             share=None if not n_scored else float(share[c]), n_hits=round(float(hit_by[c])),
             rate=None if r is None else float(r), impact_ratio=ratio, difference=diff,
             is_reference=c == reference, excluded=excluded, flagged=flagged, z=z, p_z=pz,
-            p_fisher=pf, small_sample=small, small_sample_reasons=reasons, not_computable=cw)
+            p_fisher=pf, small_sample=small, small_sample_reasons=reasons, not_computable=cw,
+            impact_ratio_ci95=ratio_ci)
 
     n_fail = int(failed.sum())
     if n_fail:
@@ -273,13 +286,15 @@ def _table(kind: RateKind, rows: pd.DataFrame, by: Sequence[str], hits: pd.Serie
 
 def scoring_rate_table(rows: pd.DataFrame, by: Sequence[str], score_col: str = "score", *,
                        min_share: float = 0.02, threshold: float = FOUR_FIFTHS,
-                       pooled: bool = True, min_n: int = MIN_N) -> RateTable:
+                       pooled: bool = True, min_n: int = MIN_N, n_boot: int = 2000,
+                       seed: int = 0) -> RateTable:
     """LL144 scoring rates and impact ratios of the categories of ``by`` (one or more columns;
     two or more give intersectional categories labelled ``"a × b"``).
 
     Scoring rate = share of a category's rows scoring strictly above the median of all scored
     rows (a score equal to the median does not count). See the module docstring for the
-    definitions and sources (NYC LL144, DCWP rule 6 RCNY 5-300).
+    definitions and sources (NYC LL144, DCWP rule 6 RCNY 5-300). Each impact ratio gets a
+    bootstrap 95% CI from ``n_boot`` resamples seeded with ``seed`` (0: none).
 
     Raises:
         RowsError: a missing column or a non-number score (names file, column, value).
@@ -293,18 +308,19 @@ def scoring_rate_table(rows: pd.DataFrame, by: Sequence[str], score_col: str = "
     why = {} if median is not None else {"median": "no scored rows"}
     hits = (score > median).astype(float) if median is not None else score * 0.0
     return _table("scoring", rows, by, hits.fillna(0.0), failed, median, min_share, threshold,
-                  pooled, min_n, why)
+                  pooled, min_n, why, n_boot, seed)
 
 
 def selection_rate_table(rows: pd.DataFrame, by: Sequence[str],
                          decision_col: str = "decision", *, min_share: float = 0.02,
                          threshold: float = FOUR_FIFTHS, pooled: bool = True,
-                         min_n: int = MIN_N) -> RateTable:
+                         min_n: int = MIN_N, n_boot: int = 2000, seed: int = 0) -> RateTable:
     """Selection rates (share advanced) and four-fifths ratios of the categories of ``by``.
 
     ``decision_col`` holds "advance"/"reject" (or booleans, 1/0). A row with no decision, a
     ``parse_status`` other than "ok", or a NaN ``score`` (when that column exists) is a parse
-    failure: left out and counted. Source: 29 CFR 1607.4(D); see the module docstring.
+    failure: left out and counted. Source: 29 CFR 1607.4(D); see the module docstring. Each
+    ratio gets a bootstrap 95% CI as in :func:`scoring_rate_table`.
 
     Raises:
         RowsError: a missing column or an unknown decision value (names file, column, value).
@@ -317,7 +333,7 @@ def selection_rate_table(rows: pd.DataFrame, by: Sequence[str],
     elif "parse_status" in rows.columns:
         failed = failed | parse_failures(rows.assign(_score=0.0), "_score")
     return _table("selection", rows, by, adv.fillna(0.0), failed, None, min_share, threshold,
-                  pooled, min_n, {})
+                  pooled, min_n, {}, n_boot, seed)
 
 
 def category_labels(rows: pd.DataFrame, by: Sequence[str]) -> pd.Series:
