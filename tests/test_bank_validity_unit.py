@@ -87,3 +87,15 @@ def test_the_report_and_console_state_it_beside_the_campaigns_figure(capsys):
                          "below 0.8.")
     print_summary(s, Path("out"))
     assert "judge validity: On the whole bank 'core'" in capsys.readouterr().out
+def test_the_shipped_file_is_for_the_shipped_bank_and_pipeline():
+    from rig.answers import load_bank
+    from rig.paths import DEFAULTS
+    from rig.pipeline import load_pipeline, pipeline_version
+
+    pipe = load_pipeline(DEFAULTS.pipelines / "reference.yaml")
+    meta = load_bank(DEFAULTS.answer_bank / "core").meta
+    b = bv.lookup(meta.name, meta.version, pipeline_version(pipe), pipe.scorer.mode)
+    # the shipped entry, unless this machine validated since
+    assert b.found and b.verdict in ("adequate", "low") and b.n_answers >= 10
+
+
