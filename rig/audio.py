@@ -210,12 +210,25 @@ MAX_RECORDING_S = 3 * 3600.0
 _BYTES_PER_SAMPLE = 12
 
 
+#: The most memory rig lets one recording take while it is read whole (bytes, by
+#: :data:`_BYTES_PER_SAMPLE`): a recording under :data:`MAX_RECORDING_S` at a high rate and
+#: several channels (2.9 h of 48 kHz stereo: about 12 GB) is refused by this bound instead.
+MAX_RECORDING_BYTES = 4e9
+#: Bytes a sample of each WAV subtype takes on disk (to bound a streaming WAV, whose header
+#: gives no length, by its file size).
+_DISK_BYTES = {"PCM_S8": 1, "PCM_U8": 1, "ULAW": 1, "ALAW": 1, "PCM_16": 2, "PCM_24": 3,
+               "PCM_32": 4, "FLOAT": 4, "DOUBLE": 8}
+
+
 def recording_too_long(path: str | Path, max_s: float | None = None) -> str | None:
     """Why ``path`` is too long to read whole, or None; from its header only (raw G.711
-    ``.ulaw``/``.mulaw``: its size at 8000 bytes a second). A file whose header cannot be read
-    is left to the decoder (None).
+    ``.ulaw``/``.mulaw``: its size at 8000 bytes a second; a streaming WAV whose data size is
+    0 or 0xFFFFFFFF, which gives no length: its file size over the bytes a frame takes). A
+    file whose header cannot be read is left to the decoder (None).
 
-    ``max_s`` defaults to :data:`MAX_RECORDING_S` (read at call time)."""
+    Refused: more than ``max_s`` seconds (default :data:`MAX_RECORDING_S`, read at call time)
+    or more than :data:`MAX_RECORDING_BYTES` of memory to decode (a long recording at a high
+    rate with several channels)."""
     max_s = MAX_RECORDING_S if max_s is None else max_s
     path = Path(path)
     try:
@@ -224,14 +237,26 @@ def recording_too_long(path: str | Path, max_s: float | None = None) -> str | No
         else:
             info = sf.info(str(path))
             frames, rate, channels = info.frames, info.samplerate, info.channels
+            per = _DISK_BYTES.get(info.subtype)
+            if info.format in ("WAV", "WAVEX", "RF64") and per and channels > 0:
+                # a streaming writer's size field reads as 0 (or the file's end) frames: the
+                # file's size bounds what a decoder reading to its end would take
+                frames = max(frames, path.stat().st_size // (per * channels))
     except (OSError, RuntimeError, sf.LibsndfileError):
         return None
-    if rate <= 0 or frames / rate <= max_s:
+    if rate <= 0:
         return None
     gb = frames * channels * _BYTES_PER_SAMPLE / 1e9
-    return (f"{frames / rate / 3600:.1f} h of audio; rig reads a recording whole (about "
-            f"{gb:.1f} GB of memory for this one) and refuses recordings over "
-            f"{max_s / 3600:g} h: split it (for instance one file per answer, with question_id)")
+    if frames / rate > max_s:
+        return (f"{frames / rate / 3600:.1f} h of audio; rig reads a recording whole (about "
+                f"{gb:.1f} GB of memory for this one) and refuses recordings over "
+                f"{max_s / 3600:g} h: split it into shorter files")
+    if gb * 1e9 > MAX_RECORDING_BYTES:
+        return (f"{frames / rate / 3600:.1f} h of audio at {rate} Hz, {channels} channel(s): "
+                f"reading it whole would take about {gb:.1f} GB of memory, over rig's limit "
+                f"of {MAX_RECORDING_BYTES / 1e9:g} GB; split it, or resample it to mono "
+                "16 kHz")
+    return None
 
 
 #: The lowest sample rate read as speech (Hz): telephone audio is 8000; a rate under 4000 is

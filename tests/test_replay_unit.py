@@ -386,6 +386,17 @@ def test_a_recording_over_the_length_limit_is_refused_before_it_is_read(tmp_path
     assert recording_too_long(rec / "raw.ulaw")  # 10 s of raw mu-law
     with pytest.raises(AudioFileError, match=r"long\.wav: 0\.0 h of audio"):
         read_wav(rec / "long.wav")  # noise files and recorded voices too
+    # a streaming WAV (data size 0: no length in its header) is bounded by its file size
+    stream = bytearray((rec / "long.wav").read_bytes())
+    at = stream.index(b"data")
+    stream[at + 4:at + 8] = (0).to_bytes(4, "little")
+    (tmp_path / "stream.wav").write_bytes(bytes(stream))
+    assert recording_too_long(tmp_path / "stream.wav").startswith("0.0 h of audio")
+    monkeypatch.setattr(rig.audio, "MAX_RECORDING_S", 3 * 3600.0)
+    monkeypatch.setattr(rig.audio, "MAX_RECORDING_BYTES", 1000.0)  # a memory bound as well
+    assert "over rig's limit of 1e-06 GB" in recording_too_long(rec / "long.wav")
+    monkeypatch.setattr(rig.audio, "MAX_RECORDING_S", 3.0)
+    monkeypatch.setattr(rig.audio, "MAX_RECORDING_BYTES", 4e9)
     res, _ = _run(tmp_path, rec, 800, 800)
     assert not res.rows and any("long.wav: 0.0 h of audio" in m for m in res.problems)
 
