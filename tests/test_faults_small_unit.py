@@ -142,3 +142,37 @@ def test_tts_script_and_wer_reference_read_the_same_fraction_words() -> None:
                                  {"grader_id": "g2", "score": 60}])
     assert a.script == "I work one half days [um] and one quarter nights."
     assert reference_text(a.script) == "I work one half days and one quarter nights."
+
+
+def test_rig_stats_leaves_fault_excluded_calls_out_not_as_parse_failures(tmp_path):
+    """A campaign's calls.parquet through rig stats paired: a call kept out as a fault (its
+    logged fault_excluded, or on an older row a loop in asr_suspect_reason) is left out as
+    rig campaign summarize leaves it, and counted apart, never a parse failure (fresh-clone
+    tester, issue 30)."""
+    import json
+
+    from test_attribution_unit import attributed_rows
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+    from rig.stats.rows import read_rows
+
+    rows = attributed_rows()
+    first = rows.index[(rows["profile_id"] != "baseline")][0]
+    rows["fault_excluded"] = False
+    rows.loc[first, ["fault_excluded", "score", "parse_status"]] = [True, None, "not_scored"]
+    older = rows.drop(columns=["fault_excluded"]).copy()
+    older["asr_suspect_reason"] = None
+    older.loc[first, "asr_suspect_reason"] = "repetition_loop: 'the the the'"
+    for df, name in ((rows, "new.parquet"), (older, "old.parquet")):
+        df.to_parquet(tmp_path / name)
+        got = read_rows(tmp_path / name)
+        assert len(got) == len(df) - 1 and got.attrs["n_fault_excluded"] == 1
+        res = CliRunner().invoke(app, ["stats", "paired", str(tmp_path / name), "--n-boot",
+                                       "200", "--json"])
+        assert res.exit_code == 0, res.output
+        out = json.loads(res.output)
+        assert out["n_parse_failures"] == 0 and out["n_calls"] == len(df) - 1
+        text = CliRunner().invoke(app, ["stats", "paired", str(tmp_path / name), "--n-boot",
+                                        "200"]).output
+        assert "1 call(s) kept out as faults" in text

@@ -153,12 +153,16 @@ def paired_command(
 
     Parse failures are left out and counted.
     """
-    res: PairedAnalysis = or_fail(lambda: paired_analysis(
-        read_rows(rows, parse_column_map(col or [])), baseline, n_boot, seed, score))
+    df = or_fail(lambda: read_rows(rows, parse_column_map(col or [])))
+    res: PairedAnalysis = or_fail(lambda: paired_analysis(df, baseline, n_boot, seed, score))
     if json_out:
         print_json(res.to_dict())
         return
     out = _console()
+    if df.attrs.get("n_fault_excluded"):  # rig.stats.rows.drop_fault_excluded
+        out.print(f"{df.attrs['n_fault_excluded']} call(s) kept out as faults (a looped "
+                  "transcript, an answer the VAD missed, an empty reference: never graded), "
+                  "as rig campaign summarize leaves them out; not parse failures")
     t = Table(title=f"Paired effects against {baseline!r} ({rows})")
     t.add_column("profile", no_wrap=True)
     for h in ("pairs", "mean delta", "ci95 boot", "t_ci95", "flips", "flip ci95", "tier inv",

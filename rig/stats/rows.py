@@ -83,8 +83,29 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
             raise RowsError(path, missing[0], f"mapped column not in the file; it has "
                             f"{list(map(str, df.columns))}", missing[0], has_value=True)
         df = df.rename(columns={theirs: ours for ours, theirs in columns.items()})
+    df = drop_fault_excluded(df)
     df.attrs["source"] = str(path)
     return df
+
+
+def drop_fault_excluded(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without the calls a campaign kept out of the scorer as faults (a looped
+    transcript, an answer the VAD missed, an empty reference: :mod:`rig.campaign.faults`,
+    its logged ``fault_excluded`` or, on older rows, the default policy applied to their
+    suspect reasons), as ``rig campaign summarize`` leaves them out. An excluded call has no
+    score because nothing was graded, not because a reply failed to parse: it is counted in
+    ``attrs["n_fault_excluded"]``, never as a parse failure. Rows with neither the column nor
+    the suspect reasons (a user's own export) are kept whole."""
+    if "fault_excluded" not in df.columns and not {"asr_suspect_reason",
+                                                   "turn_suspect_reason"} & set(df.columns):
+        df.attrs["n_fault_excluded"] = 0
+        return df
+    from rig.campaign.faults import excluded_mask
+
+    ok = df["status"] == "ok" if "status" in df.columns else pd.Series(True, index=df.index)
+    out = df[~(ok & excluded_mask(df))].copy()
+    out.attrs["n_fault_excluded"] = len(df) - len(out)
+    return out
 
 
 #: the CSV cells read as missing: empty, or a float's not-a-number as Python and R write it
