@@ -427,3 +427,18 @@ def test_the_word_level_change_from_a_to_b_is_in_the_pairs():
         json.dumps([["delete", w, None] for w in ["and", "then", "i", "wrote", "a", "test"]])
     assert transcript_diff("same words", "Same words.") == "[]"
     assert transcript_diff(None, "x") is None
+
+
+def test_a_negative_control_with_nothing_replayed_does_not_claim_a_difference():
+    """A = B with every recording refused: the verdict says nothing was compared, not that
+    the replay is not reproducible (fresh-clone tester, issue 30)."""
+    from rig.replay.report import verdict_sentences
+
+    summary = {"versions": {"A": {"name": "a", "result_source": "replayed"},
+                            "B": {"name": "a", "result_source": "replayed"}},
+               "negative_control": True, "overall": {"n_pairs": 0, "mean_delta": None,
+                                                     "flips": 0}}
+    text = " ".join(verdict_sentences(summary))
+    assert "NOT zero" not in text and "nothing to compare" in text
+    summary["overall"] = None
+    assert "NOT zero" not in " ".join(verdict_sentences(summary))

@@ -55,8 +55,8 @@ def verdict_sentences(summary: dict) -> list[str]:
     if va["result_source"] == "logged":
         out.append("Version A is the logged result stored with each recording (transcript, "
                    "score, decision), not replayed; version B was replayed on the recordings.")
-    if summary.get("negative_control"):
-        ok = o is not None and o["mean_delta"] in (0, None) and o["flips"] == 0
+    if summary.get("negative_control") and o is not None and o["n_pairs"]:
+        ok = o["mean_delta"] in (0, None) and o["flips"] == 0
         out.append("A and B are the same pipeline version (a negative control): "
                    + ("every delta is 0 and no decision flips, as it must."
                       if ok else "deltas or flips are NOT zero: the replay is not "
