@@ -178,3 +178,16 @@ def test_timestamps_past_the_end_are_clamped_and_counted() -> None:
     assert clamp_timestamps(out, 5.0) == (out, 0)
     # a small overshoot is no suspect (within END_TOLERANCE_S) but is still clamped
     assert asr_suspect(t, ((0.0, 5.0),), 5.0)[0] is False
+
+
+def test_the_console_names_the_faults_and_what_they_were_left_out_of(capsys, tmp_path) -> None:
+    """The campaign's console lines name each profile's fault kinds and the calls kept out
+    (fresh-clone tester: the console never mentioned an outage)."""
+    from rig.cli.summary_lines import print_summary
+
+    s = campaign_summary(_rows_with_faults(), campaign_id="c", pipeline_version="v",
+                         n_boot=50)
+    print_summary(s, tmp_path)
+    out = capsys.readouterr().out
+    assert "long_pauses: faults: vad_missed 1, repetition_loop 1; 2 kept out of" in out
+    assert "baseline: faults" not in out

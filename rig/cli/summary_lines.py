@@ -79,6 +79,13 @@ def print_summary(summary: CampaignSummary, out: Path) -> None:
             stdout_console().print(f"{pid}: suspect ASR on {f(a, 3)}, suspect turns on "
                                    f"{f(tr, 3)} of calls (reasons in calls.parquet)",
                                    markup=False, highlight=False)
+    for pid, d in summary.profiles.items():  # rig.campaign.faults: named, and what they left
+        kinds = {k: n for k, n in (d.faults or {}).items() if n}
+        if kinds:
+            line = f"{pid}: faults: " + ", ".join(f"{k} {n}" for k, n in kinds.items())
+            if d.n_excluded:
+                line += f"; {d.n_excluded} kept out of {d.excluded_from or 'the scores'}"
+            stdout_console().print(line, markup=False, highlight=False)
     v = summary.judge_validity
     if isinstance(v, JudgeValidity) and v.verdict in ("adequate", "low"):
         line = (f"judge validity on this campaign's {v.n_answers} answers ({v.scoring_mode}): "
