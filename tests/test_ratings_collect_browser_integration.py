@@ -115,6 +115,10 @@ def _rate_all(driver, url: str, rater: str, level_of, cnh_first: bool = False) -
         _wait(driver, f"document.getElementById('status').textContent === 'saved call {pos}'"
                       f" || document.getElementById('status').textContent === "
                       f"'saved call {pos} (could not hear)'")
+        # the page then loads the next item: wait for it (or the end), so the next round
+        # never reads this item's position and player again before the page replaced them
+        _wait(driver, f"document.body.dataset.position !== '{pos}' || "
+                      "!document.getElementById('done').classList.contains('hidden')")
 
 
 @pytest.fixture(scope="module")
