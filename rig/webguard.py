@@ -113,3 +113,44 @@ def redact_access_log() -> None:
     logger = logging.getLogger("uvicorn.access")
     if not any(isinstance(f, RedactQuery) for f in logger.filters):
         logger.addFilter(RedactQuery())
+
+
+def serve_loopback(app, port: int, on_ready=None, what: str = "this command") -> None:
+    """Serve the ASGI ``app`` with uvicorn on 127.0.0.1:``port`` until Ctrl-C, with
+    :func:`redact_access_log`; ``on_ready(url)`` is called once the socket listens.
+
+    Raises:
+        RigError: the port is taken (names it and says to pass another ``--port``).
+        EngineUnavailable: uvicorn is not installed (``what`` names the command).
+    """
+    import contextlib
+    import socket
+
+    from rig.errors import EngineUnavailable, RigError
+
+    try:
+        import uvicorn
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise EngineUnavailable(f"{what} needs FastAPI and uvicorn: in rig's clone, "
+                                "pip install -e '.[monitor]'") from exc
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets)
+            if on_ready is not None and self.started:
+                on_ready(f"http://127.0.0.1:{port}/")
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise RigError(f"port {port} on 127.0.0.1: {exc.strerror or exc}; pass another "
+                       "--port") from None
+    server = _Server(uvicorn.Config(app, log_level="warning"))
+    redact_access_log()
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run(sockets=[sock])
+    finally:
+        sock.close()

@@ -39,7 +39,7 @@ import secrets
 import threading
 from pathlib import Path
 
-from rig.errors import ConfigError, EngineUnavailable, RigError
+from rig.errors import ConfigError
 from rig.ratings.clips import clip_wav, ratable_clips
 from rig.ratings.importer import append_ratings
 from rig.ratings.model import Rating, read_ratings
@@ -225,35 +225,8 @@ def serve(folder: Path, port: int, *, per_stratum: int = 20, double_share: float
         RigError: the port is taken.
         EngineUnavailable: FastAPI/uvicorn are not installed.
     """
-    import contextlib
-    import socket
-
-    try:
-        import uvicorn
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise EngineUnavailable("rig ratings collect needs FastAPI and uvicorn: in rig's "
-                                "clone, pip install -e '.[monitor]'") from exc
-    from rig.webguard import redact_access_log
-
     app = create_app(folder, per_stratum=per_stratum, double_share=double_share, seed=seed)
 
-    class _Server(uvicorn.Server):
-        async def startup(self, sockets=None) -> None:
-            await super().startup(sockets)
-            if on_ready is not None and self.started:
-                on_ready(f"http://127.0.0.1:{port}/")
+    from rig.webguard import serve_loopback
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.bind(("127.0.0.1", port))
-    except OSError as exc:
-        sock.close()
-        raise RigError(f"port {port} on 127.0.0.1: {exc.strerror or exc}; pass another "
-                       "--port") from None
-    server = _Server(uvicorn.Config(app, log_level="warning"))
-    redact_access_log()
-    try:
-        with contextlib.suppress(KeyboardInterrupt):
-            server.run(sockets=[sock])
-    finally:
-        sock.close()
+    serve_loopback(app, port, on_ready, "rig ratings collect")

@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from rig.answers import load_bank
-from rig.errors import ConfigError, EngineUnavailable, RigError
+from rig.errors import ConfigError
 from rig.script import Filler, Pause, Words, parse_script
 from rig.voices.speaker import Consent, SpeakerInfo, read_speaker, write_speaker
 
@@ -268,36 +268,9 @@ def serve(answers: Path, out: Path, port: int, consent_text: str = CONSENT_TEXT,
         RigError: the port is taken.
         EngineUnavailable: FastAPI/uvicorn are not installed.
     """
-    import contextlib
-    import socket
-
-    try:
-        import uvicorn
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise EngineUnavailable("rig voices record needs FastAPI and uvicorn: in rig's clone, "
-                                "pip install -e '.[monitor]'") from exc
-    from rig.webguard import redact_access_log
-
     out.mkdir(parents=True, exist_ok=True)
     app = create_app(answers, out, consent_text)
 
-    class _Server(uvicorn.Server):
-        async def startup(self, sockets=None) -> None:
-            await super().startup(sockets)
-            if on_ready is not None and self.started:
-                on_ready(f"http://127.0.0.1:{port}/")
+    from rig.webguard import serve_loopback
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.bind(("127.0.0.1", port))
-    except OSError as exc:
-        sock.close()
-        raise RigError(f"port {port} on 127.0.0.1: {exc.strerror or exc}; pass another "
-                       "--port") from None
-    server = _Server(uvicorn.Config(app, log_level="warning"))
-    redact_access_log()
-    try:
-        with contextlib.suppress(KeyboardInterrupt):
-            server.run(sockets=[sock])
-    finally:
-        sock.close()
+    serve_loopback(app, port, on_ready, "rig voices record")
