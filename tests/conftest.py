@@ -248,3 +248,47 @@ def llama_server(tmp_path_factory):
     with served(cmd, tmp_path_factory.mktemp("server") / "server.log", ready,
                 "llama_cpp.server", 240):
         yield base, key
+
+
+def _cpu_s() -> float:
+    import resource
+
+    own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
+                                                 resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _timed(phase: str, item):
+    """Append ``{test, phase, wall_s, cpu_s}`` to ``$RIG_TEST_TIMES`` (a JSONL path) around a
+    test phase: CPU seconds of this process and its finished children, so a test's compute
+    reads apart from its real-time waits whatever the machine's load (how CI time is
+    budgeted, issue 28). Children still running (a server fixture) count when reaped."""
+    import json
+    import time
+
+    path = os.environ.get("RIG_TEST_TIMES")
+    if not path:
+        return (yield)
+    w0, c0 = time.perf_counter(), _cpu_s()
+    try:
+        return (yield)
+    finally:
+        rec = {"test": item.nodeid, "phase": phase,
+               "wall_s": round(time.perf_counter() - w0, 2), "cpu_s": round(_cpu_s() - c0, 2)}
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec) + "\n")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _timed("setup", item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _timed("call", item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    return (yield from _timed("teardown", item))
