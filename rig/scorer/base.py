@@ -49,6 +49,11 @@ from rig.scorer.prompt import (
 
 ScoringMode = Literal["argmax", "expected"]
 
+#: The process's gradings and completions at temperature 0, per scorer identity
+#: (:meth:`Scorer.memo_identity`): two scorers built alike (the campaign's, a sweep's, a
+#: replay's, in one process) grade an equal prompt once (issue 31 item 2).
+_SHARED_MEMOS: dict[tuple, dict] = {}
+
 
 class GradingTimeout(RigError):
     """A backend stopped a grading that ran past its deadline."""
@@ -161,8 +166,9 @@ class Scorer(ABC):
         scorer cannot run at all (a missing model package or engine, an unsupported mode).
 
         At temperature 0 an identical (rubric, transcript) pair is graded once per process
-        and the result reused, for backends that are ``reproducible_at_zero`` (a remote
-        endpoint is asked again: its repeats are real). That hides nothing: llama.cpp
+        and the result reused (``seconds=0``), for backends that are ``reproducible_at_zero``
+        (a remote endpoint is asked again: its repeats are real), also across scorers with
+        the same :meth:`memo_identity`. That hides nothing: llama.cpp
         evaluates a prompt the same way whatever was graded before it (the rubric prefix and
         the transcript as two fixed batches), so a fresh process gives the same grade.
         """
@@ -251,7 +257,7 @@ class Scorer(ABC):
         A backend failure is not memoised: the next call tries again.
         """
         key = (system, user, grammar)
-        memo = self.__dict__.setdefault("_complete_memo", {})
+        memo = self._complete_memo
         cached = self.temperature == 0 and key in memo
         t0 = time.perf_counter()
         if cached:
@@ -287,11 +293,29 @@ class Scorer(ABC):
         from the in-process memo are neither."""
         return {"hits": 0, "misses": 0}
 
+    def memo_identity(self) -> tuple | None:
+        """What makes two scorers of this backend give the same reply to the same prompt at
+        temperature 0: scorers with equal identities share one memo per process. None (the
+        default) keeps a memo for this instance alone; a backend whose replies depend only on
+        its settings (the embedded judge: model, reply cap, context, offload) returns them."""
+        return None
+
+    def _memo_for(self, kind: str) -> dict:
+        ident = self.memo_identity()
+        if ident is None:
+            return self.__dict__.setdefault(f"_{kind}_memo_store", {})
+        return _SHARED_MEMOS.setdefault((kind, *ident), {})
+
     @property
     def _memo(self) -> dict:
-        if "_memo_store" not in self.__dict__:
-            self.__dict__["_memo_store"] = {}
-        return self.__dict__["_memo_store"]
+        """Gradings by (rubric hash, stripped transcript, mode), shared per
+        :meth:`memo_identity`; ``clear()`` forgets this identity's gradings."""
+        return self._memo_for("score")
+
+    @property
+    def _complete_memo(self) -> dict:
+        """Raw replies by (system, user, grammar), shared as :attr:`_memo` is."""
+        return self._memo_for("complete")
 
     @abstractmethod
     def _complete(self, system: str, user: str, grammar: str, seed: int, *, head: str = "",

@@ -141,6 +141,13 @@ class LlamaCppScorer(Scorer):
         self._n_gpu_layers = n_gpu_layers
         self._hits = self._misses = 0
 
+    def memo_identity(self) -> tuple:
+        """(backend, model, temperature, reply cap, reason, context, GPU layers): what the
+        reply to a prompt depends on. Not the thread count (it changes speed, not the
+        arithmetic's result: see the class docstring) nor the seed (no part at 0)."""
+        return (self.name, self.model, self.temperature, self.max_tokens, self.with_reason,
+                self._n_ctx, self._n_gpu_layers)
+
     @property
     def n_threads(self) -> int:
         """llama.cpp threads this scorer runs with."""
