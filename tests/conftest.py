@@ -206,9 +206,11 @@ def real_serial_reference(tmp_path_factory):
 
     from rig.campaign.executors import ExecutorSpec
     from rig.campaign.runner import run_campaign
+    from rig.scorer.base import forget_gradings
 
     base = tmp_path_factory.mktemp("real_serial")
     pipeline = real_pipeline(base)
+    forget_gradings()  # its judge counts are checked: grade here, not from an earlier test
     res = run_campaign(real_spec(base / "ref", pipeline), progress=False,
                        executor=ExecutorSpec("serial"))
     return pipeline, res

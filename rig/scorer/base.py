@@ -146,6 +146,12 @@ class Completion(Generic[V]):
         return self.parse_status == "ok"
 
 
+def forget_gradings() -> None:
+    """Clear every shared memo of this process (:meth:`Scorer.memo_identity`): the next
+    grading of any prompt is computed afresh (a test that counts the judge's work)."""
+    _SHARED_MEMOS.clear()
+
+
 class Scorer(ABC):
     """Grades a transcript against a question's rubric."""
 
