@@ -1,5 +1,6 @@
-"""The process-wide grading memo (issue 31 item 2): scorers with the same identity grade an
-equal prompt once per process; scorers without one keep their memo to themselves."""
+"""The process-wide memos (issue 31 item 2): scorers with the same identity grade an equal
+prompt once per process (scorers without one keep theirs to themselves), and equal audio is
+transcribed once."""
 
 from __future__ import annotations
 
@@ -66,3 +67,30 @@ def test_the_embedded_judge_identity_is_its_settings_not_its_threads():
     assert LlamaCppScorer(max_tokens=80).memo_identity() != one.memo_identity()
     assert LlamaCppScorer(with_reason=True).memo_identity() != one.memo_identity()
     assert LlamaCppScorer(n_gpu_layers=-1).memo_identity() != one.memo_identity()
+
+
+def test_equal_audio_is_transcribed_once_whatever_the_threads(monkeypatch):
+    import numpy as np
+
+    import rig.asr.whisper as w
+    from rig.audio import Audio
+
+    runs: list = []
+
+    def fake(audio16, options):
+        runs.append(options)
+        return w.Transcript("hello", -0.1, 0.01, audio16.duration_s)
+
+    monkeypatch.setattr(w, "_transcribe", fake)
+    w.forget_transcripts()
+    tone = Audio(np.sin(np.arange(16000, dtype=np.float32) / 5.0) * 0.1, 16000)
+    a = w.transcribe(tone, w.AsrOptions(cpu_threads=1))
+    b = w.transcribe(tone, w.AsrOptions(cpu_threads=2))
+    assert a == b and len(runs) == 1
+    w.transcribe(tone, w.AsrOptions(beam_size=5))  # another setting: decoded again
+    quieter = Audio(tone.samples * 0.5, 16000)
+    w.transcribe(quieter, w.AsrOptions())
+    assert len(runs) == 3
+    w.forget_transcripts()
+    w.transcribe(tone, w.AsrOptions())
+    assert len(runs) == 4
