@@ -47,8 +47,15 @@ def sim(tmp_path_factory) -> pd.DataFrame:
 
 @pytest.fixture(scope="module", params=["twilio", "webrtc", "sip"])
 def real(request, tmp_path_factory) -> tuple[str, pd.DataFrame, Path]:
+    from rig.asr.whisper import forget_transcripts
+    from rig.scorer.base import forget_gradings
+
     transport = request.param
     out = tmp_path_factory.mktemp(transport) / "c"
+    # the interviewer's stage times are checked: its ASR and judge run here, not from the memo
+    # an earlier transport's call (the same answer) left in this process
+    forget_gradings()
+    forget_transcripts()
     if transport == "webrtc":  # through the CLI: `rig campaign run --transport webrtc`
         from typer.testing import CliRunner
 
