@@ -62,8 +62,11 @@ def _spec(out: Path, transport: str) -> CampaignSpec:
 
 
 def fresh_stages() -> Stages:
-    """A new scorer (its memo of gradings empty, so every grading here reaches the model;
-    llama.cpp's model itself loads once per process)."""
+    """A new scorer with the process's memo of gradings cleared, so every grading here
+    reaches the model (llama.cpp's model itself loads once per process)."""
+    from rig.scorer.base import forget_gradings
+
+    forget_gradings()
     return Stages(scorer=build_scorer(load_pipeline(PIPELINE).scorer))
 
 

@@ -79,6 +79,7 @@ def test_invariance_on_the_embedded_scorer(tmp_path):
 
     # assessments are free text: one pair (2 asks) and a short cap keep the test small
     scorer = LlamaCppScorer(n_ctx=4096, max_tokens=64)
+    scorer._complete_memo.clear()  # its backend calls are counted: none from earlier tests
     out = tmp_path / "inv"
     spec = InvarianceSpec(out, perturbations=("name_swap",), n_items=1, names_per_group=1,
                           seed=0)

@@ -98,8 +98,12 @@ def test_llm_scorer_is_repeatable_at_temperature_zero(q01):
     from rig.scorer.llamacpp import LlamaCppScorer
 
     text = q01.answers[1].clean_text
+    from rig.scorer.base import forget_gradings
+
+    forget_gradings()
     a = LlamaCppScorer().score(q01, text, 0)
-    b = LlamaCppScorer().score(q01, text, 0)  # a fresh memo: the model runs twice
+    forget_gradings()  # equal scorers share a memo: clear it so the model runs twice
+    b = LlamaCppScorer().score(q01, text, 0)
     assert a.raw == b.raw and a.seconds > 0 and b.seconds > 0
 
 
