@@ -10,7 +10,8 @@ each stage's factory (:func:`rig.scorer.factory.build_scorer`, :func:`rig.asr.wh
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +20,22 @@ if TYPE_CHECKING:
     from rig.asr.whisper import AsrOptions, Transcript
     from rig.scorer.base import Scorer
     from rig.vad import TurnParams, TurnResult
+
+
+@contextmanager
+def memos_off() -> Iterator[None]:
+    """Inside it, the process's ASR and judge memos are neither read nor written: every
+    transcription and grading runs its model (``benchmarks/sweep.py`` measures what the memos
+    save, issue 31 item 2). Not thread-safe against another thread leaving it."""
+    from rig.asr import whisper
+    from rig.scorer import base
+
+    old = whisper._MEMO_ON[0], base._MEMO_ON[0]
+    whisper._MEMO_ON[0] = base._MEMO_ON[0] = False
+    try:
+        yield
+    finally:
+        whisper._MEMO_ON[0], base._MEMO_ON[0] = old
 
 
 def default_render(*args, **kwargs):

@@ -94,3 +94,18 @@ def test_equal_audio_is_transcribed_once_whatever_the_threads(monkeypatch):
     w.forget_transcripts()
     w.transcribe(tone, w.AsrOptions())
     assert len(runs) == 4
+
+
+def test_memos_off_runs_every_model_call():
+    from rig.stages import memos_off
+
+    q, text = _question()
+    calls: list = []
+    a = _Counted(("t", "off"), calls)
+    a.score(q, text, 0)
+    with memos_off():
+        a.score(q, text, 0)
+        a.score(q, text, 0)
+    assert len(calls) == 3
+    a.score(q, text, 0)  # the memo from before is still there
+    assert len(calls) == 3

@@ -114,6 +114,8 @@ def _model(name: str, compute_type: str, cpu_threads: int, device: str = "cpu"):
 _MEMO: OrderedDict[tuple, Transcript] = OrderedDict()
 _MEMO_MAX = 512
 _MEMO_LOCK = threading.Lock()
+#: False while :func:`rig.stages.memos_off` holds: every transcription runs the model
+_MEMO_ON = [True]
 
 
 def forget_transcripts() -> None:
@@ -136,6 +138,8 @@ def transcribe(audio: Audio, options: AsrOptions = AsrOptions()) -> Transcript:
     audio16 = audio.resample(ASR_SAMPLE_RATE_HZ)
     if audio16.duration_s < 0.1:
         return Transcript("", None, None, audio16.duration_s)
+    if not _MEMO_ON[0]:
+        return _transcribe(audio16, options)
     samples = np.ascontiguousarray(audio16.samples, dtype=np.float32)
     key = (hashlib.sha256(samples.tobytes()).hexdigest(),
            dataclasses.replace(options, cpu_threads=0))

@@ -53,6 +53,8 @@ ScoringMode = Literal["argmax", "expected"]
 #: (:meth:`Scorer.memo_identity`): two scorers built alike (the campaign's, a sweep's, a
 #: replay's, in one process) grade an equal prompt once (issue 31 item 2).
 _SHARED_MEMOS: dict[tuple, dict] = {}
+#: False while :func:`rig.stages.memos_off` holds: every grading and completion runs the model
+_MEMO_ON = [True]
 
 
 class GradingTimeout(RigError):
@@ -179,7 +181,7 @@ class Scorer(ABC):
         the transcript as two fixed batches), so a fresh process gives the same grade.
         """
         key = (question.rubric_hash, transcript.strip(), self.mode)
-        memoise = self.temperature == 0 and self.reproducible_at_zero
+        memoise = self.temperature == 0 and self.reproducible_at_zero and _MEMO_ON[0]
         if memoise and key in self._memo:
             return dataclasses.replace(self._memo[key], seed=seed, seconds=0.0)
         t0 = time.perf_counter()
@@ -264,7 +266,7 @@ class Scorer(ABC):
         """
         key = (system, user, grammar)
         memo = self._complete_memo
-        cached = self.temperature == 0 and key in memo
+        cached = self.temperature == 0 and _MEMO_ON[0] and key in memo
         t0 = time.perf_counter()
         if cached:
             raw = memo[key]
@@ -279,7 +281,7 @@ class Scorer(ABC):
             except Exception as exc:  # a backend failure is recorded, the caller goes on
                 return Completion(None, "error", "", time.perf_counter() - t0,
                                   self.temperature, seed, f"{type(exc).__name__}: {exc}")
-            if self.temperature == 0:
+            if self.temperature == 0 and _MEMO_ON[0]:
                 memo[key] = raw
         seconds = 0.0 if cached else time.perf_counter() - t0
         try:
