@@ -224,8 +224,8 @@ def small_real_campaign(small_real_campaign_spec) -> Path:
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
-    """``python -m llama_cpp.server`` on a free loopback port with an API key, stopped after
-    the module. Waits for readiness at most 240 s."""
+    """``python -m rig.scorer.serve`` (``llama_cpp.server`` with rig's AMX guard) on a free
+    loopback port with an API key, stopped after the module. Waits for readiness at most 240 s."""
     pytest.importorskip("llama_cpp.server", reason="needs 'llama-cpp-python[server]'")
     from procs import free_port, served
 
@@ -244,7 +244,7 @@ def llama_server(tmp_path_factory):
         except OSError:
             return False
 
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model",
+    cmd = [sys.executable, "-m", "rig.scorer.serve", "--model",
            str(ensure_model(SERVER_MODEL)), "--n_threads", "2", "--n_ctx", "4096", "--host",
            "127.0.0.1", "--port", str(port), "--api_key", key, "--verbose", "False"]
     with served(cmd, tmp_path_factory.mktemp("server") / "server.log", ready,

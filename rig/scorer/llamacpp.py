@@ -47,6 +47,7 @@ import numpy as np
 
 from rig.errors import EngineUnavailable
 from rig.models import ensure_model
+from rig.scorer.amx import safe_model_params
 from rig.scorer.base import (
     LevelsReply,
     Scorer,
@@ -72,8 +73,10 @@ def _llama(model: str, n_ctx: int, n_threads: int, n_gpu_layers: int = 0):
     except ImportError as exc:  # pragma: no cover
         raise EngineUnavailable("the embedded scorer needs llama-cpp-python: pip install "
                                 "'llama-cpp-python==0.3.36' (or 'rig[pipeline]')") from exc
-    llm = Llama(model_path=str(ensure_model(model)), n_ctx=n_ctx, n_threads=n_threads,
-                n_threads_batch=n_threads, n_gpu_layers=n_gpu_layers, verbose=False)
+    path = str(ensure_model(model))
+    with safe_model_params():  # no AMX weight layout: it segfaults (rig.scorer.amx)
+        llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads,
+                    n_threads_batch=n_threads, n_gpu_layers=n_gpu_layers, verbose=False)
     _OPEN.append(llm)
     return llm
 
