@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from xdist_plan import order_for_workers, pytest_xdist_make_scheduler  # noqa: F401 (a hook)
 
 if importlib.util.find_spec("torchaudio") is not None:
     # the coqui extra is installed: torchaudio (a CUDA wheel) is imported without its extension
@@ -146,6 +147,7 @@ def pytest_collection_modifyitems(config, items):
         if out:
             config.hook.pytest_deselected(items=out)
             items[:] = [i for i in items if i.get_closest_marker("coqui") is None]
+    order_for_workers(config, items)  # under pytest-xdist: longest files first (xdist_plan)
 
 
 def _check_file_name(item, marks: set[str]) -> None:

@@ -1,0 +1,80 @@
+"""How the tests are shared between pytest-xdist workers (``-n 2 --dist loadfile``).
+
+A file's tests stay on one worker (``loadfile``), and the files that share a session fixture
+(:data:`SHARED`: one real campaign each) stay on one worker together, so the fixture is built
+once, not once per worker. Files are handed out longest first (:data:`WALL_S`, each file's wall
+seconds in CI's per-file table, ``benchmarks/test_times.py``): the longest files do not start
+last, when the other worker has nothing left to run (longest-processing-time-first list
+scheduling; Graham, "Bounds on multiprocessing timing anomalies", SIAM J. Appl. Math. 17, 1969).
+Files not in the table keep their collection order after the ones that are. The order changes
+when tests run, never what they check: every test file is order-independent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: Session fixtures shared by several files (tests/conftest.py) -> the files that use them.
+SHARED = {
+    "small_real_campaign": ("test_attribution_integration.py", "test_campaign_integration.py",
+                            "test_drilldown_integration.py",
+                            "test_ratings_collect_browser_integration.py",
+                            "test_ratings_summary_integration.py",
+                            "test_report_browser_integration.py"),
+    "real_serial_reference": ("test_executors_integration.py",
+                              "test_kill_real_integration.py"),
+}
+_GROUP = {name: group for group, names in SHARED.items() for name in names}
+
+#: Wall seconds per file in CI's last full run (stop 36's per-file table), the longest files.
+WALL_S = {
+    "test_calls_concurrent_integration.py": 220, "test_bot_inproc_integration.py": 205,
+    "test_replay_integration.py": 194, "test_probes_integration.py": 181,
+    "test_scorer_integration.py": 122, "test_executors_integration.py": 80,
+    "test_calls_loopback_integration.py": 76, "test_kill_sweep_probe_integration.py": 74,
+    "test_sweep_integration.py": 72, "test_bot_webrtc_integration.py": 63,
+    "test_kill_real_integration.py": 57, "test_executors_unit.py": 55,
+    "test_probes_bias_integration.py": 52, "test_kill_campaign_integration.py": 48,
+    "test_voices_record_browser_integration.py": 43, "test_attribution_integration.py": 41,
+    "test_snr_wada_integration.py": 39, "test_score_sources_integration.py": 34,
+    "test_score_sources_inproc_integration.py": 33, "test_stages_integration.py": 32,
+    "test_agent_conversation_integration.py": 25,
+    "test_calls_multi_question_integration.py": 24, "test_delivery_integration.py": 24,
+    "test_scorer_openai_integration.py": 23, "test_properties_stats_unit.py": 23,
+}
+
+
+def scope(path: str) -> str:
+    """The unit of work a file belongs to: its session-fixture group, or the file itself."""
+    return _GROUP.get(Path(path).name, path)
+
+
+def _weight(scope_: str) -> int:
+    names = SHARED.get(scope_, (Path(scope_).name,))
+    return sum(WALL_S.get(n, 0) for n in names)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with the shared-fixture groups (:func:`scope`)."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class _Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope(nodeid.split("::", 1)[0])
+
+    config.option.loadscopereorder = False  # the order is the collection's (below)
+    return _Scheduling(config, log)
+
+
+def order_for_workers(config, items) -> None:
+    """In an xdist worker, longest units first (a stable sort: within a unit and among the
+    files not in :data:`WALL_S`, collection order)."""
+    if not hasattr(config, "workerinput"):
+        return
+    weight = {}
+    for item in items:
+        s = scope(item.nodeid.split("::", 1)[0])
+        weight.setdefault(s, (-_weight(s), len(weight)))
+    items.sort(key=lambda i: weight[scope(i.nodeid.split("::", 1)[0])])
