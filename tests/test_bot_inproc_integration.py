@@ -101,7 +101,8 @@ def test_a_deaf_bot_is_reported_as_not_hearing_never_scored(llama_server, tmp_pa
     example) raises no user-speech event: the call fails with "the interviewer did not hear
     the answer" and has no score, though the rig could have graded the audio it sent
     (``--score-source interviewer,rig``); what the bot said is in the row. Real time: the
-    agent waits for a reply that never comes until its time limit (about 2 min)."""
+    agent waits for a reply that never comes until its time limit (``--call-limit-s 30``
+    here; 120 s by default)."""
     from rig.calls.bots.heard import NOT_HEARD
 
     base, key = llama_server
@@ -114,7 +115,7 @@ def test_a_deaf_bot_is_reported_as_not_hearing_never_scored(llama_server, tmp_pa
          "--profile", "baseline", "--answer-id", "qr_strong",
          "--interviewer", f"pipecat:{DEAF}:run_bot",
          "--score-source", "interviewer,rig", "--no-progress", "--no-audio",
-         "--n-boot", "200"],
+         "--n-boot", "200", "--call-limit-s", "30"],
         env=env, capture_output=True, text=True, timeout=900)
     # every call failed: the campaign says so (exit 2), its rows and report written
     assert proc.returncode == 2 and "every call failed" in proc.stderr, (

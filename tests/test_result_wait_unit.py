@@ -187,11 +187,22 @@ def test_cli_options_are_checked_with_the_transport():
         transport_call_options(TransportOptions("webrtc", score_source="bot"))
 
 
+def test_call_limit_reaches_the_agent_and_is_checked():
+    got = transport_call_options(TransportOptions("sip", call_limit_s=45))
+    assert got["agent"].time_limit_s == 45.0
+    assert "agent" not in transport_call_options(TransportOptions("sip"))  # default: 120 s
+    with pytest.raises(OptionConflict, match="--call-limit-s needs a call to a bot"):
+        transport_call_options(TransportOptions("sim", call_limit_s=45))
+    with pytest.raises(ConfigError, match="--call-limit-s"):
+        transport_call_options(TransportOptions("webrtc", call_limit_s=-1))
+
+
 @pytest.mark.parametrize("extra, text", [
     (["--transport", "sim", "--score-source", "rig"], "--score-source needs a call to a bot"),
     (["--transport", "webrtc", "--score-source", "extractor:no_such_mod_xyz:f"],
      "no_such_mod_xyz"),
     (["--transport", "twilio", "--result-wait-s", "-5"], "--result-wait-s"),
+    (["--transport", "webrtc", "--call-limit-s", "0"], "--call-limit-s"),
 ])
 def test_cli_refuses_bad_score_options_before_any_call(tmp_path, extra, text):
     from typer.testing import CliRunner

@@ -212,6 +212,10 @@ def campaign_run(
         rich_help_panel=_CALLS,
         help="calls to a bot: how long to wait for the interviewer's result after each call, "
              "s (default 300; progress every 10 s on stderr)")] = None,
+    call_limit_s: Annotated[float | None, typer.Option(
+        rich_help_panel=_CALLS,
+        help="calls over a transport: the caller agent hangs up after this long on a call, s "
+             "(default 120; raise it for a long interview)")] = None,
     conduct: Annotated[str | None, typer.Option(rich_help_panel=_CALLS, help=CONDUCT_HELP)] = None,
     executor: Annotated[str, typer.Option(
         rich_help_panel=_WORK,
@@ -263,7 +267,8 @@ def campaign_run(
             transport, interviewer_url=interviewer_url, results_token_env=results_token_env,
             twilio_to=twilio_to, twilio_from=twilio_from, stream_url=stream_url,
             agent_port=agent_port, interviewer=interviewer, bot_clock=bot_clock,
-            score_source=score_source, result_wait_s=result_wait_s, conduct=conduct))
+            score_source=score_source, result_wait_s=result_wait_s, call_limit_s=call_limit_s,
+            conduct=conduct))
     except RigError as exc:
         fail(exc)
     try:

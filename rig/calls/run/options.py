@@ -37,6 +37,7 @@ TRANSPORT_OPTIONS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     ("--bot-clock", ("pipecat",), "--interviewer"),
     ("--score-source", CALL_TRANSPORTS, None),
     ("--result-wait-s", CALL_TRANSPORTS, None),
+    ("--call-limit-s", CALL_TRANSPORTS, None),
     ("--conduct", CALL_TRANSPORTS, None),
 )
 
@@ -66,6 +67,8 @@ class TransportOptions:
     bot_clock: str | None = None
     score_source: str | None = None
     result_wait_s: float | None = None
+    #: the caller agent hangs up after this long on a call, s
+    call_limit_s: float | None = None
     #: a conduct list (YAML, as rig/data/conduct.yaml)
     conduct: str | None = None
 
@@ -127,7 +130,8 @@ def transport_call_options(opts: TransportOptions,
     (``interviewer_url``, and ``results_token_env``, ``twilio_to``, ``twilio_from``,
     ``stream_url``, ``agent_port``, ``agent_host``, ``score_sources``
     (:func:`rig.calls.bots.score_sources.parse_score_sources`) and ``result_timeout_s``
-    (``--result-wait-s``) when given).
+    (``--result-wait-s``) and ``agent`` (an
+    :class:`rig.calls.agent.loop.AgentSettings` with ``--call-limit-s``) when given).
 
     Args:
         opts: the options as given.
@@ -139,7 +143,7 @@ def transport_call_options(opts: TransportOptions,
             interviewer URL that is not a ``sip:`` URI; with ``twilio_to``, missing Twilio
             credentials, no ``twilio_from`` or ``stream_url``, or a stream URL Twilio cannot
             reach; ``results_token_env`` naming an unset variable; a bad ``--score-source``
-            or a ``--result-wait-s`` not above 0. The message names the
+            or a ``--result-wait-s`` or ``--call-limit-s`` not above 0. The message names the
             option and the value (a password in the stream URL is not shown).
     """
     env = os.environ if environ is None else environ
@@ -179,6 +183,12 @@ def transport_call_options(opts: TransportOptions,
             raise ConfigError("--result-wait-s", "", "must be > 0 (seconds)",
                               opts.result_wait_s)
         out["result_timeout_s"] = float(opts.result_wait_s)
+    if opts.call_limit_s is not None:
+        if not opts.call_limit_s > 0:
+            raise ConfigError("--call-limit-s", "", "must be > 0 (seconds)", opts.call_limit_s)
+        from rig.calls.agent.loop import AgentSettings
+
+        out["agent"] = AgentSettings(time_limit_s=float(opts.call_limit_s))
     if opts.conduct is not None:
         from rig.calls.conduct import load_conduct
 
