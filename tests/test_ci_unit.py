@@ -86,6 +86,7 @@ def _run(folder: Path, strict: bool) -> tuple[int, str]:
 def suite(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("suite")
     shutil.copy(ROOT / "tests" / "conftest.py", folder / "conftest.py")
+    shutil.copy(ROOT / "tests" / "xdist_plan.py", folder / "xdist_plan.py")  # it imports it
     (folder / "pytest.ini").write_text(INI)
     for name, text in TESTS.items():
         (folder / name).write_text(text)
