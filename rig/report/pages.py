@@ -12,8 +12,11 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F
            "#000000")
 
 #: The stylesheet every report page inlines (no CDN, no web fonts, no url()): readable at
-#: 1280 px and at a phone's 390 px (wide tables scroll inside ``.table-wrap``, plots inside
-#: ``.fig-wrap``), and in print (no scroll boxes, no rows or figures split across pages).
+#: 1280 px with no table scrolling sideways, and at a phone's 390 px (a table too wide for it
+#: scrolls inside ``.table-wrap``; a plot drawn twice, rig.report.svg.twin_figure, shows its
+#: 360-unit drawing below 600 px, so its text stays readable and nothing is cut), and in
+#: print (no scroll boxes, the wide drawings, no rows or figures split across pages).
+#: ``.cut``: a cell cut with an ellipsis (its full text in its ``title``).
 CSS = """
 *{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
@@ -39,7 +42,10 @@ ul.verdict{padding-left:1.2rem}
 ul.verdict li{margin:.5rem 0;font-size:1.05rem}
 figure{margin:1.5rem 0}
 .fig-wrap{overflow-x:auto;max-width:100%}
-.fig-wrap svg{display:block;width:100%;min-width:480px;height:auto;max-width:760px}
+.fig-wrap svg{display:block;width:100%;height:auto;max-width:760px}
+.fig-wrap svg.narrow{display:none}
+.cut{display:inline-block;max-width:14rem;overflow:hidden;text-overflow:ellipsis;
+white-space:nowrap;vertical-align:bottom}
 figcaption{color:#444;font-size:.9rem;margin-top:.3rem}
 dl{font-size:.9rem}dt{font-weight:600}dd{margin:0 0 .4rem 1rem}
 dl.legend{columns:2 22rem;font-size:.8rem;color:#444}
@@ -48,7 +54,9 @@ dl.legend dt,dl.legend dd{break-inside:avoid-column}
 body{margin:1rem auto;padding:0 .6rem}
 h1{font-size:1.3rem}
 :not(.table-wrap)>table{display:block;overflow-x:auto;max-width:100%}
-.fig-wrap svg{min-width:600px}
+.fig-wrap svg.wide{display:none}
+.fig-wrap svg.narrow{display:block;max-width:480px}
+.cut{max-width:9rem}
 th,td{padding:.3rem .4rem}
 }
 @page{size:A4 landscape;margin:1.2cm}
@@ -56,7 +64,9 @@ th,td{padding:.3rem .4rem}
 body{max-width:none;margin:0;padding:0;font-size:10pt;color:#000}
 th,td{padding:.15rem .3rem}
 .table-wrap,.fig-wrap{overflow:visible}
-.fig-wrap svg{min-width:0;max-width:16cm}
+.fig-wrap svg{max-width:16cm}
+.fig-wrap svg.wide{display:block}
+.fig-wrap svg.narrow{display:none}
 table{font-size:8pt}
 tr,figure,li{break-inside:avoid}
 h2{break-after:avoid}
