@@ -20,13 +20,15 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F
 CSS = """
 *{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
-max-width:1100px;color:#222;padding:0 1rem;line-height:1.45}
+max-width:1100px;color:#222;padding:0 1rem;line-height:1.45;overflow-wrap:anywhere}
 h1{font-size:1.6rem;margin:.2rem 0}
 h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
 table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}
 caption{text-align:left;font-weight:600;padding:.3rem 0}
 th,td{border-bottom:1px solid #ddd;padding:.35rem .6rem;text-align:right;
-vertical-align:top}
+vertical-align:top;overflow-wrap:normal}
+table.profiles td{white-space:nowrap}
+td.text{text-align:left;min-width:14rem;overflow-wrap:anywhere}
 th:first-child,td:first-child{text-align:left}
 thead th{background:#f4f4f4}
 tbody th{font-weight:600;background:#fafafa}
@@ -87,6 +89,14 @@ def fmt(v: object, digits: int = 2) -> str:
     if isinstance(v, list | tuple) and len(v) == 2:
         return f"[{fmt(v[0], digits)}, {fmt(v[1], digits)}]"
     return html.escape(str(v))
+
+
+def name_cell(name: str) -> str:
+    """A name (a profile's) for a table cell: escaped, in a ``.cut`` span that ends in an
+    ellipsis when the name is wider than the cell allows (CSS), the whole name in its
+    ``title``, so one long name cannot widen a table past the screen."""
+    return (f"<span class='cut' title='{html.escape(name, quote=True)}'>{html.escape(name)}"
+            "</span>")
 
 
 def svg(fig, *, title: str | None = None, desc: str = "", caption: str = "") -> str:

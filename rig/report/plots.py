@@ -34,6 +34,7 @@ from rig.report.svg import (
     nice_ticks,
     rect,
     text,
+    tick_label,
     twin_figure,
     x_axis,
 )
@@ -56,10 +57,10 @@ def cut(s: str, n: int) -> str:
     return s if len(s) <= n else s[:n - 1] + "\u2026"
 
 
-def _chars(width_units: float, size: int = FONT) -> int:
+def _chars(width_units: float, size: int = FONT, bold: bool = False) -> int:
     """About how many characters of text ``size`` fit ``width_units`` (0.6 em a character,
-    system-ui's mean width with room to spare)."""
-    return max(4, int(width_units / (0.6 * size)))
+    0.7 bold: system-ui's widths with room to spare)."""
+    return max(4, int(width_units / ((0.7 if bold else 0.6) * size)))
 
 
 def _forest_ci(d: ProfileSummary) -> tuple[list[float] | None, str]:
@@ -105,7 +106,7 @@ def _forest_body(summary: CampaignSummary, names: list[str], geom: tuple[int, bo
                                                     else ""))
         if narrow:  # the name and the figures on a line above the row
             room = w - 12 - 0.6 * (FONT - 1) * len(value) - 10
-            body.append(text(6, y - 18, cut(p, _chars(room)), weight="bold"))
+            body.append(text(6, y - 18, cut(p, _chars(room, bold=True)), weight="bold"))
             body.append(text(w - 6, y - 18, value, "end", FONT - 1))
         else:
             body.append(text(_LABEL_W - 8, y + 4, cut(p, _chars(_LABEL_W - 12)), "end"))
@@ -165,7 +166,7 @@ def _rates_body(summary: CampaignSummary, names: list[str], geom: tuple[int, boo
     for i, p in enumerate(names):
         d, y0 = profs[p], top + row_h * i + (22 if narrow else 6)
         if narrow:
-            body.append(text(6, y0 - 6, cut(p, _chars(w - 12)), weight="bold"))
+            body.append(text(6, y0 - 6, cut(p, _chars(w - 12, bold=True)), weight="bold"))
         else:
             body.append(text(_LABEL_W - 8, y0 + bar_h + 4, cut(p, _chars(_LABEL_W - 12)),
                              "end"))
@@ -248,7 +249,7 @@ def _waterfall_body(summary: CampaignSummary, names: list[str], geom: tuple[int,
     said, y = [], top
     for p in names:
         a, run = _split(profs[p]), 0.0
-        body.append(text(8, y + 12, cut(p, _chars(w - 16)), weight="bold"))
+        body.append(text(8, y + 12, cut(p, _chars(w - 16, bold=True)), weight="bold"))
         y += gap - 6
         parts = []
         # the figures written are rounded so the steps add up to the total written
@@ -312,7 +313,7 @@ def _score_body(summary: CampaignSummary, rows: pd.DataFrame, df: pd.DataFrame,
     body = [x_axis(sx, ticks, top + size, top, "reference grade (points)")]
     for t in ticks:
         body.append(line(left, sy(t), left + size, sy(t), "#e3e3e3"))
-        body.append(text(left - 6, sy(t) + 4, t, "end", FONT - 1))
+        body.append(text(left - 6, sy(t) + 4, tick_label(t), "end", FONT - 1))
     body.append(f'<text transform="translate({12 if narrow else 16} {top + size / 2:.0f}) '
                 f'rotate(-90)" text-anchor="middle" font-size="{FONT}" fill="#222">'
                 "score (points)</text>")

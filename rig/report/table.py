@@ -10,6 +10,7 @@ import html
 
 from rig.campaign.schema import CampaignSummary, ProfileSummary
 from rig.report.pages import fmt as _fmt
+from rig.report.pages import name_cell
 
 #: (summary key, header, decimals, help: what it is and its unit). Definitions:
 #: rig.campaign.schema.ProfileSummary.
@@ -99,9 +100,7 @@ def _row_head(pid: str, d: ProfileSummary, baseline: str, low_judge: bool) -> st
         flag += " <span class='flag'>(low-validity judge)</span>"
     if pid == baseline and pid != "baseline":
         flag += " <span class='note'>(baseline)</span>"
-    name = html.escape(pid)
-    return (f"<th scope='row'><span class='cut' title='{html.escape(pid, quote=True)}'>"
-            f"{name}</span>{flag}</th>")
+    return f"<th scope='row'>{name_cell(pid)}{flag}</th>"
 
 
 def profile_table(summary: CampaignSummary) -> str:
@@ -124,8 +123,7 @@ def profile_table(summary: CampaignSummary) -> str:
         tables.append(
             "<div class='table-wrap' role='region' tabindex='0' aria-label='per-profile "
             f"figures: {html.escape(caption.lower())}'><table class='profiles'><caption>"
-            f"{html.escape(caption)}, per profile, against the baseline "
-            f"<code>{html.escape(baseline)}</code></caption><thead><tr>"
+            f"{html.escape(caption)}</caption><thead><tr>"
             f"<th scope='col'>profile</th>{head}</tr></thead><tbody>{body}</tbody>"
             "</table></div>")
     legend = "".join(f"<dt>{html.escape(label)}</dt><dd>{html.escape(help_)}</dd>"
