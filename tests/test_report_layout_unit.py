@@ -128,3 +128,25 @@ def test_the_page_says_the_repeated_note_once_and_the_cut_list(tmp_path):
     notes = re.search(r"<details><summary>n/a and notes.*?</details>", html, re.S)
     items = re.findall(r"<li>.*?</li>", notes.group(0)) if notes else []
     assert len(items) == len(set(items))
+
+
+def test_the_probe_and_monitor_figures_have_a_phone_drawing_with_every_mark_inside():
+    from rig.report.svgplot import ForestRow, forest_svg, lines_svg
+
+    rows = [ForestRow("a category with a name far too long for a phone's line", -1.2,
+                      (-4.5, 1.2), "plain"),
+            ForestRow("b", None, series="anti_bias", why="one question: no interval " * 4),
+            ForestRow("c", 0.4, (-0.1, 0.9), "a third series named at some length")]
+    fig = forest_svg(rows, xlabel="hedged - confident (points)", title="t", caption="c",
+                     band=(-0.5, 0.5), band_label="noise floor")
+    weeks = [f"2025-W{i:02d}" for i in range(1, 13)]
+    lines = lines_svg(weeks, {f"segment {i}": [0.5 + 0.04 * k for k in range(12)]
+                              for i in range(5)}, ylabel="impact ratio", title="t",
+                      caption="c", threshold=0.8, threshold_label="0.8: four-fifths line")
+    for f in (fig, lines):
+        narrow = _svgs(f)["narrow"]
+        xs = _xs(narrow)
+        assert xs and min(xs) >= 0 and max(xs) <= NARROW[0], (min(xs), max(xs))
+    assert _svgs(fig)["narrow"].count('class="zero"') == 1
+    # a phone shows 4 week labels, not 12
+    assert len(re.findall(r">2025-W\d\d</text>", _svgs(lines)["narrow"])) <= 4

@@ -137,20 +137,21 @@ def figure(fig_id: str | None, width: float, height: float, title: str, desc: st
 
 def twin_figure(fig_id: str | None, wide: tuple[float, float, str],
                 narrow: tuple[float, float, str], title: str, desc: str, caption: str, *,
-                caption_is_html: bool = False) -> str:
+                caption_is_html: bool = False, font_size: int | None = None) -> str:
     """A ``<figure>`` drawn twice: ``wide`` and ``narrow`` are each ``(width, height, body)``
     in SVG user units (the wide one about 640 units, the narrow one about 360: its text at
     reading size on a 390 px phone, every mark inside). rig.report.pages.CSS shows the narrow
     one below 600 px and the wide one above it and in print; the hidden one is
     ``display: none``, so a screen reader reads one title and one ``desc``. One caption.
-    ``fig_id`` and ``caption`` as :func:`labelled_figure`."""
+    ``fig_id`` and ``caption`` as :func:`labelled_figure`; ``font_size`` as :func:`figure`."""
     if fig_id is None:
         fig_id = "fig" + hashlib.sha1((title + desc).encode()).hexdigest()[:10]
     fid = esc(fig_id)
+    size = "" if font_size is None else f' font-size="{font_size}"'
     svgs = []
     for cls, sfx, (w, h, body) in (("wide", "", wide), ("narrow", "-n", narrow)):
         svgs.append(f'<svg class="{cls}" viewBox="0 0 {w:.0f} {h:.0f}" width="{w:.0f}" '
-                    f'height="{h:.0f}" font-family="system-ui, sans-serif" role="img" '
+                    f'height="{h:.0f}" font-family="system-ui, sans-serif"{size} role="img" '
                     f'aria-labelledby="{fid}{sfx}-t {fid}{sfx}-d"><title id="{fid}{sfx}-t">'
                     f'{esc(title)}</title><desc id="{fid}{sfx}-d">{esc(desc)}</desc>{body}'
                     "</svg>")
