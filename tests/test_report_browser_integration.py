@@ -118,5 +118,12 @@ def test_a_wide_campaign_fits_the_screen_and_the_phone(tmp_path: Path, width: in
         forest = [p for p in f["plots"] if p["id"] == "fig-forest"]
         assert forest and forest[0]["n_dots"] == len(summary.profiles) - 1
         shot = screenshot(driver, screenshot_dir(tmp_path) / f"demo_report_{width}.png")
+        # every note and call opened: still no sideways scroll
+        driver.execute_script("document.querySelectorAll('details').forEach(d => d.open = "
+                              "true)")
+        assert layout_facts(driver)["scroll_w"] <= width
+        driver.execute_script("document.getElementById('calls').scrollIntoView()")
+        screenshot(driver, screenshot_dir(tmp_path) / f"demo_calls_{width}.png",
+                   full_page=False)
     assert shot.stat().st_size > 10_000
     print(f"screenshot: {shot}")
