@@ -7,10 +7,11 @@ screen reader and a search find it), print sharply, and need no font or backend.
 :data:`rig.report.pages.PALETTE` (Okabe-Ito) and each series also has its own marker shape, so the
 figure reads without colour too.
 
-Every figure is a ``<figure>`` holding the ``<svg role="img">`` with a ``<title>`` and a
-``<desc>`` (the values in words: the text alternative a screen reader speaks), and a visible
-``<figcaption>`` (:func:`rig.report.svg.figure`, as the campaign report's plots; styled by
-:data:`rig.report.pages.CSS`).
+Every figure is a ``<figure>`` holding two ``<svg role="img">`` drawings, 720 units wide for a
+screen and 360 for a phone (the CSS shows one), each with a ``<title>`` and a ``<desc>`` (the
+values in words: the text alternative a screen reader speaks), and one visible
+``<figcaption>`` (:func:`rig.report.svg.twin_figure`, as the campaign report's plots; styled
+by :data:`rig.report.pages.CSS`).
 """
 
 from __future__ import annotations
