@@ -15,7 +15,9 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F
 #: 1280 px with no table scrolling sideways, and at a phone's 390 px (a table too wide for it
 #: scrolls inside ``.table-wrap``; a plot drawn twice, rig.report.svg.twin_figure, shows its
 #: 360-unit drawing below 600 px, so its text stays readable and nothing is cut), and in
-#: print (no scroll boxes, the wide drawings, no rows or figures split across pages).
+#: print (no scroll boxes, the wide drawings, no rows or figures split across pages). A
+#: figure drawn once (a matplotlib one: rig.report.pages.svg) keeps a minimum width and
+#: scrolls in its ``.fig-wrap`` on a phone rather than shrinking its text.
 #: ``.cut``: a cell cut with an ellipsis (its full text in its ``title``).
 CSS = """
 *{box-sizing:border-box}
@@ -46,6 +48,7 @@ figure{margin:1.5rem 0}
 .fig-wrap{overflow-x:auto;max-width:100%}
 .fig-wrap svg{display:block;width:100%;height:auto;max-width:760px}
 .fig-wrap svg.narrow{display:none}
+.fig-wrap svg:not(.wide):not(.narrow){min-width:480px}
 .cut{display:inline-block;max-width:14rem;overflow:hidden;text-overflow:ellipsis;
 white-space:nowrap;vertical-align:bottom}
 figcaption{color:#444;font-size:.9rem;margin-top:.3rem}
@@ -58,6 +61,7 @@ h1{font-size:1.3rem}
 :not(.table-wrap)>table{display:block;overflow-x:auto;max-width:100%}
 .fig-wrap svg.wide{display:none}
 .fig-wrap svg.narrow{display:block;max-width:480px}
+.fig-wrap svg:not(.wide):not(.narrow){min-width:600px}
 .cut{max-width:9rem}
 th,td{padding:.3rem .4rem}
 }
@@ -66,7 +70,7 @@ th,td{padding:.3rem .4rem}
 body{max-width:none;margin:0;padding:0;font-size:10pt;color:#000}
 th,td{padding:.15rem .3rem}
 .table-wrap,.fig-wrap{overflow:visible}
-.fig-wrap svg{max-width:16cm}
+.fig-wrap svg{max-width:16cm;min-width:0!important}
 .fig-wrap svg.wide{display:block}
 .fig-wrap svg.narrow{display:none}
 table{font-size:8pt}
