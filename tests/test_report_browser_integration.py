@@ -9,6 +9,7 @@ readable size, with no scroll box. Screenshots are written under the test's tmp 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -64,23 +65,14 @@ def test_the_report_loads_clean_and_says_the_verdict(campaign: Path, tmp_path: P
     print(f"screenshot: {shot}")
 
 
+@contextmanager
 def _window(width: int):
     """A Chromium whose viewport is ``width`` CSS px (a headless window is at least 500 px
     wide: a phone's viewport is emulated)."""
-    driver_cm = chromium(width=max(width, 500), height=900)
-
-    class _Cm:
-        def __enter__(self):
-            self.driver = driver_cm.__enter__()
-            self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-                "width": width, "height": 900, "deviceScaleFactor": 1,
-                "mobile": width < 600})
-            return self.driver
-
-        def __exit__(self, *exc):
-            return driver_cm.__exit__(*exc)
-
-    return _Cm()
+    with chromium(width=max(width, 500), height=900) as driver:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
+        yield driver
 
 
 def check_layout(f: dict, width: int, where: str) -> None:
