@@ -15,6 +15,7 @@ Use::
 from __future__ import annotations
 
 import base64
+import os
 import shutil
 import time
 from contextlib import contextmanager
@@ -122,3 +123,53 @@ def screenshot(driver, path: Path, full_page: bool = True) -> Path:
     else:
         driver.save_screenshot(str(path))
     return path
+
+
+_LAYOUT_JS = """
+const vw = window.innerWidth, inside = (r, b) => r.width === 0 && r.height === 0 ||
+  (r.left >= b.left - 1 && r.right <= b.right + 1);
+const shown = e => e.getClientRects().length > 0;
+const out = {inner_w: vw, scroll_w: document.documentElement.scrollWidth, tables: [],
+             plots: []};
+for (const t of document.querySelectorAll('.table-wrap, table')) {
+  if (!shown(t) || t.closest('.table-wrap') !== t && t.closest('.table-wrap')) continue;
+  out.tables.push({what: (t.querySelector('caption') || t).textContent.slice(0, 60),
+                   scroll_w: t.scrollWidth, client_w: t.clientWidth});
+}
+for (const s of document.querySelectorAll('figure svg')) {
+  if (!shown(s)) continue;
+  const wrap = s.closest('.fig-wrap') || s.parentElement;
+  const w = wrap.getBoundingClientRect(), r = s.getBoundingClientRect();
+  const box = {left: Math.max(w.left, r.left, 0), right: Math.min(w.right, r.right, vw)};
+  const scale = r.width / (s.viewBox.baseVal.width || r.width);
+  const marks = Array.from(s.querySelectorAll('.dot, line.zero'));
+  const texts = Array.from(s.querySelectorAll('text'));
+  out.plots.push({id: (s.closest('figure') || {}).id || '', cls: s.getAttribute('class'),
+    width_px: r.width, n_dots: s.querySelectorAll('.dot').length,
+    n_zero: s.querySelectorAll('line.zero').length,
+    marks_outside: marks.filter(m => !inside(m.getBoundingClientRect(), box)).length,
+    texts_outside: texts.filter(t => !inside(t.getBoundingClientRect(), box))
+                        .map(t => t.textContent),
+    min_text_px: Math.min(...texts.map(t => scale *
+                                       parseFloat(getComputedStyle(t).fontSize))),
+    wrap_scrolls: wrap.scrollWidth > wrap.clientWidth + 1});
+}
+return out;
+"""
+
+
+def layout_facts(driver) -> dict:
+    """What a reader sees of the page's width: ``inner_w`` (the window's, CSS px),
+    ``scroll_w`` (the document's), ``tables`` (each shown table box: ``what``, ``scroll_w``,
+    ``client_w``) and ``plots`` (each shown ``figure svg``: ``id``, ``cls``, ``width_px``,
+    ``n_dots`` and ``n_zero`` (its ``.dot`` markers and ``line.zero``), ``marks_outside``
+    (how many of them lie outside the visible part of the plot: the page, its scroll box and
+    the svg), ``texts_outside`` (the texts that do), ``min_text_px`` (its smallest text as
+    shown, CSS px), ``wrap_scrolls`` (its box scrolls sideways))."""
+    return driver.execute_script(_LAYOUT_JS)
+
+
+def screenshot_dir(default: Path) -> Path:
+    """Where a test writes screenshots for a person to look at: ``$RIG_SCREENSHOTS`` when
+    set, else ``default``."""
+    return Path(os.environ.get("RIG_SCREENSHOTS") or default)

@@ -44,3 +44,14 @@ def test_words_lost_and_the_alignments_deletions_agree():
     assert "of the 4 deleted, 3 were spoken after the turn closed" in said and \
         "1 missed by the ASR" in said
     assert alignment_words(steps, 0).endswith("0 inserted.")
+
+
+def test_the_unmeasured_noise_floors_reason_is_linked_not_repeated():
+    from summaries import profile_like
+
+    why = "profile 'baseline' has no answer with two or more scored repeats"
+    profiles = {p: profile_like(not_computable={"within_noise_floor": why})
+                for p in ("slow", "fast")}
+    html = _notes_html(profiles, why)
+    assert "two or more" not in html and html.count("href='#noise'") == 1
+    assert "<b>slow</b> within_noise_floor; <b>fast</b> within_noise_floor" in html

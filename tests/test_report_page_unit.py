@@ -83,7 +83,8 @@ def test_no_external_url_outside_text(page) -> None:
 def test_plots_have_text_alternatives_and_the_palette(page) -> None:
     text, p, s = page
     svgs = [a for t, a in p.tags if t == "svg"]
-    assert len(svgs) == 4  # forest, rates, waterfall, scores
+    # forest, rates, waterfall, scores: each drawn for a screen and for a phone
+    assert [a["class"] for a in svgs] == ["wide", "narrow"] * 4
     for a in svgs:
         assert a["role"] == "img" and len(a["aria-labelledby"].split()) == 2
         for ref in a["aria-labelledby"].split():

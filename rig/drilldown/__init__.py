@@ -20,7 +20,14 @@ from pathlib import Path
 import pandas as pd
 
 from rig.campaign.schema import CampaignSummary
-from rig.drilldown.align import align_transcript, alignment_words, script_words
+from rig.drilldown.align import (
+    AlignedWord,
+    LostWords,
+    align_transcript,
+    alignment_words,
+    lost_words,
+    script_words,
+)
 from rig.drilldown.audio import AUDIO_DIRNAME, audio_paths, read_call_audio
 from rig.drilldown.page import (
     LEGEND,
@@ -136,6 +143,30 @@ def _recording(campaign_dir: Path, call: dict) -> list[Path]:
                         campaign_dir / "recordings" / f"{cid}.wav") if p.is_file()]
 
 
+def call_words(call: dict, timings: list[dict] | None
+               ) -> tuple[list, list[AlignedWord] | None, LostWords | None]:
+    """A call's script words (:func:`rig.drilldown.align.script_words`, ``timings`` the
+    audio JSON's ``words``), its transcript aligned to the script (None without a
+    transcript) and the words lost counted in that alignment's words (None without one), so
+    the count a reader sees, the struck-through words and the alignment's deletions agree."""
+    script = str(call.get("script") or "")
+    words = script_words(script, call.get("words_lost"), timings)
+    if call.get("transcript") is None:
+        return words, None, None
+    steps = align_transcript(script, str(call["transcript"]))
+    lost = lost_words(steps, [w.word for w in words if w.lost and not w.filler],
+                      call.get("words_lost"), call.get("words_total"))
+    return words, steps, lost
+
+
+def lost_text(call: dict, lost: LostWords | None) -> str:
+    """``"N of M words lost"``: in the alignment's words when there is one
+    (:meth:`LostWords.text`), else the row's ``words_lost`` of ``words_total``."""
+    if lost is not None and lost.n_total:
+        return lost.text()
+    return f"{fmt(call.get('words_lost'))} of {fmt(call.get('words_total'))} words lost"
+
+
 def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int) -> str:
     """One call's panel (see the module); a note when ``call`` is None."""
     if call is None:
@@ -144,6 +175,7 @@ def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int
     rec = read_call_audio(campaign_dir / AUDIO_DIRNAME, cid)
     paths = audio_paths(campaign_dir / AUDIO_DIRNAME, cid)
     rep = (f" · repeat {call.get('repeat')} shown of {n_repeats}" if n_repeats > 1 else "")
+    words, steps, lost = call_words(call, (rec or {}).get("words"))
     parts = [f"<div class='dd-panel'><h4>{esc(title)} <span class='note'>call "
              f"<code>{esc(cid)}</code>{rep}</span></h4>"]
     if call.get("status") not in (None, "ok"):
@@ -151,8 +183,7 @@ def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int
     parts.append(f"<p class='note'>Score {fmt(call.get('score'), 1)} · decision "
                  f"{fmt(call.get('decision'))} · WER {fmt(call.get('wer'))} · turn closed at "
                  f"{fmt(call.get('turn_close_s'))} s by {fmt(call.get('turn_closed_by'))} · "
-                 f"{fmt(call.get('words_lost'))} of {fmt(call.get('words_total'))} words "
-                 "lost</p>")
+                 f"{esc(lost_text(call, lost))}</p>")
     parts.append(bot_words_html(call))
     recording = call.get("recording_path")
     if recording:
@@ -172,14 +203,10 @@ def call_panel(campaign_dir: Path, call: dict | None, title: str, n_repeats: int
                  f"closed at {close:.2f} s" if close is not None else "Waveform of the line audio")
         parts.append(waveform_svg(rec.get("line_peaks") or [], rec.get("line_duration_s") or 0,
                                   close, label))
-    lost = script_words(str(call.get("script") or ""), call.get("words_lost"),
-                        (rec or {}).get("words"))
-    parts.append(f"<p class='dd-text'><b>Script:</b> {script_html(lost)}</p>")
-    if call.get("transcript") is not None:
-        steps = align_transcript(str(call.get("script") or ""), str(call["transcript"]))
+    parts.append(f"<p class='dd-text'><b>Script:</b> {script_html(words)}</p>")
+    if steps is not None:
         parts.append(f"<p class='dd-text'><b>Transcript, aligned:</b> {aligned_html(steps)}</p>")
-        parts.append(f"<p class='note'>{esc(alignment_words(steps, call.get('words_lost')))}"
-                     "</p>")
+        parts.append(f"<p class='note'>{esc(alignment_words(steps, lost))}</p>")
     for col, what in (("asr_suspect_reason", "ASR suspect"),
                       ("turn_suspect_reason", "Turn suspect")):
         if call.get(col):
@@ -225,7 +252,7 @@ def bot_words_html(call: dict) -> str:
     return "".join(out)
 
 
-def _summary_line(e: dict, baseline: str) -> str:
+def _summary_line(e: dict, baseline: str, campaign_dir: Path | None = None) -> str:
     pid = e["profile_id"]
     head = (f"<b>{esc(e['answer_id'])}</b> <span class='note'>({esc(e['question_id'])}, tier "
             f"{fmt(e['tier'])})</span> · <b>{esc(pid)}</b>")
@@ -244,8 +271,10 @@ def _summary_line(e: dict, baseline: str) -> str:
                  f"{esc(e['call_decision'])}{esc(way)}</span>")
     if e["truncated"]:
         c = e["call"]
-        head += (f"<span class='dd-tag dd-warn'>truncated: {fmt(c.get('words_lost'))} of "
-                 f"{fmt(c.get('words_total'))} words lost</span>")
+        rec = (read_call_audio(campaign_dir / AUDIO_DIRNAME, str(c.get("call_id")))
+               if campaign_dir is not None else None)
+        _, _, lost = call_words(c, (rec or {}).get("words"))
+        head += f"<span class='dd-tag dd-warn'>truncated: {esc(lost_text(c, lost))}</span>"
     for col, what in (("asr_suspect", "ASR suspect"), ("turn_suspect", "turn suspect")):
         if e["call"].get(col):
             head += f"<span class='dd-tag'>{what}</span>"
@@ -279,7 +308,7 @@ def drilldown_html(campaign_dir: str | Path, summary: CampaignSummary,
         panels = (call_panel(d, e["base"], f"baseline ({baseline})", e["n_base"])
                   if e["profile_id"] != baseline else "")
         panels += call_panel(d, e["call"], e["profile_id"], e["n_call"])
-        items.append(f"<details class='dd-call' {flags}><summary>{_summary_line(e, baseline)}"
+        items.append(f"<details class='dd-call' {flags}><summary>{_summary_line(e, baseline, d)}"
                      f"</summary><div class='dd-pair'>{panels}</div></details>")
     profiles = list(dict.fromkeys(e["profile_id"] for e in entries))
     tiers = sorted({str(e["tier"]) for e in entries if e["tier"] is not None})

@@ -66,24 +66,70 @@ def alignment_counts(steps: list[AlignedWord]) -> dict[str, int]:
     return counts
 
 
-def alignment_words(steps: list[AlignedWord], words_lost: int | None) -> str:
+@dataclass(frozen=True)
+class LostWords:
+    """The words lost at the turn close counted in the alignment's words (normalised, as
+    :func:`align_transcript`): ``n_lost`` of the script's ``n_total``, of which
+    ``n_deleted`` are deletions in the alignment (the rest align with a heard word: the ASR
+    made up a word that matches). ``raw_lost``/``raw_total``: the row's ``words_lost`` and
+    ``words_total`` (script words as written, before normalisation; None when unknown)."""
+    n_lost: int
+    n_total: int
+    n_deleted: int
+    raw_lost: int | None = None
+    raw_total: int | None = None
+
+    def text(self) -> str:
+        """``"52 of 93 words lost"``, with the row's count as written when the number lost
+        differs: ``"52 of 93 words lost (51 of 94 as written)"``."""
+        out = f"{self.n_lost} of {self.n_total} words lost"
+        if self.raw_lost is not None and self.raw_lost != self.n_lost:
+            out += f" ({self.raw_lost} of {self.raw_total} as written)"
+        return out
+
+
+def lost_words(steps: list[AlignedWord], lost: list[str], raw_lost: int | None = None,
+               raw_total: int | None = None) -> LostWords:
+    """Count ``lost`` (the script's words spoken after the turn closed, as written: the
+    ``lost`` words of :func:`script_words`, fillers left out) in the words of ``steps``
+    (:func:`align_transcript` of the same script): they are the script's last words, so the
+    last ``n_lost`` script words of the alignment, ``n_lost`` their number once normalised
+    (at most the script's)."""
+    from rig.asr.wer import normalize
+
+    return _tail(steps, len(normalize(" ".join(lost)).split()) if lost else 0, raw_lost,
+                 raw_total)
+
+
+def _tail(steps: list[AlignedWord], n: int, raw_lost: int | None = None,
+          raw_total: int | None = None) -> LostWords:
+    """The last ``n`` script words of ``steps`` (at most all of them) as :class:`LostWords`."""
+    refs = [s for s in steps if s.ref is not None]
+    n = max(0, min(len(refs), n))
+    tail = refs[len(refs) - n:] if n else []
+    return LostWords(n, len(refs), sum(s.op == "delete" for s in tail), raw_lost, raw_total)
+
+
+def alignment_words(steps: list[AlignedWord], lost: LostWords | int | None) -> str:
     """The alignment's counts in words, tied to the words lost at the turn close, so the two
     counts a reader sees are explained by each other: the alignment's deletions are script
-    words (normalised: "five" and "5" are one word) missing from the transcript, of which the
-    ones spoken after the turn closed are ``words_lost`` (raw script words) and the rest were
-    missed by the ASR."""
+    words (normalised: "twenty five" and "25" are one word) missing from the transcript, of
+    which the ones spoken after the turn closed are ``lost`` (:func:`lost_words`, in the
+    same normalised words; an int: a count of them) and the rest were missed by the ASR."""
     c = alignment_counts(steps)
     head = (f"Alignment (normalised words): {c['equal']} equal, {c['substitute']} substituted, "
             f"{c['delete']} deleted, {c['insert']} inserted")
-    lost = int(words_lost or 0)
-    if not lost:
+    if not isinstance(lost, LostWords):
+        lost = _tail(steps, int(lost or 0))
+    if not lost.n_lost:
         return head + "."
-    if c["delete"] >= lost:
-        return (head + f"; of the {c['delete']} deleted, {lost} were spoken after the turn "
-                f"closed (struck through in the script) and {c['delete'] - lost} missed by "
-                "the ASR.")
-    return (head + f"; {lost} script words were spoken after the turn closed (counted before "
-            "normalisation, which can join words, and an ASR word can stand for a lost one).")
+    out = (head + f"; of the {c['delete']} deleted, {lost.n_deleted} were spoken after the "
+           f"turn closed (struck through in the script) and {c['delete'] - lost.n_deleted} "
+           "missed by the ASR")
+    if lost.n_deleted < lost.n_lost:
+        out += (f"; {lost.n_lost - lost.n_deleted} of the {lost.n_lost} lost words align "
+                "with a word the ASR wrote")
+    return out + "."
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ _BLUE, _ORANGE, _GREEN, _VERMILLION = PALETTE[0], PALETTE[1], PALETTE[2], PALETT
 STYLE = f"""
 #calls .dd-filters{{display:flex;flex-wrap:wrap;gap:.5rem 1.2rem;align-items:center;
 margin:.6rem 0;padding:.5rem;background:#f4f4f4}}
+#calls .dd-filters label{{max-width:100%}}
+#calls .dd-filters select{{max-width:min(20rem,70vw)}}
 #calls details.dd-call{{border:1px solid #ddd;margin:.35rem 0;padding:.2rem .6rem}}
 #calls details.dd-call>summary{{cursor:pointer;padding:.2rem 0}}
 #calls .dd-pair{{display:grid;grid-template-columns:1fr 1fr;gap:1rem}}

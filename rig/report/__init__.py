@@ -31,10 +31,11 @@ __all__ = ["_validity_html", "campaign_report_html", "verdict_sentences",
            "write_campaign_report"]
 
 
-def _notes_html(profiles: dict[str, ProfileSummary]) -> str:
+def _notes_html(profiles: dict[str, ProfileSummary], noise_reason: str | None = None) -> str:
     """Why each figure is n/a, and the profiles' notes: each reason said once, with the
     profiles and fields it explains (an unmeasured noise floor's reason is one item, not one
-    per profile and field)."""
+    per profile and field). ``noise_reason``: the campaign's unmeasured noise floor's reason,
+    said in the noise-floor section: here a link to it instead of the text again."""
     by_reason: dict[str, dict[str, list[str]]] = {}
     for pid, d in profiles.items():
         for k, reason in d.not_computable.items():
@@ -47,11 +48,19 @@ def _notes_html(profiles: dict[str, ProfileSummary]) -> str:
         who = "; ".join(f"<b>{html.escape(pid)}</b>" + (f" {html.escape(', '.join(ks))}"
                                                          if ks else "")
                         for pid, ks in where.items())
-        why.append(f"<li>{who}: {html.escape(reason)}</li>")
+        said = (html.escape(reason) if reason != noise_reason else
+                "the noise floor was not measured (<a href='#noise'>why</a>)")
+        why.append(f"<li>{who}: {said}</li>")
     if not why:
         return ""
     return (f"<details><summary>n/a and notes ({len(why)})</summary><ul>{''.join(why)}"
             "</ul></details>")
+
+
+def _noise_reason(summary: CampaignSummary) -> str | None:
+    """The campaign's noise floor's reason when it was not measured, else None."""
+    nf = summary.noise_floor
+    return str(nf.reason) if nf is not None and nf.measured is False and nf.reason else None
 
 
 def _worst_html(rows: pd.DataFrame) -> str:
@@ -133,7 +142,7 @@ definition and unit. Content similarity is scorer-free; score - oracle is the lo
 caused (the oracle is the same scorer on the script text).</p>
 {profile_table(summary)}
 {similarity}
-{_notes_html(profiles)}
+{_notes_html(profiles, _noise_reason(summary))}
 </section>
 {faults_html(profiles)}
 {_attribution_html(profiles, baseline)}

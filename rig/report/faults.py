@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 
 from rig.campaign.schema import ProfileSummary
-from rig.report.pages import fmt
+from rig.report.pages import fmt, name_cell
 
 _KINDS = (("vad_missed", "VAD missed the answer"), ("media_outage", "media outage"),
           ("repetition_loop", "looping transcript"), ("empty_reference", "empty reference"))
@@ -22,7 +22,7 @@ def faults_html(profiles: dict[str, ProfileSummary]) -> str:
     rows, capture = [], []
     for pid, d in have.items():
         cells = "".join(f"<td>{d.faults.get(k, 0)}</td>" for k, _ in _KINDS)
-        rows.append(f"<tr><th scope='row'>{html.escape(pid)}</th>{cells}"
+        rows.append(f"<tr><th scope='row'>{name_cell(pid)}</th>{cells}"
                     f"<td>{d.n_excluded or 0}</td></tr>")
         bins = ", ".join(f"{b.words} words: {fmt(b.capture_rate, 2)} ({b.n_captured}/"
                          f"{b.n_calls})" for b in d.capture_by_length or ())

@@ -10,6 +10,7 @@ import html
 from rig.campaign.schema import CampaignSummary
 from rig.campaign.schema_ratings import PPIFigure
 from rig.report.pages import fmt as _fmt
+from rig.report.pages import name_cell
 
 
 def _ci(ci: tuple[float, float] | None, nd: int = 1) -> str:
@@ -41,7 +42,7 @@ def people_html(summary: CampaignSummary) -> str:
             a = p.agreement
             flag = " <b>lower than the baseline</b>" if p.lower_than_baseline else ""
             rows.append(
-                f"<tr><th scope='row'>{html.escape(pid)}{flag}</th><td>{a.n_units}</td>"
+                f"<tr><th scope='row'>{name_cell(pid)}{flag}</th><td>{a.n_units}</td>"
                 f"<td>{_fmt(a.spearman, 2)}</td><td>{_fmt(a.mae_points, 1)}</td>"
                 f"<td>{_fmt(a.decision_agreement, 2)}</td><td>{_fmt(a.cohen_kappa, 2)}</td>"
                 f"{_ppi(p.mean)}{_ppi(p.paired_delta)}</tr>")
@@ -73,7 +74,7 @@ def people_html(summary: CampaignSummary) -> str:
                 f"<td>{r.errors}/{r.n} = {_fmt(r.rate, 2)} {_ci(r.wilson_ci95, 2)}</td>"
                 f"<td>{_fmt(r.ratio_to_baseline, 2)} {_ci(r.ratio_ci95, 2)}</td>"
                 for r in (p.qualified_rejected, p.unqualified_advanced))
-            rows.append(f"<tr><th scope='row'>{html.escape(pid)}</th>{cells}</tr>")
+            rows.append(f"<tr><th scope='row'>{name_cell(pid)}</th>{cells}</tr>")
         parts.append(
             "<h3>Against the reference grades: error-rate parity</h3><p class='note'>Per "
             "answer (repeats averaged): qualified rejected = reference grade at or above the "
@@ -107,7 +108,7 @@ def _impact(summary: CampaignSummary) -> str:
                      f"{_fmt(p.impact_ratio, 2)} {_ci(p.impact_ratio_ci95, 2)}"
                      + (" <b>below the threshold</b>" if p.flagged else ""))
             cells += f"<td>{_fmt(p.rate, 2)} (n={p.n})</td><td>{ratio}</td>"
-        rows.append(f"<tr><th scope='row'>{html.escape(pid)}</th>{cells}</tr>")
+        rows.append(f"<tr><th scope='row'>{name_cell(pid)}</th>{cells}</tr>")
     head = ["profile"]
     for kind in imp:
         head += [f"{kind} rate", f"{kind} impact ratio (95% CI)"]

@@ -8,6 +8,7 @@ import html
 
 from rig.campaign.schema import CampaignSummary, JudgeValidityNotMeasured, ProfileSummary
 from rig.report.pages import fmt as _fmt
+from rig.report.pages import name_cell
 
 
 def _validity_html(summary: CampaignSummary) -> str:
@@ -59,7 +60,7 @@ def _noise_floor_html(summary: CampaignSummary, profiles: dict[str, ProfileSumma
                     if not isinstance(v, dict | list | tuple) and k not in ("measured", "reason"))
     parts.append(f"<ul>{items or '<li>n/a</li>'}</ul>")
     rows = "".join(
-        f"<tr><th scope='row'>{html.escape(pid)}</th><td>{_fmt(d.mean_delta)}</td>"
+        f"<tr><th scope='row'>{name_cell(pid)}</th><td>{_fmt(d.mean_delta)}</td>"
         f"<td>{_fmt(d.noise_floor_mean_delta_limit)}</td>"
         f"<td>{_fmt(d.flip_rate, 3)}</td>"
         f"<td>{_fmt(d.noise_floor_flip_rate_averaged, 3)}</td>"
@@ -97,9 +98,9 @@ def _attribution_html(profiles: dict[str, ProfileSummary], baseline: str) -> str
         cells = "".join(f"<td>{_fmt(getattr(a, t))} {_fmt(getattr(a, f'{t}_ci95'))}</td>"
                         for t in TERMS)
         line = split_text(a) or "n/a"
-        rows.append(f"<tr><th scope='row'>{html.escape(pid)}</th><td>{a.n_pairs}</td>"
+        rows.append(f"<tr><th scope='row'>{name_cell(pid)}</th><td>{a.n_pairs}</td>"
                     f"<td>{_fmt(a.mean_delta)} {_fmt(a.mean_delta_ci95)}</td>"
-                    f"{cells}<td>{html.escape(pid)}: {html.escape(line)}</td></tr>")
+                    f"{cells}<td class='text'>{html.escape(line)}</td></tr>")
     if not rows:
         return ""
     return ("<h2>Stage attribution</h2><p class='note'>Each call is graded three times by the "

@@ -65,10 +65,12 @@ def text(x: float, y: float, s: object, anchor: str = "start", size: int = FONT,
 
 
 def line(x1: float, y1: float, x2: float, y2: float, stroke: str = "#222",
-         width: float = 1.0, dash: str | None = None) -> str:
-    """One ``<line>`` element."""
+         width: float = 1.0, dash: str | None = None, cls: str | None = None) -> str:
+    """One ``<line>`` element; ``cls``: its class (``"zero"`` marks a plot's line of no
+    difference, which the layout test finds)."""
     d = f' stroke-dasharray="{dash}"' if dash else ""
-    return (f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+    c = f' class="{cls}"' if cls else ""
+    return (f'<line{c} x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
             f'stroke="{stroke}" stroke-width="{width}"{d}/>')
 
 
@@ -86,17 +88,20 @@ def rect(x: float, y: float, w: float, h: float, fill: str, opacity: float = 1.0
 
 def marker(shape: str, x: float, y: float, fill: str, r: float = 4.5) -> str:
     """A point marker: ``circle``, ``square``, ``triangle``, ``diamond`` (shapes as well as
-    colours tell the series apart, in print and for colour-blind readers)."""
+    colours tell the series apart, in print and for colour-blind readers), of class ``dot``
+    (the layout test finds every one)."""
     if shape == "square":
-        return rect(x - r, y - r, 2 * r, 2 * r, fill, stroke="#222")
+        return '<rect class="dot"' + rect(x - r, y - r, 2 * r, 2 * r, fill,
+                                          stroke="#222")[len("<rect"):]
     if shape == "triangle":
         pts = (f"{x:.1f},{y - r * 1.2:.1f} {x - r:.1f},{y + r * 0.8:.1f} "
                f"{x + r:.1f},{y + r * 0.8:.1f}")
-        return f'<polygon points="{pts}" fill="{fill}" stroke="#222"/>'
+        return f'<polygon class="dot" points="{pts}" fill="{fill}" stroke="#222"/>'
     if shape == "diamond":
         pts = f"{x:.1f},{y - r:.1f} {x + r:.1f},{y:.1f} {x:.1f},{y + r:.1f} {x - r:.1f},{y:.1f}"
-        return f'<polygon points="{pts}" fill="{fill}" stroke="#222"/>'
-    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{fill}" stroke="#222"/>'
+        return f'<polygon class="dot" points="{pts}" fill="{fill}" stroke="#222"/>'
+    return (f'<circle class="dot" cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{fill}" '
+            'stroke="#222"/>')
 
 
 SHAPES = ("circle", "square", "triangle", "diamond")
@@ -130,14 +135,39 @@ def figure(fig_id: str | None, width: float, height: float, title: str, desc: st
                            caption_is_html=caption_is_html)
 
 
+def twin_figure(fig_id: str | None, wide: tuple[float, float, str],
+                narrow: tuple[float, float, str], title: str, desc: str, caption: str, *,
+                caption_is_html: bool = False, font_size: int | None = None) -> str:
+    """A ``<figure>`` drawn twice: ``wide`` and ``narrow`` are each ``(width, height, body)``
+    in SVG user units (the wide one about 640 units, the narrow one about 360: its text at
+    reading size on a 390 px phone, every mark inside). rig.report.pages.CSS shows the narrow
+    one below 600 px and the wide one above it and in print; the hidden one is
+    ``display: none``, so a screen reader reads one title and one ``desc``. One caption.
+    ``fig_id`` and ``caption`` as :func:`labelled_figure`; ``font_size`` as :func:`figure`."""
+    if fig_id is None:
+        fig_id = "fig" + hashlib.sha1((title + desc).encode()).hexdigest()[:10]
+    fid = esc(fig_id)
+    size = "" if font_size is None else f' font-size="{font_size}"'
+    svgs = []
+    for cls, sfx, (w, h, body) in (("wide", "", wide), ("narrow", "-n", narrow)):
+        svgs.append(f'<svg class="{cls}" viewBox="0 0 {w:.0f} {h:.0f}" width="{w:.0f}" '
+                    f'height="{h:.0f}" font-family="system-ui, sans-serif"{size} role="img" '
+                    f'aria-labelledby="{fid}{sfx}-t {fid}{sfx}-d"><title id="{fid}{sfx}-t">'
+                    f'{esc(title)}</title><desc id="{fid}{sfx}-d">{esc(desc)}</desc>{body}'
+                    "</svg>")
+    cap = caption if caption_is_html else esc(caption)
+    return (f'<figure id="{fid}"><div class="fig-wrap">{"".join(svgs)}</div>'
+            + (f"<figcaption>{cap}</figcaption>" if cap else "") + "</figure>")
+
+
 def labelled_figure(fig_id: str | None, svg_start: str, body: str, title: str, desc: str,
                     caption: str, *, caption_is_html: bool = False) -> str:
     """A ``<figure>`` holding an SVG (its start tag ``svg_start`` without the closing ``>``,
     then ``body``) made an image with a text alternative: role img, a ``<title>`` and a
     ``<desc>`` naming it (``desc``: the values in words, what a screen reader speaks), in a
-    ``div.fig-wrap`` (rig.report.pages.CSS: it scrolls sideways on a phone rather than shrinking its
-    labels below reading size), and ``caption`` as a visible ``<figcaption>`` (readable
-    without the picture, and in print; none when empty).
+    ``div.fig-wrap`` (rig.report.pages.CSS: it fits its column; a figure that must stay
+    readable on a phone is drawn twice, :func:`twin_figure`), and ``caption`` as a visible
+    ``<figcaption>`` (readable without the picture, and in print; none when empty).
 
     ``fig_id``: the element id; None derives one from ``title`` and ``desc`` (unique within a
     page, the same bytes for the same figure). ``caption`` is plain text, escaped here, unless

@@ -7,10 +7,11 @@ screen reader and a search find it), print sharply, and need no font or backend.
 :data:`rig.report.pages.PALETTE` (Okabe-Ito) and each series also has its own marker shape, so the
 figure reads without colour too.
 
-Every figure is a ``<figure>`` holding the ``<svg role="img">`` with a ``<title>`` and a
-``<desc>`` (the values in words: the text alternative a screen reader speaks), and a visible
-``<figcaption>`` (:func:`rig.report.svg.figure`, as the campaign report's plots; styled by
-:data:`rig.report.pages.CSS`).
+Every figure is a ``<figure>`` holding two ``<svg role="img">`` drawings, 720 units wide for a
+screen and 360 for a phone (the CSS shows one), each with a ``<title>`` and a ``<desc>`` (the
+values in words: the text alternative a screen reader speaks), and one visible
+``<figcaption>`` (:func:`rig.report.svg.twin_figure`, as the campaign report's plots; styled
+by :data:`rig.report.pages.CSS`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from rig.report.svg import esc, marker
 
 MARKERS = ("circle", "square", "diamond", "triangle")
 _W = 720
+_NARROW_W = 360
 _LABEL_W = 210
 _RIGHT = 20
 _ROW_H = 26
@@ -47,11 +49,12 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return svg.nice_ticks(lo, hi, n + 1, steps=(1, 2, 2.5, 5), cover=True)
 
 
-def _figure(svg_body: str, width: float, height: float, title: str, desc: str,
-            caption: str) -> str:
-    # the campaign report's figure wrapper, with an id from the content; the caption is HTML
-    return svg.figure(None, width, height, title, desc, svg_body, caption,
-                      caption_is_html=True, font_size=12)
+def _figure(drawings: tuple[tuple[float, float, str], tuple[float, float, str]], title: str,
+            desc: str, caption: str) -> str:
+    # the campaign report's figure wrapper (a screen's and a phone's drawing), with an id from
+    # the content; the caption is HTML
+    return svg.twin_figure(None, *drawings, title, desc, caption, caption_is_html=True,
+                           font_size=12)
 
 
 @dataclass(frozen=True)
@@ -68,13 +71,46 @@ class ForestRow:
 def forest_svg(rows: Sequence[ForestRow], *, xlabel: str, title: str, caption: str,
                ref: float | None = 0.0, band: Sequence[float] | None = None,
                band_label: str = "", limits: Sequence[float] | None = None) -> str:
-    """A forest (dot-and-interval) plot, one row per :class:`ForestRow`, as a ``<figure>``.
+    """A forest (dot-and-interval) plot, one row per :class:`ForestRow`, as a ``<figure>``
+    drawn twice (:func:`rig.report.svg.twin_figure`: 720 units wide, labels left of the
+    rows, and 360 for a phone, labels above them).
 
     ``ref``: a vertical dashed line (the value of no difference); ``band``: a shaded
     [low, high] region (a noise floor) named ``band_label``. Rows of different ``series``
     get the palette's colours and marker shapes in order, with a legend. ``limits``: the
     x axis's range (default: the data's, padded). ``caption`` is already-escaped HTML.
     """
+    args = (rows, xlabel, ref, band, band_label, limits)
+    (hw, bw), (hn, bn) = _forest_body(*args, _W, False), _forest_body(*args, _NARROW_W, True)
+    desc = "; ".join(
+        f"{r.label}{' (' + r.series + ')' if r.series else ''}: "
+        + (f"{num(r.estimate)}" + (f", 95% CI {num(r.ci[0])} to {num(r.ci[1])}" if r.ci
+                                   else "")
+           if r.estimate is not None else "not computable")
+        for r in rows)
+    return _figure(((_W, hw, bw), (_NARROW_W, hn, bn)), title, f"{xlabel}. {desc}.",
+                   caption)
+
+
+def _legend(series: list[str], style: dict, x0: float, w: float) -> tuple[list[str], int]:
+    """The series' legend from ``x0``, wrapping before ``w``: (its parts, its rows)."""
+    parts, x, y = [], x0, 16
+    for s in series:
+        span = 24 + 7 * len(s)
+        if x > x0 and x + span > w:
+            x, y = x0, y + 18
+        colour, mark = style[s]
+        parts.append(marker(mark, x + 5, y - 4, colour, 4.5)
+                     + f'<text x="{x + 14}" y="{y}" fill="#222">{esc(s)}</text>')
+        x += span
+    return parts, (y - 16) // 18 + 1
+
+
+def _forest_body(rows: Sequence[ForestRow], xlabel: str, ref: float | None,
+                 band: Sequence[float] | None, band_label: str,
+                 limits: Sequence[float] | None, w: int, narrow: bool) -> tuple[float, str]:
+    """``(height, body)`` of :func:`forest_svg` ``w`` units wide; ``narrow``: each row's
+    label on a line above it."""
     series = list(dict.fromkeys(r.series for r in rows))
     style = {s: (PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)])
              for i, s in enumerate(series)}
@@ -84,62 +120,68 @@ def forest_svg(rows: Sequence[ForestRow], *, xlabel: str, title: str, caption: s
     vals += list(band or [])
     lo, hi = (min(vals), max(vals)) if vals else (-1.0, 1.0)
     pad = (hi - lo) * 0.05 or 0.5
-    ticks = nice_ticks(*limits) if limits else nice_ticks(lo - pad, hi + pad)
+    ticks = nice_ticks(*limits) if limits else nice_ticks(lo - pad, hi + pad,
+                                                          4 if narrow else 5)
     lo, hi = ticks[0], ticks[-1]
-    legend_h = 22 if len(series) > 1 else 0
+    legend, n_legend = _legend(series, style, 12 if narrow else _LABEL_W, w - 6)
+    legend_h = 4 + 18 * n_legend if len(series) > 1 else 0
     top = 8 + legend_h
-    height = top + _ROW_H * len(rows) + 44
+    row_h, left, right = (40, 14, 14) if narrow else (_ROW_H, _LABEL_W, _RIGHT)
+    height = top + row_h * len(rows) + 44
 
     def x_of(v: float) -> float:
-        return _LABEL_W + (v - lo) / (hi - lo) * (_W - _LABEL_W - _RIGHT)
+        return left + (v - lo) / (hi - lo) * (w - left - right)
 
     parts = []
     if band:
         parts.append(f'<rect x="{x_of(band[0]):.1f}" y="{top}" width="'
-                     f'{x_of(band[1]) - x_of(band[0]):.1f}" height="{_ROW_H * len(rows)}" '
+                     f'{x_of(band[1]) - x_of(band[0]):.1f}" height="{row_h * len(rows)}" '
                      'fill="#000" fill-opacity="0.08"/>')
-    base = top + _ROW_H * len(rows)
+    base = top + row_h * len(rows)
     for t in ticks:
         parts.append(f'<line x1="{x_of(t):.1f}" y1="{top}" x2="{x_of(t):.1f}" y2="{base}" '
                      'stroke="#e4e4e4"/>'
                      f'<text x="{x_of(t):.1f}" y="{base + 15}" text-anchor="middle" '
                      f'fill="#333">{esc(num(t, _digits(ticks)))}</text>')
     if ref is not None:
-        parts.append(f'<line x1="{x_of(ref):.1f}" y1="{top}" x2="{x_of(ref):.1f}" '
+        parts.append(f'<line class="zero" x1="{x_of(ref):.1f}" y1="{top}" x2="{x_of(ref):.1f}" '
                      f'y2="{base}" stroke="#555" stroke-dasharray="4 3"/>')
-    parts.append(f'<text x="{(_LABEL_W + _W - _RIGHT) / 2:.0f}" y="{base + 34}" '
-                 f'text-anchor="middle" fill="#222">{esc(xlabel)}</text>')
+    parts.append(f'<text x="{(left + w - right) / 2:.0f}" y="{base + 34}" '
+                 f'text-anchor="middle" fill="#222">{esc(_cut(xlabel, (w - 12) // 7))}</text>')
     for i, r in enumerate(rows):
-        y = top + _ROW_H * i + _ROW_H / 2
+        y = top + row_h * i + (27 if narrow else row_h / 2)
         colour, mark = style[r.series]
-        label = r.label if len(r.label) <= 30 else r.label[:29] + "\u2026"
-        parts.append(f'<text x="{_LABEL_W - 8}" y="{y + 4:.1f}" text-anchor="end" '
-                     f'fill="#222">{esc(label)}</text>')
+        if narrow:
+            parts.append(f'<text x="6" y="{y - 13:.1f}" font-weight="bold" fill="#222">'
+                         f'{esc(_cut(r.label, (w - 12) // 8))}</text>')
+        else:
+            parts.append(f'<text x="{_LABEL_W - 8}" y="{y + 4:.1f}" text-anchor="end" '
+                         f'fill="#222">{esc(_cut(r.label, 30))}</text>')
         if r.estimate is None:
-            parts.append(f'<text x="{_LABEL_W + 4}" y="{y + 4:.1f}" fill="#666">'
-                         f'not computable{": " + esc(r.why[:60]) if r.why else ""}</text>')
+            room = (w - left - 4 - 100) // 7
+            parts.append(f'<text x="{left + 4}" y="{y + 4:.1f}" fill="#666">'
+                         f'not computable{": " + esc(_cut(r.why, room)) if r.why else ""}'
+                         "</text>")
             continue
         if r.ci:
             parts.append(f'<line x1="{x_of(r.ci[0]):.1f}" y1="{y:.1f}" x2="{x_of(r.ci[1]):.1f}"'
                          f' y2="{y:.1f}" stroke="{colour}" stroke-width="2.5"/>')
         parts.append(marker(mark, x_of(r.estimate), y, colour, 5.0))
     if len(series) > 1:
-        x = _LABEL_W
-        for s in series:
-            colour, mark = style[s]
-            parts.append(marker(mark, x + 5, 12, colour, 4.5)
-                         + f'<text x="{x + 14}" y="{16}" fill="#222">{esc(s)}</text>')
-            x += 24 + 7 * len(s)
+        parts += legend
     if band:
-        parts.append(f'<text x="{x_of(band[1]) + 3:.1f}" y="{top + 11}" fill="#555" '
+        x = x_of(band[1]) + 3
+        anchor = "start"
+        if x + 6 * len(band_label) > w:  # no room right of the band: left of it
+            x, anchor = x_of(band[0]) - 3, "end"
+        parts.append(f'<text x="{x:.1f}" y="{top + 11}" fill="#555" text-anchor="{anchor}" '
                      f'font-size="10">{esc(band_label)}</text>')
-    desc = "; ".join(
-        f"{r.label}{' (' + r.series + ')' if r.series else ''}: "
-        + (f"{num(r.estimate)}" + (f", 95% CI {num(r.ci[0])} to {num(r.ci[1])}" if r.ci
-                                   else "")
-           if r.estimate is not None else "not computable")
-        for r in rows)
-    return _figure("".join(parts), _W, height, title, f"{xlabel}. {desc}.", caption)
+    return height, "".join(parts)
+
+
+def _cut(s: str, n: int) -> str:
+    """``s`` cut to ``n`` characters with an ellipsis."""
+    return s if len(s) <= n else s[:max(1, n - 1)] + "\u2026"
 
 
 def _digits(ticks: Sequence[float]) -> int:
@@ -154,8 +196,23 @@ def lines_svg(x_labels: Sequence[str], series: dict[str, Sequence[float | None]]
               ylabel: str, title: str, caption: str, threshold: float | None = None,
               threshold_label: str = "", y_min: float = 0.0) -> str:
     """Lines across ``x_labels`` (weeks), one per entry of ``series`` (None: no point that
-    week, the line breaks), with a dashed horizontal ``threshold`` line, as a ``<figure>``.
-    ``caption`` is already-escaped HTML."""
+    week, the line breaks), with a dashed horizontal ``threshold`` line, as a ``<figure>``
+    drawn twice (720 units wide, and 360 for a phone: fewer week labels, the legend in two
+    columns). ``caption`` is already-escaped HTML."""
+    args = (x_labels, series, ylabel, threshold, threshold_label, y_min)
+    (hw, bw), (hn, bn) = _lines_body(*args, _W, False), _lines_body(*args, _NARROW_W, True)
+    desc = "; ".join(f"{s}: " + ", ".join(f"{w} {num(v)}" for w, v in zip(x_labels, vs,
+                                                                           strict=True))
+                     for s, vs in series.items())
+    extra = f" Dashed line: {threshold_label}." if threshold is not None else ""
+    return _figure(((_W, hw, bw), (_NARROW_W, hn, bn)), title,
+                   f"{ylabel} by week.{extra} {desc}.", caption)
+
+
+def _lines_body(x_labels: Sequence[str], series: dict[str, Sequence[float | None]],
+                ylabel: str, threshold: float | None, threshold_label: str, y_min: float,
+                w: int, narrow: bool) -> tuple[float, str]:
+    """``(height, body)`` of :func:`lines_svg` ``w`` units wide."""
     names = list(series)
     style = {s: (PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)])
              for i, s in enumerate(names)}
@@ -163,36 +220,37 @@ def lines_svg(x_labels: Sequence[str], series: dict[str, Sequence[float | None]]
     vals += [threshold] if threshold is not None else []
     ticks = nice_ticks(min([y_min, *vals]), max(vals or [1.0]))
     lo, hi = ticks[0], ticks[-1]
+    per_row, col_w = (2, 170) if narrow else (4, 165)
     left, top, plot_h = 56, 10, 220
-    legend_rows = math.ceil(len(names) / 4)
+    legend_rows = math.ceil(len(names) / per_row)
     height = top + plot_h + 48 + 18 * legend_rows
     n = len(x_labels)
 
     def x_of(i: int) -> float:
-        return left + (i + 0.5) * (_W - left - _RIGHT) / max(1, n)
+        return left + (i + 0.5) * (w - left - _RIGHT) / max(1, n)
 
     def y_of(v: float) -> float:
         return top + plot_h - (v - lo) / (hi - lo) * plot_h
 
     parts = []
     for t in ticks:
-        parts.append(f'<line x1="{left}" y1="{y_of(t):.1f}" x2="{_W - _RIGHT}" '
+        parts.append(f'<line x1="{left}" y1="{y_of(t):.1f}" x2="{w - _RIGHT}" '
                      f'y2="{y_of(t):.1f}" stroke="#e4e4e4"/><text x="{left - 6}" '
                      f'y="{y_of(t) + 4:.1f}" text-anchor="end" fill="#333">'
                      f'{esc(num(t, _digits(ticks)))}</text>')
-    every = max(1, math.ceil(n / 10))
-    for i, w in enumerate(x_labels):
-        if i % every == 0 or i == n - 1:
+    every = max(1, math.ceil(n / (4 if narrow else 10)))
+    for i, wk in enumerate(x_labels):
+        if i % every == 0 or (i == n - 1 and not narrow):
             parts.append(f'<text x="{x_of(i):.1f}" y="{top + plot_h + 16}" '
-                         f'text-anchor="middle" fill="#333">{esc(w)}</text>')
+                         f'text-anchor="middle" fill="#333">{esc(wk)}</text>')
     if threshold is not None:
-        parts.append(f'<line x1="{left}" y1="{y_of(threshold):.1f}" x2="{_W - _RIGHT}" '
+        parts.append(f'<line x1="{left}" y1="{y_of(threshold):.1f}" x2="{w - _RIGHT}" '
                      f'y2="{y_of(threshold):.1f}" stroke="{PALETTE[3]}" stroke-width="1.5" '
-                     f'stroke-dasharray="6 4"/><text x="{_W - _RIGHT - 2}" '
+                     f'stroke-dasharray="6 4"/><text x="{w - _RIGHT - 2}" '
                      f'y="{y_of(threshold) - 5:.1f}" text-anchor="end" fill="{PALETTE[3]}">'
-                     f'{esc(threshold_label)}</text>')
+                     f'{esc(_cut(threshold_label, (w - left - _RIGHT) // 7))}</text>')
     parts.append(f'<text transform="translate(14 {top + plot_h / 2:.0f}) rotate(-90)" '
-                 f'text-anchor="middle" fill="#222">{esc(ylabel)}</text>')
+                 f'text-anchor="middle" fill="#222">{esc(_cut(ylabel, plot_h // 7))}</text>')
     for s, vs in series.items():
         colour, mark = style[s]
         run: list[str] = []
@@ -207,14 +265,8 @@ def lines_svg(x_labels: Sequence[str], series: dict[str, Sequence[float | None]]
             parts.append(marker(mark, x_of(i), y_of(v), colour, 4.0))
     for j, s in enumerate(names):
         colour, mark = style[s]
-        x = left + (j % 4) * 165
-        y = top + plot_h + 36 + 18 * (j // 4)
-        label = s if len(s) <= 20 else s[:19] + "\u2026"
+        x = (12 if narrow else left) + (j % per_row) * col_w
+        y = top + plot_h + 36 + 18 * (j // per_row)
         parts.append(marker(mark, x + 5, y - 4, colour, 4.5)
-                     + f'<text x="{x + 14}" y="{y}" fill="#222">{esc(label)}</text>')
-    desc = "; ".join(f"{s}: " + ", ".join(f"{w} {num(v)}" for w, v in zip(x_labels, vs,
-                                                                           strict=True))
-                     for s, vs in series.items())
-    extra = f" Dashed line: {threshold_label}." if threshold is not None else ""
-    return _figure("".join(parts), _W, height, title, f"{ylabel} by week.{extra} {desc}.",
-                   caption)
+                     + f'<text x="{x + 14}" y="{y}" fill="#222">{esc(_cut(s, 20))}</text>')
+    return height, "".join(parts)

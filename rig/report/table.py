@@ -1,6 +1,8 @@
-"""The campaign report's detailed table: one row per profile, real ``<th scope>`` headers,
-each column's meaning and unit on hover (``<abbr title>``) and in the legend below it (which
-prints)."""
+"""The campaign report's detailed tables: one row per profile, real ``<th scope>`` headers,
+each column's meaning and unit on hover (``<abbr title>``) and in the legend below them
+(which prints). The columns come in :data:`GROUPS`, one table each, so that no table needs
+to scroll sideways on a 1280 px screen; a profile name too long for its cell is cut with an
+ellipsis, the whole name in the cell's ``title``."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import html
 
 from rig.campaign.schema import CampaignSummary, ProfileSummary
 from rig.report.pages import fmt as _fmt
+from rig.report.pages import name_cell
 
 #: (summary key, header, decimals, help: what it is and its unit). Definitions:
 #: rig.campaign.schema.ProfileSummary.
@@ -56,6 +59,30 @@ _OPTIONAL = {"asr_suspect_rate", "turn_suspect_rate", "wer_pooled", "wer_spoken_
              "n_excluded"}
 
 
+#: (caption, summary keys) of the tables, in order: every column of :data:`COLUMNS` is in
+#: exactly one.
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Scores", ("n_pairs", "mean_delta", "ci95", "t_ci95", "flip_rate",
+                "tier_inversion_rate", "audio_path_loss_mean")),
+    ("What was heard", ("wer_mean", "wer_pooled", "wer_spoken_mean", "wer_spoken_pooled",
+                        "content_similarity_mean", "truncation_rate",
+                        "words_lost_share_mean")),
+    ("Flags and calls left out", ("asr_suspect_rate", "turn_suspect_rate", "n_excluded",
+                                  "n_parse_failures", "n_failed_calls")),
+)
+
+
+Column = tuple[str, str, int, str]
+
+
+def groups(cols: list[Column]) -> list[tuple[str, list[Column]]]:
+    """``cols`` (:func:`columns`) split by :data:`GROUPS`, in its order; a group with none of
+    ``cols`` is left out."""
+    by_key = {c[0]: c for c in cols}
+    out = [(caption, [by_key[k] for k in keys if k in by_key]) for caption, keys in GROUPS]
+    return [(caption, cs) for caption, cs in out if cs]
+
+
 def columns(profiles: dict[str, ProfileSummary]) -> list[tuple[str, str, int, str]]:
     """The columns this summary fills: the optional ones only when a profile has them (its
     file holds the field)."""
@@ -64,31 +91,42 @@ def columns(profiles: dict[str, ProfileSummary]) -> list[tuple[str, str, int, st
                                             for d in profiles.values())]
 
 
+def _row_head(pid: str, d: ProfileSummary, baseline: str, low_judge: bool) -> str:
+    """A profile's row header: its name (cut with the whole name in ``title`` when long), and
+    its flags."""
+    flag = (" <span class='flag'>(within noise floor)</span>" if d.within_noise_floor
+            else "")
+    if low_judge and pid != baseline:
+        flag += " <span class='flag'>(low-validity judge)</span>"
+    if pid == baseline and pid != "baseline":
+        flag += " <span class='note'>(baseline)</span>"
+    return f"<th scope='row'>{name_cell(pid)}{flag}</th>"
+
+
 def profile_table(summary: CampaignSummary) -> str:
-    """The table, in a scrolling wrapper (phone widths), with a legend of its columns."""
+    """The tables (one per :data:`GROUPS` entry), each in a wrapper that scrolls on a phone,
+    with a legend of their columns."""
     profiles = summary.profiles
     baseline = summary.baseline
     low_judge = summary.judge_validity is not None and summary.judge_validity.verdict == "low"
     cols = columns(profiles)
-    head = "".join(
-        f"<th scope='col'><abbr title='{html.escape(help_, quote=True)}'>"
-        f"{html.escape(label)}</abbr></th>" for _, label, _, help_ in cols)
-    body = []
-    for pid, d in profiles.items():
-        cells = "".join(f"<td>{_fmt(getattr(d, k), digits)}</td>"
-                        for k, _, digits, _ in cols)
-        flag = (" <span class='flag'>(within noise floor)</span>" if d.within_noise_floor
-                else "")
-        if low_judge and pid != baseline:
-            flag += " <span class='flag'>(low-validity judge)</span>"
-        if pid == baseline and pid != "baseline":
-            flag += " <span class='note'>(baseline)</span>"
-        body.append(f"<tr><th scope='row'>{html.escape(pid)}{flag}</th>{cells}</tr>")
+    heads = {pid: _row_head(pid, d, baseline, low_judge) for pid, d in profiles.items()}
+    tables = []
+    for caption, cs in groups(cols):
+        head = "".join(
+            f"<th scope='col'><abbr title='{html.escape(help_, quote=True)}'>"
+            f"{html.escape(label)}</abbr></th>" for _, label, _, help_ in cs)
+        body = "".join(
+            f"<tr>{heads[pid]}"
+            + "".join(f"<td>{_fmt(getattr(d, k), digits)}</td>" for k, _, digits, _ in cs)
+            + "</tr>" for pid, d in profiles.items())
+        tables.append(
+            "<div class='table-wrap' role='region' tabindex='0' aria-label='per-profile "
+            f"figures: {html.escape(caption.lower())}'><table class='profiles'><caption>"
+            f"{html.escape(caption)}</caption><thead><tr>"
+            f"<th scope='col'>profile</th>{head}</tr></thead><tbody>{body}</tbody>"
+            "</table></div>")
     legend = "".join(f"<dt>{html.escape(label)}</dt><dd>{html.escape(help_)}</dd>"
                      for _, label, _, help_ in cols)
-    return ("<div class='table-wrap' role='region' tabindex='0' aria-label='per-profile "
-            "figures'><table class='profiles'><caption>Per profile, against the baseline "
-            f"<code>{html.escape(baseline)}</code></caption><thead><tr>"
-            f"<th scope='col'>profile</th>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
-            "</table></div><p class='note'><b>What the columns mean</b> (also on hover):</p>"
-            f"<dl class='legend'>{legend}</dl>")
+    return ("".join(tables) + "<p class='note'><b>What the columns mean</b> (also on hover):"
+            f"</p><dl class='legend'>{legend}</dl>")

@@ -8,6 +8,7 @@ import html
 
 from rig.campaign.schema import ProfileSummary
 from rig.report.pages import fmt as _fmt
+from rig.report.pages import name_cell
 
 COLUMNS = (("calls", "real calls with turn-taking figures"),
            ("latency p50 / p95 (ms)", "candidate's end of speech to the interviewer's first "
@@ -35,7 +36,7 @@ def taking_html(profiles: dict[str, ProfileSummary]) -> str:
             continue
         topics = ", ".join(f"{k} ({v})" for k, v in sorted(t.prohibited_topics.items()))
         rows.append(
-            f"<tr><th scope='row'>{html.escape(pid)}</th><td>{t.n_calls}</td>"
+            f"<tr><th scope='row'>{name_cell(pid)}</th><td>{t.n_calls}</td>"
             f"<td>{_fmt(t.response_latency_p50_ms, 0)} / {_fmt(t.response_latency_p95_ms, 0)}"
             f"</td><td>{_fmt(t.talk_over_rate, 3)}</td>"
             f"<td>{_fmt(t.barge_in_stopped_rate, 2)} / {_fmt(t.barge_in_stop_p50_ms, 0)}</td>"
