@@ -54,6 +54,9 @@ ProgressOpt = Annotated[bool, typer.Option(help="show a progress bar")]
 OutOpt = Annotated[Path, typer.Option(help="output folder (resumes)")]
 MaterialsOpt = Annotated[Path, typer.Option(help="materials file (resumes, transcripts)")]
 NamesPerGroupOpt = Annotated[int, typer.Option(min=1, help="name slots per item")]
+LanguageOpt = Annotated[str, typer.Option(
+    help="language of the prompt set: en, es, fr or de (the answer banks' languages; "
+         "probes/README.md says what each probe has in each)")]
 
 
 def _mitigations(mitigation: list[str] | None, mapping: dict[str, str],
@@ -280,8 +283,10 @@ def dual_framing_cmd(
     judge: Annotated[str, typer.Option(
         help="LLM judge for replies the rules do not settle: none, embedded, or a scorer "
              "YAML")] = "none",
-    data: Annotated[Path, typer.Option(help="dual-framing folder (topics.yaml, "
-                                            "wrappers.yaml)")] = DEFAULT_FRAMING,
+    data: Annotated[Path | None, typer.Option(
+        help="dual-framing folder (topics.yaml, wrappers.yaml); default the shipped set of "
+             f"--language ({DEFAULT_FRAMING}, or its es/, fr/, de/)")] = None,
+    language: LanguageOpt = "en",
     seed: SeedOpt = 0,
     out: OutOpt = Path("reports/probe-dual-framing"),
     progress: ProgressOpt = True,
@@ -290,7 +295,7 @@ def dual_framing_cmd(
     from rig.probes.framing import FramingSpec, run_dual_framing
 
     spec = FramingSpec(out_dir=out, data_path=data, topics=tuple(topic or ()),
-                       iterations=iterations, seed=seed)
+                       iterations=iterations, seed=seed, language=language)
     sc = _scorer(scorer)
     judge_scorer = None if judge == "none" else _scorer(judge, "--judge")
     _execute(run_dual_framing, print_framing, spec, sc, judge=judge_scorer, progress=progress)

@@ -129,6 +129,8 @@ class FramingSummary(_Summary):
     iterations: int = _f("times each statement is asked per frame", ge=0)
     seed: int = _f("seed of the ask order")
     options: str = _f("the answer options offered")
+    language: str = _f("the language of the prompts and topics (en, es, fr, de)",
+                       default="en")
     topics: dict[str, Block] = _f("topic id -> title, the two sides and the statements")
     n_asks: int = _f("asks", ge=0)
     n_failures: int = _f("asks whose reply did not parse", ge=0)
