@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from rig.cli.probe import probe_app
@@ -133,3 +134,121 @@ def test_probe_languages_are_the_bank_languages():
 
     banks = {p.name for p in (DEFAULTS.root / "answer_bank").iterdir() if p.is_dir()}
     assert set(PROBE_LANGUAGES) - {"en"} <= banks
+
+
+# -- hedging in es, fr, de ---------------------------------------------------------------------
+
+def _hedge_fake(lex):
+    """Rates an answer 4, minus one when it holds two or more of ``lex``'s markers; decides
+    on its ratings."""
+    import json
+    import re
+
+    def reply(user: str, seed: int) -> str:
+        if "final decision" in user:
+            r = [int(x) for x in re.findall(r"Your rating: (\d)/5", user)]
+            return json.dumps({"decision": "advance" if sum(r) / len(r) >= 4 else
+                               "do not advance", "reasoning": "mean"})
+        ans = user.rsplit('"""', 2)[-2]
+        return json.dumps({"score": 4 - (len(lex.find(ans)) >= 2), "reasoning": "rated"})
+    return reply
+
+
+@pytest.mark.parametrize("lang", OTHER)
+def test_hedging_sets_load_with_cited_markers(lang):
+    from rig.probes.data import DEFAULT_SHIBBOLETH, load_shibboleth
+    from rig.probes.hedges import check_hedged
+
+    s = load_shibboleth(DEFAULT_SHIBBOLETH / lang, lang)
+    assert s.language == lang and len(s.items) >= 6 and len(s.fewshot) == 2
+    assert s.hedges is not None and len(s.hedges.markers) == 4
+    assert s.hedges.source.count("(") >= 1  # a citation: author (year)
+    for it in s.items:
+        i = it.item
+        assert i.article_dropped is None
+        assert not s.hedges.find(i.confident) and len(s.hedges.find(i.hedged)) >= 2
+        assert check_hedged(i.confident, i.hedged, s.hedges) == []
+        # the check sees a fact dropped from the hedged twin: its first sentence cut
+        cut = i.hedged.split(". ", 1)[1]
+        assert any("lacks content words" in p for p in check_hedged(i.confident, cut,
+                                                                     s.hedges))
+
+
+def test_hedging_set_checks_name_file_item_and_problem(tmp_path):
+    import shutil
+
+    from rig.probes.data import DEFAULT_SHIBBOLETH, load_shibboleth
+
+    folder = tmp_path / "es"
+    shutil.copytree(DEFAULT_SHIBBOLETH / "es", folder)
+    f = folder / "initiative.yaml"
+    f.write_text(f.read_text(encoding="utf-8").replace("En la clínica, los pacientes",
+                                                       "Creo que en la clínica, los pacientes",
+                                                       1), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"initiative.yaml: items\[0\] \(in_es01\): "
+                                          r"confident answer has hedges \['creo que'\]"):
+        load_shibboleth(folder, "es")
+    with pytest.raises(ConfigError, match=r"hedges.yaml: language: the set was asked for in fr"):
+        load_shibboleth(folder, "fr")
+    (folder / "hedges.yaml").unlink()
+    with pytest.raises(ConfigError, match=r"hedges\.yaml: missing"):
+        load_shibboleth(folder, "es")
+
+
+@pytest.mark.parametrize("lang", OTHER)
+def test_hedging_probe_runs_in_each_language(tmp_path, lang):
+    from rig.probes.data import DEFAULT_SHIBBOLETH, load_shibboleth
+    from rig.probes.shibboleth import ProbeSpec, run_probe
+
+    lex = load_shibboleth(DEFAULT_SHIBBOLETH / lang, lang).hedges
+    res = run_probe(ProbeSpec("hedging", tmp_path / lang, n_sessions=2,
+                              questions_per_session=None, conditions=("plain",),
+                              language=lang), FakeScorer(_hedge_fake(lex)))
+    s = res.summary
+    assert s.language == lang and s.hedge_source == lex.source
+    assert s.hedge_markers == {k: list(v) for k, v in lex.markers.items()}
+    assert s.questions_per_session == 6  # every question of the 6-question set
+    r = res.ratings
+    assert set(r["score"]) == {3.0, 4.0}
+    assert (r.loc[r["variant"] == "hedged", "score"] == 3).all()
+    assert s.conditions_detail["plain"]["paired"]["mean_diff"] == pytest.approx(-1)
+
+
+def test_accent_markers_and_name_swap_are_english_only(tmp_path):
+    from rig.probes.shibboleth import ProbeSpec, run_probe
+
+    with pytest.raises(ConfigError, match="accent_markers probe has no prompt set in Spanish"):
+        run_probe(ProbeSpec("accent_markers", tmp_path / "a", language="es"), FakeScorer())
+    res = CliRunner().invoke(probe_app, ["name-swap", "--language", "fr", "--out",
+                                         str(tmp_path / "n"), "--no-progress"])
+    assert res.exit_code == 2, res.output
+    assert "name_swap probe in French (fr)" in res.output and "language: fr" in res.output
+
+
+def test_name_swap_runs_with_names_and_material_of_that_language(tmp_path):
+    import json
+
+    from rig.probes.name_swap import NameSwapSpec, run_name_swap
+
+    names = tmp_path / "nombres.yaml"
+    names.write_text(yaml.safe_dump({
+        "id": "es_gendered", "title": "Nombres", "version": 1, "language": "es",
+        "source": "a test set of first names, not a published table",
+        "surnames": ["García", "López"],
+        "groups": [{"id": "male", "label": "m", "first_names": ["Hugo", "Mateo"]},
+                   {"id": "female", "label": "f", "first_names": ["Lucía", "Sofía"]}]},
+        allow_unicode=True), encoding="utf-8")
+    mats = tmp_path / "materiales.yaml"
+    mats.write_text(yaml.safe_dump({"version": 1, "language": "es", "resumes": [{
+        "id": "res_es", "role": "Atención al cliente",
+        "text": "{name}\nAtención al cliente, cuatro años de experiencia en un centro de "
+                "llamadas."}]}, allow_unicode=True), encoding="utf-8")
+    spec = NameSwapSpec(tmp_path / "out", name_sets=(str(names),), materials_path=mats,
+                        kinds=("resume",), names_per_group=1, conditions=("plain",),
+                        features=("hire",), language="es")
+    res = run_name_swap(spec, FakeScorer(lambda u, s: json.dumps({"hire": "yes"})))
+    assert len(res.rows) == 2 and set(res.rows["group"]) == {"male", "female"}
+    with pytest.raises(ConfigError, match=r"name set 'es_gendered': language: .*this file is es"):
+        run_name_swap(NameSwapSpec(tmp_path / "o2", name_sets=(str(names),),
+                                   materials_path=mats, kinds=("resume",), language="de"),
+                      FakeScorer())

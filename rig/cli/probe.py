@@ -42,14 +42,12 @@ ScorerOpt = Annotated[str, typer.Option(
          "settings (backend: openai, base_url, model, api_key_env = the NAME of the "
          "environment variable holding the key)")]
 SessionsOpt = Annotated[int, typer.Option(min=1, help="sessions per variant and condition")]
-PerSessionOpt = Annotated[int, typer.Option(min=1, help="questions drawn per session")]
 SeedOpt = Annotated[int, typer.Option(help="seed of the session draws (and the sampling "
                                            "above temperature 0)")]
 MitigationOpt = Annotated[list[str] | None, typer.Option(
     help="mitigation prompt condition to run besides the plain prompt, which always runs: "
          "anti-bias, reasoning-fewshot (repeatable; default: both), or none alone for the "
          "plain prompt only (none cannot be combined with a mitigation)")]
-DataOpt = Annotated[Path, typer.Option(help="probe data folder")]
 ProgressOpt = Annotated[bool, typer.Option(help="show a progress bar")]
 OutOpt = Annotated[Path, typer.Option(help="output folder (resumes)")]
 MaterialsOpt = Annotated[Path, typer.Option(help="materials file (resumes, transcripts)")]
@@ -124,18 +122,23 @@ def _shibboleth_command(probe: str, doc: str) -> Callable[..., None]:
     def command(
         scorer: ScorerOpt = "embedded",
         sessions: SessionsOpt = 20,
-        questions_per_session: PerSessionOpt = 10,
+        questions_per_session: Annotated[int | None, typer.Option(
+            min=1, help="questions drawn per session (default 10, or every question of a "
+                        "smaller set)")] = None,
         seed: SeedOpt = 0,
         out: OutOpt = Path(f"reports/probe-{probe}"),
         mitigation: MitigationOpt = None,
-        data: DataOpt = DEFAULT_SHIBBOLETH,
+        data: Annotated[Path | None, typer.Option(
+            help=f"probe data folder (default the shipped set of --language: "
+                 f"{DEFAULT_SHIBBOLETH} or its es/, fr/, de/)")] = None,
+        language: LanguageOpt = "en",
         progress: ProgressOpt = True,
     ) -> None:
         from rig.probes.shibboleth import ProbeSpec, run_probe
 
         spec = ProbeSpec(probe=probe, out_dir=out, data_path=data,  # type: ignore[arg-type]
                          n_sessions=sessions, questions_per_session=questions_per_session,
-                         seed=seed, conditions=_conditions(mitigation))
+                         seed=seed, conditions=_conditions(mitigation), language=language)
         _execute(run_probe, print_shibboleth, spec, _scorer(scorer), progress=progress)
 
     command.__doc__ = doc
@@ -215,13 +218,19 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
 
 
 @probe_app.command("check")
-def check(data: Annotated[Path, typer.Argument(help="probe data folder")] = DEFAULT_SHIBBOLETH
-          ) -> None:
-    """Validate a probe data folder (schema and equivalence checks); count its questions."""
+def check(data: Annotated[Path | None, typer.Argument(
+              help="probe data folder (default the shipped set of --language)")] = None,
+          language: LanguageOpt = "en") -> None:
+    """Validate a probe data folder (schema and equivalence checks); count its questions.
+    A published set that fails the checks can still be run, with a warning per pair:
+    `rig probe import`."""
     from rig.probes.data import CATEGORIES, load_shibboleth
+    from rig.probes.languages import check_probe_language, language_folder
 
     try:
-        s = load_shibboleth(data)
+        lang = check_probe_language("hedging", language)
+        data = data or language_folder(DEFAULT_SHIBBOLETH, lang)
+        s = load_shibboleth(data, lang)
     except RigError as exc:
         fail(exc)
     t = Table(title=f"{data} ({s.version})")
@@ -232,6 +241,11 @@ def check(data: Annotated[Path, typer.Argument(help="probe data folder")] = DEFA
     t.add_row("total", str(len(s.items)))
     print_table(t)
     stdout_console().print(f"{len(s.fewshot)} few-shot examples; every item passed the checks")
+    if s.hedges is not None:
+        kinds = ", ".join(f"{k} {len(v)}" for k, v in s.hedges.markers.items()) or "none"
+        stdout_console().print(f"hedge markers ({s.language}): {kinds}; source: "
+                               f"{s.hedges.source}" + (f"; note: {s.hedges.note}"
+                                                       if s.hedges.note else ""))
 
 
 @probe_app.command("name-swap")
@@ -252,6 +266,9 @@ def name_swap_cmd(
         help="mitigation condition besides the plain prompt, which always runs: anti-bias, "
              "reasoning (repeatable; default both), or none alone for the plain prompt only "
              "(none cannot be combined with a mitigation)")] = None,
+    language: Annotated[str, typer.Option(
+        help="language of the names and material: en as shipped; another needs --name-set "
+             "and --materials files declaring it (language: es)")] = "en",
     seed: SeedOpt = 0,
     out: OutOpt = Path("reports/probe-name-swap"),
     progress: ProgressOpt = True,
@@ -268,7 +285,7 @@ def name_swap_cmd(
                                                                   "neutral_pronouns")),
                         materials_path=materials, kinds=kinds, n_items=items,  # type: ignore
                         names_per_group=names_per_group, seed=seed, conditions=conds,
-                        features=feats)
+                        features=feats, language=language)
     _execute(run_name_swap, print_name_swap, spec, _scorer(scorer), progress=progress)
 
 

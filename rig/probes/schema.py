@@ -86,6 +86,10 @@ class ShibbolethSummary(_Summary):
     tests: dict[str, str] = _f("test -> what it is (paired t, Wilcoxon, sign, decisions)")
     reference_points: str = _f("published figures to read the gap against")
     hedge_markers: dict[str, list[str]] = _f("marker kind -> the phrases counted")
+    language: str = _f("the language of the probe set (en, es, fr, de)", default="en")
+    hedge_source: str | None = _f("the hedging literature the markers of a set in another "
+                                  "language follow; null for English (the benchmark's "
+                                  "taxonomy)", default=None)
     conditions_detail: dict[str, Block] = _f(
         "condition -> counts, paired comparisons by question and by session, by category, "
         "decisions (McNemar), failures and the largest gaps")
