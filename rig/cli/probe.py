@@ -168,7 +168,8 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
     if not isinstance(meta, dict):
         fail(RigError(f"{meta_path}: not a probe's probe.json (expected a JSON object)"))
     kind = meta.get("probe")
-    needed = ["scores.parquet"] + (["decisions.parquet"] if kind not in BIAS_PRINTERS else [])
+    needed = ["scores.parquet"] + (["decisions.parquet"] if kind not in (*BIAS_PRINTERS,
+                                                                       "imported") else [])
     missing = [n for n in needed if not (out / n).is_file()]
     if missing:
         fail(RigError(f"{out}: no {', '.join(missing)}: the run did not finish. Rerun the same "
@@ -188,6 +189,16 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
         fail(RigError(f"{out}: scores.parquet or probe.json does not hold what a {kind} "
                       f"run writes ({type(exc).__name__}: {exc}); {rerun}"))
 
+    if kind == "imported":
+        from rig.cli.probe_import import print_import
+        from rig.probes import replicate
+
+        try:
+            replicate.write_outputs(out, read("scores.parquet").to_dict("records"), meta)
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            damaged(exc)
+        print_import(load_probe_summary(out / "summary.json"), out)  # type: ignore[arg-type]
+        return
     if kind in BIAS_PRINTERS:
         from rig.probes import framing, invariance, name_swap
 
@@ -232,7 +243,9 @@ def check(data: Annotated[Path | None, typer.Argument(
         data = data or language_folder(DEFAULT_SHIBBOLETH, lang)
         s = load_shibboleth(data, lang)
     except RigError as exc:
-        fail(exc)
+        fail(RigError(f"{exc}\nTo run a published set as it is, with these checks as "
+                      "warnings per pair: rig probe import FILE --layout rig-pairs "
+                      "(or hedging-benchmark for a CSV)"))
     t = Table(title=f"{data} ({s.version})")
     t.add_column("category")
     t.add_column("questions", justify="right")
@@ -359,3 +372,12 @@ def invariance_cmd(
                           profiles=tuple(profile or ()), answers_path=answers,
                           max_pairs=max_pairs, alpha=alpha, seed=seed)
     _execute(run_invariance, print_invariance, spec, _scorer(scorer), progress=progress)
+
+
+def _register_import() -> None:
+    from rig.cli.probe_import import import_cmd
+
+    probe_app.command("import")(import_cmd)
+
+
+_register_import()
