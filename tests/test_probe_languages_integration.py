@@ -54,3 +54,37 @@ def test_dual_framing_in_three_languages_on_the_embedded_judge(tmp_path, embedde
     print(lang, df[["frame", "raw", "stance", "rule"]].to_dict("records"))
     # resumed from the ask log: nothing asked again
     assert run_dual_framing(spec, embedded).n_backend_calls == 0
+
+
+def test_import_of_a_tiny_published_csv_on_real_components(tmp_path, embedded):
+    """Two pairs: one passing rig's checks, one whose hedged twin drops a fact. Real judge,
+    real all-MiniLM-L6-v2 content similarity."""
+    pytest.importorskip("sentence_transformers")
+    from rig.probes.replicate import ImportSpec, run_import
+
+    csv = tmp_path / "bench.csv"
+    pd.DataFrame([
+        ("Tell me about a hard problem you solved.",
+         "I rebuilt the shipping schedule and cut late orders from 30 percent to 5 percent in "
+         "six weeks.",
+         "I think I sort of rebuilt the shipping schedule and maybe cut late orders from 30 "
+         "percent to 5 percent in six weeks."),
+        ("Why do you want this role?",
+         "I have four years in a call centre and a resolution rate of 85 percent.",
+         "I think I have four years in a call centre, maybe."),
+    ], columns=["question", "confident_answer", "hedged_answer"]).to_csv(csv, index=False)
+    out = tmp_path / "imp"
+    res = run_import(ImportSpec(csv, out), embedded)
+    s = res.summary
+    assert s.n_pairs == 2 and s.n_pairs_with_warnings == 1 and s.n_rating_failures == 0
+    same, cut = s.pairs
+    assert same.warnings == [] and cut.reference_only_words == ["85", "percent", "rate",
+                                                                "resolution"]
+    # the real model: near-identical content scores higher than a twin that lost a fact
+    assert 0.8 < same.content_similarity <= 1 and cut.content_similarity < same.content_similarity
+    for p in s.pairs:
+        assert 1 <= p.score_reference <= 5 and 1 <= p.score_treatment <= 5
+        assert p.score_gap == p.score_treatment - p.score_reference
+    print([(p.pair_id, p.score_reference, p.score_treatment, round(p.content_similarity, 3))
+           for p in s.pairs])
+    assert (out / "report.html").is_file()
