@@ -142,11 +142,10 @@ def test_a_set_rig_probe_check_refuses_is_imported_with_warnings(tmp_path):
 
 
 def test_import_cli_and_summarize(csv_path, tmp_path, monkeypatch):
-    import rig.cli.probe as cli
+    import rig.cli.probe_import as cli
     import rig.probes.replicate.run as run_mod
 
-    monkeypatch.setattr(cli, "_scorer", lambda spec, option="--scorer":
-                        FakeScorer(hedge_penalty))
+    monkeypatch.setattr(cli, "_scorer", lambda spec: FakeScorer(hedge_penalty))
     real = run_mod.content_similarity_of_pairs
     monkeypatch.setattr(run_mod, "content_similarity_of_pairs",
                         lambda pairs, embedder=None: real(pairs, embed))

@@ -252,3 +252,25 @@ def test_name_swap_runs_with_names_and_material_of_that_language(tmp_path):
         run_name_swap(NameSwapSpec(tmp_path / "o2", name_sets=(str(names),),
                                    materials_path=mats, kinds=("resume",), language="de"),
                       FakeScorer())
+
+
+def test_check_and_hedging_cli_take_language(tmp_path, monkeypatch):
+    import rig.cli.probe as cli
+    from rig.probes.data import DEFAULT_SHIBBOLETH, load_shibboleth
+
+    runner = CliRunner()
+    res = runner.invoke(probe_app, ["check", "--language", "de"])
+    assert res.exit_code == 0, res.output
+    assert "every item passed" in res.output and "Clemen" in res.output
+    lex = load_shibboleth(DEFAULT_SHIBBOLETH / "fr", "fr").hedges
+    monkeypatch.setattr(cli, "_scorer", lambda spec, option="--scorer":
+                        FakeScorer(_hedge_fake(lex)))
+    out = tmp_path / "h"
+    res = runner.invoke(probe_app, ["hedging", "--language", "fr", "--sessions", "1",
+                                    "--mitigation", "none", "--out", str(out),
+                                    "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert pd.read_parquet(out / "scores.parquet")["answer"].str.contains("clinique").any()
+    res = runner.invoke(probe_app, ["accent-markers", "--language", "fr", "--out",
+                                    str(tmp_path / "a"), "--no-progress"])
+    assert res.exit_code == 2 and "no prompt set in French" in res.output

@@ -13,7 +13,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.table import Table
 
-from rig.cli.common import RigTyper, console, fail
+from rig.cli.common import RigTyper, console, fail, probe_scorer
 from rig.cli.probe_tables import (
     BIAS_PRINTERS,
     print_framing,
@@ -92,15 +92,9 @@ def _choices(values: list[str] | None, mapping: dict[str, str], what: str,
 
 
 def _scorer(spec: str, option: str = "--scorer"):
-    """:func:`~rig.probes.core.build_scorer` of an option's value; an error names the option
-    and the value."""
-    from rig.probes import core
-
-    try:
-        return core.build_scorer(spec)
-    except RigError as exc:
-        fail(RigError(f"{option} {spec!r}: {exc} (use embedded, a pipeline YAML or a scorer "
-                      "YAML" + (", or none)" if option == "--judge" else ")")))
+    """:func:`rig.cli.common.probe_scorer` (kept here so tests can replace it per command
+    module)."""
+    return probe_scorer(spec, option)
 
 
 def _execute(run: Callable[..., Any], show: Callable[[Any, Path], None], *args: Any,

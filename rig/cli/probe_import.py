@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from rig.cli.common import console, fail
+from rig.cli.common import console, fail, probe_scorer
 from rig.console import print_table, stdout_console
 from rig.errors import RigError
 from rig.probes.schema import ImportedSummary
@@ -56,6 +56,11 @@ def print_import(s: ImportedSummary, out: Path) -> None:
     out_console.print(f"report: {out / 'report.html'}")
 
 
+def _scorer(spec: str):
+    """The scorer of ``--scorer`` (:func:`rig.cli.common.probe_scorer`)."""
+    return probe_scorer(spec)
+
+
 def import_cmd(
     source: Annotated[Path, typer.Argument(help="the published set: a CSV (hedging-benchmark) "
                                                 "or rig's YAML layout (rig-pairs)")],
@@ -76,7 +81,6 @@ def import_cmd(
 ) -> None:
     """Run a published probe set as it is: rig's equivalence checks become warnings per
     pair, and each pair's score gap is shown beside its content gap."""
-    from rig.cli.probe import _scorer
     from rig.probes.replicate import ImportSpec, run_import
 
     spec = ImportSpec(source=source, out_dir=out, layout=layout, columns=_columns(column),
