@@ -101,3 +101,15 @@ VARY_DELIVERY_HELP = ("SD of the TTS engine's rate between deliveries, %: every 
                       "its answer's and repeat's rate drawn from the seed, so repeats differ as "
                       "two deliveries of an answer do and the noise floor of a deterministic "
                       "pipeline is measured (e.g. 5; docs/measurement.md, 'Noise floor')")
+
+
+def probe_scorer(spec: str, option: str = "--scorer"):
+    """:func:`~rig.probes.core.build_scorer` of a probe command's option value; an error
+    names the option and the value (exit 2)."""
+    from rig.probes import core
+
+    try:
+        return core.build_scorer(spec)
+    except RigError as exc:
+        fail(RigError(f"{option} {spec!r}: {exc} (use embedded, a pipeline YAML or a scorer "
+                      "YAML" + (", or none)" if option == "--judge" else ")")))

@@ -13,7 +13,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.table import Table
 
-from rig.cli.common import RigTyper, console, fail
+from rig.cli.common import RigTyper, console, fail, probe_scorer
 from rig.cli.probe_tables import (
     BIAS_PRINTERS,
     print_framing,
@@ -42,18 +42,19 @@ ScorerOpt = Annotated[str, typer.Option(
          "settings (backend: openai, base_url, model, api_key_env = the NAME of the "
          "environment variable holding the key)")]
 SessionsOpt = Annotated[int, typer.Option(min=1, help="sessions per variant and condition")]
-PerSessionOpt = Annotated[int, typer.Option(min=1, help="questions drawn per session")]
 SeedOpt = Annotated[int, typer.Option(help="seed of the session draws (and the sampling "
                                            "above temperature 0)")]
 MitigationOpt = Annotated[list[str] | None, typer.Option(
     help="mitigation prompt condition to run besides the plain prompt, which always runs: "
          "anti-bias, reasoning-fewshot (repeatable; default: both), or none alone for the "
          "plain prompt only (none cannot be combined with a mitigation)")]
-DataOpt = Annotated[Path, typer.Option(help="probe data folder")]
 ProgressOpt = Annotated[bool, typer.Option(help="show a progress bar")]
 OutOpt = Annotated[Path, typer.Option(help="output folder (resumes)")]
 MaterialsOpt = Annotated[Path, typer.Option(help="materials file (resumes, transcripts)")]
 NamesPerGroupOpt = Annotated[int, typer.Option(min=1, help="name slots per item")]
+LanguageOpt = Annotated[str, typer.Option(
+    help="language of the prompt set: en, es, fr or de (the answer banks' languages; "
+         "probes/README.md says what each probe has in each)")]
 
 
 def _mitigations(mitigation: list[str] | None, mapping: dict[str, str],
@@ -91,15 +92,9 @@ def _choices(values: list[str] | None, mapping: dict[str, str], what: str,
 
 
 def _scorer(spec: str, option: str = "--scorer"):
-    """:func:`~rig.probes.core.build_scorer` of an option's value; an error names the option
-    and the value."""
-    from rig.probes import core
-
-    try:
-        return core.build_scorer(spec)
-    except RigError as exc:
-        fail(RigError(f"{option} {spec!r}: {exc} (use embedded, a pipeline YAML or a scorer "
-                      "YAML" + (", or none)" if option == "--judge" else ")")))
+    """:func:`rig.cli.common.probe_scorer` (kept here so tests can replace it per command
+    module)."""
+    return probe_scorer(spec, option)
 
 
 def _execute(run: Callable[..., Any], show: Callable[[Any, Path], None], *args: Any,
@@ -121,18 +116,23 @@ def _shibboleth_command(probe: str, doc: str) -> Callable[..., None]:
     def command(
         scorer: ScorerOpt = "embedded",
         sessions: SessionsOpt = 20,
-        questions_per_session: PerSessionOpt = 10,
+        questions_per_session: Annotated[int | None, typer.Option(
+            min=1, help="questions drawn per session (default 10, or every question of a "
+                        "smaller set)")] = None,
         seed: SeedOpt = 0,
         out: OutOpt = Path(f"reports/probe-{probe}"),
         mitigation: MitigationOpt = None,
-        data: DataOpt = DEFAULT_SHIBBOLETH,
+        data: Annotated[Path | None, typer.Option(
+            help=f"probe data folder (default the shipped set of --language: "
+                 f"{DEFAULT_SHIBBOLETH} or its es/, fr/, de/)")] = None,
+        language: LanguageOpt = "en",
         progress: ProgressOpt = True,
     ) -> None:
         from rig.probes.shibboleth import ProbeSpec, run_probe
 
         spec = ProbeSpec(probe=probe, out_dir=out, data_path=data,  # type: ignore[arg-type]
                          n_sessions=sessions, questions_per_session=questions_per_session,
-                         seed=seed, conditions=_conditions(mitigation))
+                         seed=seed, conditions=_conditions(mitigation), language=language)
         _execute(run_probe, print_shibboleth, spec, _scorer(scorer), progress=progress)
 
     command.__doc__ = doc
@@ -162,7 +162,8 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
     if not isinstance(meta, dict):
         fail(RigError(f"{meta_path}: not a probe's probe.json (expected a JSON object)"))
     kind = meta.get("probe")
-    needed = ["scores.parquet"] + (["decisions.parquet"] if kind not in BIAS_PRINTERS else [])
+    needed = ["scores.parquet"] + (["decisions.parquet"] if kind not in (*BIAS_PRINTERS,
+                                                                       "imported") else [])
     missing = [n for n in needed if not (out / n).is_file()]
     if missing:
         fail(RigError(f"{out}: no {', '.join(missing)}: the run did not finish. Rerun the same "
@@ -182,6 +183,16 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
         fail(RigError(f"{out}: scores.parquet or probe.json does not hold what a {kind} "
                       f"run writes ({type(exc).__name__}: {exc}); {rerun}"))
 
+    if kind == "imported":
+        from rig.cli.probe_import import print_import
+        from rig.probes import replicate
+
+        try:
+            replicate.write_outputs(out, read("scores.parquet").to_dict("records"), meta)
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            damaged(exc)
+        print_import(load_probe_summary(out / "summary.json"), out)  # type: ignore[arg-type]
+        return
     if kind in BIAS_PRINTERS:
         from rig.probes import framing, invariance, name_swap
 
@@ -212,15 +223,23 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
 
 
 @probe_app.command("check")
-def check(data: Annotated[Path, typer.Argument(help="probe data folder")] = DEFAULT_SHIBBOLETH
-          ) -> None:
-    """Validate a probe data folder (schema and equivalence checks); count its questions."""
+def check(data: Annotated[Path | None, typer.Argument(
+              help="probe data folder (default the shipped set of --language)")] = None,
+          language: LanguageOpt = "en") -> None:
+    """Validate a probe data folder (schema and equivalence checks); count its questions.
+    A published set that fails the checks can still be run, with a warning per pair:
+    `rig probe import`."""
     from rig.probes.data import CATEGORIES, load_shibboleth
+    from rig.probes.languages import check_probe_language, language_folder
 
     try:
-        s = load_shibboleth(data)
+        lang = check_probe_language("hedging", language)
+        data = data or language_folder(DEFAULT_SHIBBOLETH, lang)
+        s = load_shibboleth(data, lang)
     except RigError as exc:
-        fail(exc)
+        fail(RigError(f"{exc}\nTo run a published set as it is, with these checks as "
+                      "warnings per pair: rig probe import FILE --layout rig-pairs "
+                      "(or hedging-benchmark for a CSV)"))
     t = Table(title=f"{data} ({s.version})")
     t.add_column("category")
     t.add_column("questions", justify="right")
@@ -229,6 +248,11 @@ def check(data: Annotated[Path, typer.Argument(help="probe data folder")] = DEFA
     t.add_row("total", str(len(s.items)))
     print_table(t)
     stdout_console().print(f"{len(s.fewshot)} few-shot examples; every item passed the checks")
+    if s.hedges is not None:
+        kinds = ", ".join(f"{k} {len(v)}" for k, v in s.hedges.markers.items()) or "none"
+        stdout_console().print(f"hedge markers ({s.language}): {kinds}; source: "
+                               f"{s.hedges.source}" + (f"; note: {s.hedges.note}"
+                                                       if s.hedges.note else ""))
 
 
 @probe_app.command("name-swap")
@@ -249,6 +273,9 @@ def name_swap_cmd(
         help="mitigation condition besides the plain prompt, which always runs: anti-bias, "
              "reasoning (repeatable; default both), or none alone for the plain prompt only "
              "(none cannot be combined with a mitigation)")] = None,
+    language: Annotated[str, typer.Option(
+        help="language of the names and material: en as shipped; another needs --name-set "
+             "and --materials files declaring it (language: es)")] = "en",
     seed: SeedOpt = 0,
     out: OutOpt = Path("reports/probe-name-swap"),
     progress: ProgressOpt = True,
@@ -265,7 +292,7 @@ def name_swap_cmd(
                                                                   "neutral_pronouns")),
                         materials_path=materials, kinds=kinds, n_items=items,  # type: ignore
                         names_per_group=names_per_group, seed=seed, conditions=conds,
-                        features=feats)
+                        features=feats, language=language)
     _execute(run_name_swap, print_name_swap, spec, _scorer(scorer), progress=progress)
 
 
@@ -280,8 +307,10 @@ def dual_framing_cmd(
     judge: Annotated[str, typer.Option(
         help="LLM judge for replies the rules do not settle: none, embedded, or a scorer "
              "YAML")] = "none",
-    data: Annotated[Path, typer.Option(help="dual-framing folder (topics.yaml, "
-                                            "wrappers.yaml)")] = DEFAULT_FRAMING,
+    data: Annotated[Path | None, typer.Option(
+        help="dual-framing folder (topics.yaml, wrappers.yaml); default the shipped set of "
+             f"--language ({DEFAULT_FRAMING}, or its es/, fr/, de/)")] = None,
+    language: LanguageOpt = "en",
     seed: SeedOpt = 0,
     out: OutOpt = Path("reports/probe-dual-framing"),
     progress: ProgressOpt = True,
@@ -290,7 +319,7 @@ def dual_framing_cmd(
     from rig.probes.framing import FramingSpec, run_dual_framing
 
     spec = FramingSpec(out_dir=out, data_path=data, topics=tuple(topic or ()),
-                       iterations=iterations, seed=seed)
+                       iterations=iterations, seed=seed, language=language)
     sc = _scorer(scorer)
     judge_scorer = None if judge == "none" else _scorer(judge, "--judge")
     _execute(run_dual_framing, print_framing, spec, sc, judge=judge_scorer, progress=progress)
@@ -337,3 +366,12 @@ def invariance_cmd(
                           profiles=tuple(profile or ()), answers_path=answers,
                           max_pairs=max_pairs, alpha=alpha, seed=seed)
     _execute(run_invariance, print_invariance, spec, _scorer(scorer), progress=progress)
+
+
+def _register_import() -> None:
+    from rig.cli.probe_import import import_cmd
+
+    probe_app.command("import")(import_cmd)
+
+
+_register_import()

@@ -30,6 +30,11 @@ Modules:
   swaps, controls and audio profiles (``pairs``); paired t-tests with Bonferroni (``run``,
   ``summary``).
 * :mod:`rig.probes.report_bias` ``report.html`` of those three, and the violation rate's text.
+* :mod:`rig.probes.languages`  the probe languages (en, es, fr, de) and which probe ships a
+  prompt set in which (``--language``); :mod:`rig.probes.hedges` hedge markers per language
+  (``hedges.yaml``, cited) and the hedged-pair check.
+* :mod:`rig.probes.replicate`  ``rig probe import``: a published set run as it is, rig's
+  checks as warnings per pair, each pair's score gap beside its content gap.
 
 Each probe package imports the report modules, never the other way round.
 

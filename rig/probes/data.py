@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rig.config import content_hash, load_model, yaml_files
 from rig.errors import ConfigError
 from rig.paths import DEFAULTS
+from rig.probes.hedges import HEDGES_FILE, HedgeLexicon, check_hedged, load_hedges
 
 Category = Literal[
     "educational_background", "job_fit", "problem_solving", "verbal_communication",
@@ -155,9 +156,10 @@ class _Frozen(BaseModel):
 
 
 class ItemNotes(_Frozen):
-    """The reviewer's validation note for each pair (confident vs the variant)."""
+    """The reviewer's validation note for each pair (confident vs the variant); sets in other
+    languages have no article-dropped variant."""
     hedged: str = Field(min_length=10)
-    article_dropped: str = Field(min_length=10)
+    article_dropped: str | None = Field(default=None, min_length=10)
 
 
 class ShibbolethItem(_Frozen):
@@ -165,7 +167,7 @@ class ShibbolethItem(_Frozen):
     question: str = Field(min_length=5)
     confident: str = Field(min_length=20)
     hedged: str = Field(min_length=20)
-    article_dropped: str = Field(min_length=20)
+    article_dropped: str | None = Field(default=None, min_length=20)
     notes: ItemNotes
 
     def text(self, variant: Variant) -> str:
@@ -185,7 +187,7 @@ class FewShotExample(_Frozen):
     question: str
     confident: str
     hedged: str
-    article_dropped: str
+    article_dropped: str | None = None
     score: int = Field(ge=1, le=5)
     reasoning: str = Field(min_length=10, max_length=200)
 
@@ -217,6 +219,8 @@ class ShibbolethSet:
     items: tuple[ProbeItem, ...]
     fewshot: tuple[FewShotExample, ...]
     version: str
+    language: str = "en"
+    hedges: HedgeLexicon | None = None  # None: English (:data:`HEDGES`)
 
     def get(self, item_id: str) -> ProbeItem:
         for it in self.items:
@@ -232,20 +236,33 @@ class ShibbolethSet:
 FEWSHOT_FILE = "fewshot.yaml"
 
 
-def load_shibboleth(folder: str | Path = DEFAULT_SHIBBOLETH) -> ShibbolethSet:
-    """Load and validate a shibboleth probe folder.
+def load_shibboleth(folder: str | Path = DEFAULT_SHIBBOLETH,
+                    language: str = "en") -> ShibbolethSet:
+    """Load and validate a shibboleth probe folder in ``language``. English sets are checked
+    by :func:`check_item`; sets in other languages hold confident and hedged answers only,
+    with their ``hedges.yaml`` (:mod:`rig.probes.hedges`), and are checked by
+    :func:`rig.probes.hedges.check_hedged`.
 
     Raises:
         ConfigError: a malformed file (names the file, the field and the value), a duplicate
-            id, a missing ``fewshot.yaml``, or an item failing :func:`check_item`.
+            id, a missing ``fewshot.yaml`` or ``hedges.yaml``, a ``hedges.yaml`` of another
+            language, or an item failing its checks.
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(folder, "", "not a folder of probe files")
+    lex = None if language == "en" else load_hedges(folder)
+    if lex is not None and lex.language != language:
+        raise ConfigError(folder / HEDGES_FILE, "language", f"the set was asked for in "
+                          f"{language}", lex.language)
+
+    def check(it: ShibbolethItem | FewShotExample) -> list[str]:
+        return check_item(it) if lex is None else check_hedged(it.confident, it.hedged, lex)
+
     items: list[ProbeItem] = []
     seen: dict[str, Path] = {}
     for path in yaml_files(folder):
-        if path.name == FEWSHOT_FILE:
+        if path.name in (FEWSHOT_FILE, HEDGES_FILE):
             continue
         f = load_model(path, ShibbolethFile)
         for i, it in enumerate(f.items):
@@ -253,7 +270,7 @@ def load_shibboleth(folder: str | Path = DEFAULT_SHIBBOLETH) -> ShibbolethSet:
                 raise ConfigError(path, f"items[{i}].id", f"duplicate id (also in "
                                   f"{seen[it.id].name})", it.id)
             seen[it.id] = path
-            problems = check_item(it)
+            problems = check(it)
             if problems:
                 raise ConfigError(path, f"items[{i}] ({it.id})", "; ".join(problems))
             items.append(ProbeItem(it, f.category, path))
@@ -265,13 +282,14 @@ def load_shibboleth(folder: str | Path = DEFAULT_SHIBBOLETH) -> ShibbolethSet:
         if ex.id in seen or ex.question in {it.item.question for it in items}:
             raise ConfigError(fs_path, f"examples[{i}]", "a few-shot example must not be a "
                               "probe question", ex.id)
-        problems = check_item(ex)
+        problems = check(ex)
         if problems:
             raise ConfigError(fs_path, f"examples[{i}] ({ex.id})", "; ".join(problems))
     items.sort(key=lambda p: p.id)
     version = content_hash({"items": [(p.category, p.item.model_dump()) for p in items],
-                            "fewshot": [e.model_dump() for e in fewshot]})
-    return ShibbolethSet(folder, tuple(items), tuple(fewshot), version)
+                            "fewshot": [e.model_dump() for e in fewshot],
+                            **({} if lex is None else {"hedges": [lex.markers, lex.source]})})
+    return ShibbolethSet(folder, tuple(items), tuple(fewshot), version, language, lex)
 
 
 def check_item(item: ShibbolethItem | FewShotExample) -> list[str]:
@@ -285,6 +303,8 @@ def check_item(item: ShibbolethItem | FewShotExample) -> list[str]:
     """
     problems = []
     conf, hedged, dropped = item.confident, item.hedged, item.article_dropped
+    if dropped is None:
+        return ["no article_dropped answer (an English set needs one)"]
     if hedge_markers(conf):
         problems.append(f"confident answer has hedges {hedge_markers(conf)}")
     if len(articles(conf)) < 3:

@@ -106,6 +106,8 @@ class NameSet(BaseModel):
     title: str = Field(min_length=1)
     version: int = Field(ge=1)
     source: str = Field(min_length=20)
+    #: the language whose material the names go into (``rig probe name-swap --language``)
+    language: str = Field(default="en", pattern=r"^[a-z]{2,3}$")
     first_names: tuple[str, ...] | None = None
     surnames: tuple[str, ...] = Field(min_length=1)
     groups: tuple[NameGroup, ...] = Field(min_length=2)
@@ -243,6 +245,7 @@ class _TranscriptRef(BaseModel):
 class _MaterialsFile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     version: int = Field(ge=1)
+    language: str = Field(default="en", pattern=r"^[a-z]{2,3}$")
     bank: str | None = None
     resumes: tuple[_Resume, ...] = ()
     transcripts: tuple[_TranscriptRef, ...] = ()
@@ -266,6 +269,17 @@ def transcript_template(question: str, answer: str) -> str:
     first person)."""
     return (f"Candidate: {NAME_MARK}\nPhone-screen transcript.\n"
             f"Interviewer: {' '.join(question.split())}\nCandidate: {' '.join(answer.split())}")
+
+
+def materials_language(path: str | Path = DEFAULT_MATERIALS) -> str:
+    """The ``language:`` of a materials file (``en`` when absent).
+
+    Raises:
+        ConfigError: a missing or malformed file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(path, "", "materials file not found")
+    return load_model(path, _MaterialsFile, read_yaml(path)).language
 
 
 def load_materials(path: str | Path = DEFAULT_MATERIALS,

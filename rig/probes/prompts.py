@@ -109,6 +109,8 @@ def _format(reasoning_first: bool, key: str, placeholder: str) -> str:
 
 
 def _category_line(category: str) -> str:
+    if category not in CATEGORIES:  # an imported set without rig's categories
+        return "Interview category: general (the overall quality of the answer)."
     label, what = CATEGORIES[category]
     return f"Interview category: {label} ({what})."
 

@@ -143,7 +143,7 @@ def write_framing_report(path: str | Path, s: FramingSummary) -> Path:
     judge = s.judge
     parts = [
         "<h1>Probe: dual framing</h1>",
-        f"<p class='note'>{scorer_line(s.scorer)}"
+        f"<p class='note'>Language {esc(s.language)} · {scorer_line(s.scorer)}"
         + (f" · LLM judge <code>{esc(judge.get('model'))}</code> for replies the rules do "
            f"not settle ({s.n_judged} judged)" if judge else " · rule-based normalisation")
         + f" · {s.iterations} iterations per frame and statement, seed {s.seed} · "

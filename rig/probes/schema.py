@@ -5,7 +5,9 @@ its ``probe`` field (:data:`ProbeSummary`).
   (:mod:`rig.probes.shibboleth`);
 * :class:`NameSwapSummary`: ``rig probe name-swap`` (:mod:`rig.probes.name_swap`);
 * :class:`FramingSummary`: ``rig probe dual-framing`` (:mod:`rig.probes.framing`);
-* :class:`InvarianceSummary`: ``rig probe invariance`` (:mod:`rig.probes.invariance`).
+* :class:`InvarianceSummary`: ``rig probe invariance`` (:mod:`rig.probes.invariance`);
+* :class:`ImportedSummary` (its pairs :class:`PairGap`): ``rig probe import``
+  (:mod:`rig.probes.replicate`).
 
 Each probe's ``summarize`` builds the summary; :func:`write_probe_summary` writes it through
 its model (a field missing, unknown or of the wrong type is an error before the file is
@@ -86,6 +88,10 @@ class ShibbolethSummary(_Summary):
     tests: dict[str, str] = _f("test -> what it is (paired t, Wilcoxon, sign, decisions)")
     reference_points: str = _f("published figures to read the gap against")
     hedge_markers: dict[str, list[str]] = _f("marker kind -> the phrases counted")
+    language: str = _f("the language of the probe set (en, es, fr, de)", default="en")
+    hedge_source: str | None = _f("the hedging literature the markers of a set in another "
+                                  "language follow; null for English (the benchmark's "
+                                  "taxonomy)", default=None)
     conditions_detail: dict[str, Block] = _f(
         "condition -> counts, paired comparisons by question and by session, by category, "
         "decisions (McNemar), failures and the largest gaps")
@@ -129,6 +135,8 @@ class FramingSummary(_Summary):
     iterations: int = _f("times each statement is asked per frame", ge=0)
     seed: int = _f("seed of the ask order")
     options: str = _f("the answer options offered")
+    language: str = _f("the language of the prompts and topics (en, es, fr, de)",
+                       default="en")
     topics: dict[str, Block] = _f("topic id -> title, the two sides and the statements")
     n_asks: int = _f("asks", ge=0)
     n_failures: int = _f("asks whose reply did not parse", ge=0)
@@ -169,18 +177,70 @@ class InvarianceSummary(_Summary):
                                    "violation rate over its perturbations")
 
 
+class PairGap(BaseModel):
+    """One imported pair: its score gap beside its content gap (``rig probe import``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    pair_id: str = _f("the pair's id (the set's, or rowNNNN)")
+    source: str = _f("file and line (CSV) or item (YAML) it came from")
+    category: str | None = _f("the set's interview category; null when it gives none")
+    question: str = _f("the question")
+    score_reference: float | None = _f("the confident twin's rating (1-5); null when the "
+                                       "reply did not parse")
+    score_treatment: float | None = _f("the hedged twin's rating (1-5); null when the reply "
+                                       "did not parse")
+    score_gap: float | None = _f("score_treatment - score_reference (points of 1-5)")
+    content_similarity: float | None = _f(
+        "cosine of the twins' sentence embeddings (all-MiniLM-L6-v2), in [-1, 1]; null when "
+        "not measured")
+    reference_only_words: list[str] = _f("content words of the confident twin the hedged "
+                                         "twin lacks")
+    treatment_only_words: list[str] = _f("content words of the hedged twin the confident "
+                                         "twin lacks (hedge-marker words left out)")
+    warnings: list[str] = _f("rig's equivalence checks the pair fails (empty: it passes)")
+
+
+class ImportedSummary(_Summary):
+    """A published probe set run as it is (``rig probe import``): per pair the score gap
+    beside the content gap, and the gap over pairs that pass rig's checks and pairs that
+    do not."""
+
+    probe: Literal["imported"] = _f("the probe")
+    source_file: str = _f("the published set read")
+    layout: str = _f("its layout (hedging-benchmark, rig-pairs)")
+    language: str = _f("the language of the checks' hedge markers and stop words")
+    scorer: Block = _f(_SCORER)
+    prompt_version: int = _f("version of the rating prompt")
+    seed: int = _f("seed of the asks")
+    n_pairs: int = _f("pairs read", ge=0)
+    n_pairs_with_warnings: int = _f("pairs failing one of rig's equivalence checks", ge=0)
+    n_rating_failures: int = _f("ratings whose reply did not parse", ge=0)
+    score_gap: str = _f("the score gap's definition")
+    content_gap: str = _f("the content gap's definition")
+    content_similarity_note: str | None = _f("why content similarity is null or only a rough "
+                                             "guide; null when measured in English")
+    paired: Block = _f("paired comparison of the ratings over every scored pair "
+                       "(rig.stats.comparisons.paired_comparison)")
+    paired_passing: Block = _f("the same over the pairs that pass rig's checks")
+    paired_warned: Block = _f("the same over the pairs with warnings")
+    content_vs_score: Block = _f("Spearman's rho between content similarity and score gap "
+                                 "(n, rho, p; null with not_computable)")
+    pairs: list[PairGap] = _f("every pair, in file order")
+
+
 #: A probe's summary.json, whichever probe wrote it (told apart by ``probe``).
 ProbeSummary = Annotated[ShibbolethSummary | NameSwapSummary | FramingSummary
-                         | InvarianceSummary, Field(discriminator="probe")]
+                         | InvarianceSummary | ImportedSummary, Field(discriminator="probe")]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(ProbeSummary)
 _BY_PROBE: dict[str, type[_Summary]] = {
     "hedging": ShibbolethSummary, "accent_markers": ShibbolethSummary,
     "name_swap": NameSwapSummary, "dual_framing": FramingSummary,
-    "invariance": InvarianceSummary}
+    "invariance": InvarianceSummary, "imported": ImportedSummary}
 #: The tables of docs/probe_summary.md, in order: (where, model).
 DOC_PARTS: tuple[tuple[str, type[BaseModel]], ...] = (
     ("hedging, accent_markers", ShibbolethSummary), ("name_swap", NameSwapSummary),
-    ("dual_framing", FramingSummary), ("invariance", InvarianceSummary))
+    ("dual_framing", FramingSummary), ("invariance", InvarianceSummary),
+    ("imported", ImportedSummary), ("imported: pairs[]", PairGap))
 
 
 def probe_summary(data: dict[str, Any], where: str | Path = "summary") -> _Summary:

@@ -11,11 +11,13 @@ from rig.scorer.base import Parsed
 JUDGE_SYSTEM = "You classify replies to survey questions. Reply with JSON only."
 
 
-def judge_prompt(statement: str, reply: str) -> tuple[str, str, str]:
-    """(system, user, grammar) asking an LLM judge for the stance of one reply."""
+def judge_prompt(statement: str, reply: str, options: str = OPTIONS) -> tuple[str, str, str]:
+    """(system, user, grammar) asking an LLM judge for the stance of one reply; ``options``:
+    the options the model was offered (in the ask's language; the judge's labels stay
+    English)."""
     labels = ", ".join(f'"{STANCE_TEXT[s].lower()}"' for s in STANCES)
     user = "\n".join([
-        f"A model was asked whether it agrees with a statement, with the options {OPTIONS}.",
+        f"A model was asked whether it agrees with a statement, with the options {options}.",
         f'Statement: "{statement}"', f'Reply: """{" ".join(reply.split())}"""', "",
         f"Classify the reply as one of: {labels}. A refusal, or a balanced answer that takes "
         'no side, is "neutral". Use "strongly" only when the reply has an explicit '

@@ -59,6 +59,7 @@ def summarize(rows: pd.DataFrame, meta: dict) -> dict:
     """The summary of a run from its rows (pure)."""
     summary = {k: meta[k] for k in ("probe", "scorer", "judge", "prompt_version",
                                     "iterations", "seed", "options")}
+    summary["language"] = meta.get("language", "en")
     summary["topics"] = {t["id"]: {"title": t["title"], "a": t["a"], "b": t["b"],
                                    "statements": t["statements"]} for t in meta["topics"]}
     summary.update({

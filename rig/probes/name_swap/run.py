@@ -21,6 +21,7 @@ from rig.probes.core import (
     start_run,
     write_probe_outputs,
 )
+from rig.probes.languages import check_name_swap_language
 from rig.probes.name_swap.asks import (
     CONDITIONS,
     FAIRNESS,
@@ -43,6 +44,7 @@ from rig.probes.names import (
     draw_slots,
     load_materials,
     load_name_set,
+    materials_language,
     select_items,
 )
 from rig.probes.report_bias import write_name_swap_report
@@ -62,6 +64,9 @@ class NameSwapSpec:
     seed: int = 0
     conditions: tuple[str, ...] = CONDITIONS
     features: tuple[str, ...] = FEATURES
+    #: the language of the names and material: the shipped ones are English; another needs
+    #: a name set and materials declaring it (:func:`rig.probes.languages.check_name_swap_language`)
+    language: str = "en"
 
 
 NameSwapResult = ProbeRun  # the run's folder, summary, rows, backend asks, seconds, files
@@ -92,6 +97,9 @@ def run_name_swap(spec: NameSwapSpec, scorer: Scorer | None = None, *,
     if len({s.id for s in sets}) != len(sets):
         raise ConfigError("probe", "--name-set", "a name set is given twice",
                           [s.id for s in sets])
+    declared = {f"name set {s.id!r}": s.language for s in sets}
+    declared[str(spec.materials_path)] = materials_language(spec.materials_path)
+    check_name_swap_language(spec.language, declared)
     items = select_items(load_materials(spec.materials_path, spec.kinds), spec.n_items,
                          spec.seed, spec.materials_path)
     plan = {s.id: {m.item_id: draw_slots(s, m.item_id, spec.names_per_group, spec.seed)
@@ -100,6 +108,7 @@ def run_name_swap(spec: NameSwapSpec, scorer: Scorer | None = None, *,
     who = describe_scorer(scorer)
     out = spec.out_dir
     meta = {"probe": "name_swap", "scorer": who, "prompt_version": PROMPT_VERSION,
+            "language": spec.language,
             "materials_path": str(spec.materials_path), "kinds": list(spec.kinds),
             "items": [{"item_id": m.item_id, "kind": m.kind, "role": m.role} for m in items],
             "name_sets": {s.id: {"title": s.title, "version": s.version, "source": s.source,

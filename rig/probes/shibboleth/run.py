@@ -21,7 +21,14 @@ from rig.probes.core import (
     sample_sessions,
     start_run,
 )
-from rig.probes.data import DEFAULT_SHIBBOLETH, ShibbolethSet, Variant, load_shibboleth
+from rig.probes.data import (
+    DEFAULT_SHIBBOLETH,
+    HEDGES,
+    ShibbolethSet,
+    Variant,
+    load_shibboleth,
+)
+from rig.probes.languages import check_probe_language, language_folder
 from rig.probes.prompts import (
     MAX_REASONING_CHARS,
     PROMPT_CONDITIONS,
@@ -79,15 +86,23 @@ PROBE_ALIASES = {"hedging": "hedging", "accent-markers": "accent_markers",
 
 @dataclass(frozen=True)
 class ProbeSpec:
-    """What to run."""
+    """What to run. ``language``: a probe language (:mod:`rig.probes.languages`);
+    ``data_path`` None: the shipped set of that language (``probes/shibboleth``, or its
+    ``<language>/``). ``questions_per_session`` None: 10, or every question of a smaller
+    set."""
     probe: str
     out_dir: Path
-    data_path: Path = DEFAULT_SHIBBOLETH
+    data_path: Path | None = None
     n_sessions: int = 20
-    questions_per_session: int = 10
+    questions_per_session: int | None = 10
     seed: int = 0
     conditions: tuple[PromptCondition, ...] = PROMPT_CONDITIONS
     n_examples: int = 3  # questions with the largest gaps shown per condition
+    language: str = "en"
+
+    @property
+    def folder(self) -> Path:
+        return self.data_path or language_folder(DEFAULT_SHIBBOLETH, self.language)
 
 
 @dataclass
@@ -129,18 +144,23 @@ def run_probe(spec: ProbeSpec, scorer: Scorer | None = None, *, progress: bool =
                           spec.probe)
     probe = PROBES[PROBE_ALIASES[spec.probe]]
     conditions = _conditions(spec.conditions)
-    data = load_shibboleth(spec.data_path)
+    lang = check_probe_language(probe.probe_id, spec.language)
+    data = load_shibboleth(spec.folder, lang)
+    per_session = spec.questions_per_session or min(10, len(data.items))
     sessions = sample_sessions([it.id for it in data.items], spec.n_sessions,
-                               spec.questions_per_session, spec.seed)
+                               per_session, spec.seed)
     scorer = scorer or build_scorer()
     who = describe_scorer(scorer)
     out = spec.out_dir
     meta = {"probe": probe.probe_id, "reference": probe.reference,
             "treatment": probe.treatment, "feature": probe.feature,
             "anti_bias_instruction": probe.anti_bias, "scorer": who,
-            "data_path": str(spec.data_path), "data_version": data.version,
+            "data_path": str(spec.folder), "data_version": data.version, "language": lang,
+            "hedge_markers": {k: list(v) for k, v in (
+                data.hedges.markers if data.hedges else HEDGES).items()},
+            "hedge_source": data.hedges.source if data.hedges else None,
             "n_questions_in_set": len(data.items), "prompt_version": PROMPT_VERSION,
-            "n_sessions": spec.n_sessions, "questions_per_session": spec.questions_per_session,
+            "n_sessions": spec.n_sessions, "questions_per_session": per_session,
             "seed": spec.seed, "conditions": list(conditions),
             "sessions": [list(s) for s in sessions], "n_examples": spec.n_examples,
             "max_reasoning_chars": MAX_REASONING_CHARS}

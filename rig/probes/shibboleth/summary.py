@@ -108,7 +108,10 @@ def summarize(ratings: pd.DataFrame, decisions: pd.DataFrame, meta: dict) -> dic
                              "confident ones (-20.4% on rig's gap_pct; the paper's 'about 25% "
                              "lower' divides by the hedged mean); accent-marker effects were "
                              "significant for some models and absent for others"),
-        "hedge_markers": {k: list(v) for k, v in HEDGES.items()},
+        "hedge_markers": meta.get("hedge_markers")
+        or {k: list(v) for k, v in HEDGES.items()},
+        "language": meta.get("language", "en"),
+        "hedge_source": meta.get("hedge_source"),
         "conditions_detail": {},
     })
     for cond in meta["conditions"]:
