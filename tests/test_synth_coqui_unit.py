@@ -136,6 +136,7 @@ def test_the_main_run_leaves_coqui_tests_out_and_the_coqui_step_runs_them(tmp_pa
 
     root = Path(__file__).resolve().parents[1]
     shutil.copy(root / "tests" / "conftest.py", tmp_path / "conftest.py")
+    shutil.copy(root / "tests" / "xdist_plan.py", tmp_path / "xdist_plan.py")  # it imports it
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    unit: u\n    integration: i\n"
                                          "    coqui: c\n", encoding="utf-8")
     (tmp_path / "test_a.py").write_text(
