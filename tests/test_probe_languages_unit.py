@@ -3,6 +3,8 @@ and de, the hedging sets and their markers, and the name swap's refusal (fake sc
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 import yaml
@@ -80,6 +82,13 @@ def test_framing_sets_have_the_english_design(lang):
     ("de", "Ich bin nicht einverstanden.", "disagree"),
     ("de", "I strongly disagree.", "strongly_disagree"),   # an English reply: English rules
     ("de", "Lila Affen", None),
+    # negations and intensifiers a fresh-clone tester found read as the opposite
+    ("es", "No estoy nada de acuerdo.", "strongly_disagree"),
+    ("es", "No estoy para nada de acuerdo", "strongly_disagree"),
+    ("es", "Estoy en total desacuerdo", "strongly_disagree"),
+    ("fr", "Je ne suis pas vraiment d'accord", "disagree"),
+    ("fr", "Je suis en total désaccord", "strongly_disagree"),
+    ("de", "Ich stimme dem keineswegs zu", "strongly_disagree"),
     ("fr", "", None),
 ])
 def test_replies_in_each_language_are_normalised(lang, reply, stance):
@@ -89,6 +98,20 @@ def test_replies_in_each_language_are_normalised(lang, reply, stance):
         assert p.status in ("out_of_range", "missing_field")
     if reply.startswith("I strongly"):
         assert p.value.rule.startswith("English reply")
+
+
+def test_a_folder_of_another_language_is_refused_not_mixed(tmp_path):
+    from rig.errors import ConfigError
+
+    out = tmp_path / "run"
+    run_dual_framing(FramingSpec(out, topics=("gender_leadership",), iterations=1,
+                                 language="de"), FakeScorer(_answer_in("de")))
+    before = (out / "asks.jsonl").read_bytes()
+    with pytest.raises(ConfigError, match=r"language.*'de'.*another --out"):
+        run_dual_framing(FramingSpec(out, topics=("gender_leadership",), iterations=1,
+                                     language="fr"), FakeScorer(_answer_in("fr")))
+    assert (out / "asks.jsonl").read_bytes() == before  # nothing written
+    assert json.loads((out / "probe.json").read_text())["language"] == "de"
 
 
 def _answer_in(lang):

@@ -193,8 +193,11 @@ def test_call_limit_reaches_the_agent_and_is_checked():
     assert "agent" not in transport_call_options(TransportOptions("sip"))  # default: 120 s
     with pytest.raises(OptionConflict, match="--call-limit-s needs a call to a bot"):
         transport_call_options(TransportOptions("sim", call_limit_s=45))
-    with pytest.raises(ConfigError, match="--call-limit-s"):
-        transport_call_options(TransportOptions("webrtc", call_limit_s=-1))
+    for bad in (-1, float("inf"), float("nan")):  # inf: a call that never hangs up
+        with pytest.raises(ConfigError, match="--call-limit-s"):
+            transport_call_options(TransportOptions("webrtc", call_limit_s=bad))
+    with pytest.raises(ConfigError, match="--result-wait-s"):
+        transport_call_options(TransportOptions("webrtc", result_wait_s=float("inf")))
 
 
 @pytest.mark.parametrize("extra, text", [

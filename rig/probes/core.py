@@ -232,14 +232,42 @@ OUTPUT_FILES = ("probe.json", "scores.parquet", "decisions.parquet", "summary.js
                 "report.html")
 
 
+#: ``probe.json`` fields a resumed run must share with the run in its folder
+SAME_RUN_KEYS = ("probe", "language", "data_path")
+
+
+def _check_same_run(path: Path, meta: dict) -> None:
+    if not path.is_file():
+        return
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # unreadable: the folder checks of make_out_dir decide
+    for key in SAME_RUN_KEYS:
+        was, now = old.get(key, "en" if key == "language" else None), meta.get(key)
+        if key == "language" and now is None:
+            now = "en"
+        if was != now:
+            raise ConfigError(path, key, f"this folder holds a run with {key} {was!r}; resuming "
+                              "it with another would mix the two runs: use another --out",
+                              now)
+
+
 def start_run(out: Path, meta: dict) -> None:
     """Create the output folder ``out`` (a resumed run's: without the temporary files of a
     killed run's writes of :data:`OUTPUT_FILES`, :func:`rig.paths.remove_partials`) and write
     what is run to ``out/probe.json``.
 
+    A folder that holds another run's ``probe.json`` is resumed only when the run is the same
+    probe, language and prompt set (:data:`SAME_RUN_KEYS`): a rerun with another
+    ``--language`` would otherwise mix two languages' asks in one ask log and one summary.
+
     Raises:
-        ConfigError: ``out`` cannot be used as an output folder (:func:`~rig.paths.make_out_dir`).
+        ConfigError: ``out`` cannot be used as an output folder (:func:`~rig.paths.make_out_dir`),
+            or it holds a run that differs in one of :data:`SAME_RUN_KEYS` (the message names
+            the file, the field and both values).
     """
+    _check_same_run(out / "probe.json", meta)
     make_out_dir(out)
     remove_partials(out, OUTPUT_FILES)
     write_text_atomic(out / "probe.json", json.dumps(meta, indent=2))

@@ -9,6 +9,7 @@ it goes with) does not use is refused, never ignored. Importing this module need
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -179,13 +180,14 @@ def transport_call_options(opts: TransportOptions,
 
         out["score_sources"] = parse_score_sources(opts.score_source)
     if opts.result_wait_s is not None:
-        if not opts.result_wait_s > 0:
-            raise ConfigError("--result-wait-s", "", "must be > 0 (seconds)",
+        if not 0 < opts.result_wait_s < math.inf:
+            raise ConfigError("--result-wait-s", "", "must be > 0 and finite (seconds)",
                               opts.result_wait_s)
         out["result_timeout_s"] = float(opts.result_wait_s)
     if opts.call_limit_s is not None:
-        if not opts.call_limit_s > 0:
-            raise ConfigError("--call-limit-s", "", "must be > 0 (seconds)", opts.call_limit_s)
+        if not 0 < opts.call_limit_s < math.inf:
+            raise ConfigError("--call-limit-s", "", "must be > 0 and finite (seconds)",
+                              opts.call_limit_s)
         from rig.calls.agent.loop import AgentSettings
 
         out["agent"] = AgentSettings(time_limit_s=float(opts.call_limit_s))
