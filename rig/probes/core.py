@@ -239,10 +239,12 @@ SAME_RUN_KEYS = ("probe", "language", "data_path")
 def _check_same_run(path: Path, meta: dict) -> None:
     if not path.is_file():
         return
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return  # unreadable: the folder checks of make_out_dir decide
+    from rig.jsonfile import read_json
+
+    old = read_json(path)  # a damaged one is named (ConfigError), not overwritten
+    if not isinstance(old, dict):
+        raise ConfigError(path, "", "not a probe's record (a JSON object expected)",
+                          type(old).__name__)
     for key in SAME_RUN_KEYS:
         was, now = old.get(key, "en" if key == "language" else None), meta.get(key)
         if key == "language" and now is None:
