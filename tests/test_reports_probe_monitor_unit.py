@@ -383,6 +383,14 @@ def test_framing_plot_stays_on_the_stance_scale_and_asymmetry_tells_cancelling_p
     assert ("asymmetry 0.00, but only because agreeing with both wordings and disagreeing with "
             "both cancel out (of 2 statement pairs, it agreed with both wordings in 1, "
             "disagreed with both in 1 and kept its stance across the frames in 0)") in text
+    # a fresh-clone tester's German run: one pair Strongly agree to both (+4), one Disagree
+    # to both (-2): asymmetry +1, which is not "agrees with whatever it is shown"
+    mixed = _framing_summary([(0, "affirmative", 2.0), (0, "reverse", 2.0),
+                              (1, "affirmative", -1.0), (1, "reverse", -1.0)])
+    assert mixed.by_topic["age_hiring"]["asymmetry"] == 1.0
+    words = re.sub(r"<[^>]+>", "", "".join(framing_verdict(mixed)))
+    assert "whatever it is shown" not in words
+    assert "from pairs that pull both ways" in words
     # the interval, in words and drawn, stays on -2 .. +2 (the t interval is -3.67 .. 3.67)
     assert "95% CI \u22122.00 to 2.00, cut at the scale's ends" in text
     ticks = [float(t.replace("\u2212", "-"))
