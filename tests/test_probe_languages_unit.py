@@ -297,3 +297,16 @@ def test_check_and_hedging_cli_take_language(tmp_path, monkeypatch):
     res = runner.invoke(probe_app, ["accent-markers", "--language", "fr", "--out",
                                     str(tmp_path / "a"), "--no-progress"])
     assert res.exit_code == 2 and "no prompt set in French" in res.output
+
+
+def test_a_set_is_read_in_its_own_language_unless_told_otherwise(tmp_path):
+    from rig.probes.data import DEFAULT_SHIBBOLETH
+    from rig.probes.languages import set_language
+
+    es = DEFAULT_SHIBBOLETH / "es"
+    assert set_language(es, None) == "es"  # its hedges.yaml says es
+    assert set_language(es / "fewshot.yaml", None) == "es"  # a file of the set: its folder
+    assert set_language(es, "fr") == "fr"  # --language wins; loading then names the clash
+    assert set_language(DEFAULT_SHIBBOLETH, None) == "en"  # no hedges.yaml
+    assert set_language(None, None) == "en"
+    assert set_language(tmp_path / "bench.csv", None) == "en"

@@ -225,15 +225,17 @@ def summarize_cmd(out: Annotated[Path, typer.Argument(help="a probe output folde
 @probe_app.command("check")
 def check(data: Annotated[Path | None, typer.Argument(
               help="probe data folder (default the shipped set of --language)")] = None,
-          language: LanguageOpt = "en") -> None:
+          language: Annotated[str | None, typer.Option(
+              help="language of the set: en, es, fr or de (default: its hedges.yaml's "
+                   "language:, else en)")] = None) -> None:
     """Validate a probe data folder (schema and equivalence checks); count its questions.
     A published set that fails the checks can still be run, with a warning per pair:
     `rig probe import`."""
     from rig.probes.data import CATEGORIES, load_shibboleth
-    from rig.probes.languages import check_probe_language, language_folder
+    from rig.probes.languages import check_probe_language, language_folder, set_language
 
     try:
-        lang = check_probe_language("hedging", language)
+        lang = check_probe_language("hedging", set_language(data, language))
         data = data or language_folder(DEFAULT_SHIBBOLETH, lang)
         s = load_shibboleth(data, lang)
     except RigError as exc:

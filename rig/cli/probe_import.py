@@ -70,8 +70,9 @@ def import_cmd(
     column: Annotated[list[str] | None, typer.Option(
         help="ROLE=HEADER for a CSV header rig does not recognise; ROLE: id, question, "
              "category, confident, hedged (repeatable)")] = None,
-    language: Annotated[str, typer.Option(
-        help="language of the checks' hedge markers and stop words: en, es, fr, de")] = "en",
+    language: Annotated[str | None, typer.Option(
+        help="language of the checks' hedge markers and stop words: en, es, fr, de "
+             "(default: the set's hedges.yaml language:, else en)")] = None,
     scorer: Annotated[str, typer.Option(
         help="'embedded' or a YAML file (a pipeline, or scorer settings)")] = "embedded",
     seed: Annotated[int, typer.Option(help="seed of the asks")] = 0,
@@ -81,10 +82,15 @@ def import_cmd(
 ) -> None:
     """Run a published probe set as it is: rig's equivalence checks become warnings per
     pair, and each pair's score gap is shown beside its content gap."""
+    from rig.probes.languages import set_language
     from rig.probes.replicate import ImportSpec, run_import
 
+    try:
+        lang = set_language(source, language)
+    except RigError as exc:
+        fail(exc)
     spec = ImportSpec(source=source, out_dir=out, layout=layout, columns=_columns(column),
-                      language=language, seed=seed)
+                      language=lang, seed=seed)
     sc = _scorer(scorer)
     try:
         res = run_import(spec, sc, progress=progress)

@@ -65,6 +65,26 @@ def check_probe_language(probe: str, language: str) -> ProbeLanguage:
     return code  # type: ignore[return-value]
 
 
+def set_language(source: Path | None, given: str | None) -> str:
+    """The language of a probe set: ``given`` (``--language``) when given, else the
+    ``language:`` of the set's ``hedges.yaml`` (a folder, or the folder of a file), else
+    ``en``. A set of another language read without ``--language`` is then read by its own
+    markers, not silently by the English ones.
+
+    Raises:
+        ConfigError: the set's ``hedges.yaml`` is malformed (:func:`rig.probes.hedges.
+            load_hedges`).
+    """
+    if given is not None:
+        return given
+    if source is None:
+        return "en"
+    from rig.probes.hedges import HEDGES_FILE, load_hedges
+
+    folder = source if source.is_dir() else source.parent
+    return load_hedges(folder).language if (folder / HEDGES_FILE).is_file() else "en"
+
+
 def language_folder(default: Path, language: str) -> Path:
     """The prompt set of ``language`` under a probe's default folder: the folder itself for
     English, its subfolder ``<language>/`` otherwise."""
