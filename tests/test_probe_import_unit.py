@@ -163,3 +163,11 @@ def test_import_cli_and_summarize(csv_path, tmp_path, monkeypatch):
     bad = runner.invoke(probe_app, ["import", str(csv_path), "--column", "answer=x",
                                     "--out", str(out)])
     assert bad.exit_code == 2 and "ROLE=HEADER" in bad.output
+
+
+def test_the_terminal_table_says_when_it_cuts_a_pairs_missing_words():
+    from rig.cli.probe_import import _first_words
+
+    assert _first_words([]) == "none"
+    assert _first_words(["85", "percent"]) == "85, percent"
+    assert _first_words([str(i) for i in range(10)]) == "0, 1, 2, 3, 4, 5, ... (+4 more)"

@@ -41,7 +41,7 @@ def print_import(s: ImportedSummary, out: Path) -> None:
     for p in s.pairs:
         t.add_row(p.pair_id, "n/a" if p.score_gap is None else f"{p.score_gap:+.0f}",
                   "n/a" if p.content_similarity is None else f"{p.content_similarity:.3f}",
-                  ", ".join(p.reference_only_words[:6]) or "none",
+                  _first_words(p.reference_only_words),
                   f"{len(p.warnings)} warning(s)" if p.warnings else "passes")
     print_table(t)
     out_console = stdout_console()
@@ -59,6 +59,12 @@ def print_import(s: ImportedSummary, out: Path) -> None:
 def _scorer(spec: str):
     """The scorer of ``--scorer`` (:func:`rig.cli.common.probe_scorer`)."""
     return probe_scorer(spec)
+
+
+def _first_words(words: list[str], k: int = 6) -> str:
+    """The first ``k`` words, and how many more there are (summary.json has them all)."""
+    more = f", ... (+{len(words) - k} more)" if len(words) > k else ""
+    return ", ".join(words[:k]) + more if words else "none"
 
 
 def import_cmd(
