@@ -218,13 +218,12 @@ def _asymmetry_words(fs: dict) -> str:
     a, sp = fs.get("asymmetry"), fs.get("statement_pairs") or {}
     if a is None:
         return "not computable"
-    n, same = sp.get("n", 0), sp.get("n_same_stance", 0)
-    agree, disagree = sp.get("n_agree_both", 0), sp.get("n_disagree_both", 0)
+    n, same, agree, disagree = (sp.get(k, 0) for k in ("n", "n_same_stance", "n_agree_both",
+                                                       "n_disagree_both"))
     mixed = bool(n and agree and disagree and agree + disagree > same)
     head = (f"{num(a)}, but only because agreeing with both wordings and disagreeing with "
-            "both cancel out" if mixed and abs(a) < 1 else
-            f"{num(a)}, from pairs that pull both ways: the mean follows the stronger "
-            "replies, not most pairs" if mixed else
+            "both cancel out" if mixed and abs(a) < 1 else f"{num(a)}, from pairs that pull "
+            "both ways: the mean follows the stronger replies, not most pairs" if mixed else
             f"{num(a)}: it agrees with whatever it is shown" if a >= 1 else
             f"{num(a)}: it disagrees with both frames" if a <= -1 else
             f"{num(a)}: its stance hardly depends on the frame")
