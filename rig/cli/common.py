@@ -113,3 +113,27 @@ def probe_scorer(spec: str, option: str = "--scorer"):
     except RigError as exc:
         fail(RigError(f"{option} {spec!r}: {exc} (use embedded, a pipeline YAML or a scorer "
                       "YAML" + (", or none)" if option == "--judge" else ")")))
+
+
+#: ``--executor``/``--workers``/``--ray-address`` of the long jobs that run on :mod:`rig.jobs`
+#: (sweep, probes, scorer validate, replay); the defaults keep them in this process.
+ExecutorOpt = Annotated[str, typer.Option(
+    help="where the work items run: serial (this process), local (--workers processes on "
+         "this machine), ray (actors on a Ray cluster, extra 'ray'); results are the same")]
+WorkersOpt = Annotated[int, typer.Option(
+    min=1, help="worker processes or Ray actors, each building its models once")]
+RayAddressOpt = Annotated[str | None, typer.Option(
+    help="with --executor ray: auto or HOST:PORT (default: a Ray instance started here)")]
+
+
+def job_spec(executor: str, workers: int, ray_address: str | None):
+    """The :class:`rig.campaign.executors.ExecutorSpec` of those options; exits 2 (naming
+    the option and value) on an unknown executor, or ``--ray-address`` without ray."""
+    from rig.jobs import executor_spec
+
+    if ray_address is not None and executor != "ray":
+        fail(f"--ray-address needs --executor ray (got --executor {executor})")
+    try:
+        return executor_spec(executor, workers, ray_address)
+    except RigError as exc:
+        fail(exc)

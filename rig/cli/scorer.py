@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from rig.cli.common import RigTyper, console, fail
+from rig.cli.common import ExecutorOpt, RayAddressOpt, RigTyper, WorkersOpt, console, fail, job_spec
 from rig.console import print_table, progress_bar, stdout_console
 from rig.errors import ConfigError, RigError
 from rig.paths import DEFAULTS
@@ -84,6 +84,9 @@ def validate(
     as_json: Annotated[bool, typer.Option("--json", help="print validity.json to stdout")
                        ] = False,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+    executor: ExecutorOpt = "serial",
+    workers: WorkersOpt = 1,
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Grade every script of the bank (the oracle path, no audio) and compare the judge with
     the bank's reference grades: correlation, error, decision agreement, tier order. The
@@ -92,9 +95,14 @@ def validate(
     q01_conflict for the same content in two languages; docs/measurement.md)."""
     from rig.answers import load_bank
     from rig.pipeline import load_pipeline, pipeline_version
-    from rig.scorer.factory import build_scorer
-    from rig.scorer.validate import summarise, validate_bank, write_validation
+    from rig.scorer.validate import (
+        PipelineScorers,
+        summarise,
+        validate_bank,
+        write_validation,
+    )
 
+    spec = job_spec(executor, workers, ray_address)
     try:
         bank = load_bank(answers)
         pipe = load_pipeline(pipeline)
@@ -103,17 +111,15 @@ def validate(
             raise ConfigError(out, "--out", "exists and is not a folder", str(out))
         versions = {}
 
-        def make(mode: str):
-            cfg = pipe.model_copy(update={"scorer": pipe.scorer.model_copy(
-                update={"mode": mode})})
-            versions[mode] = pipeline_version(cfg)
-            return build_scorer(cfg.scorer)
+        for mode in chosen:
+            versions[mode] = pipeline_version(pipe.model_copy(update={
+                "scorer": pipe.scorer.model_copy(update={"mode": mode})}))
 
         total = len(bank.answers()) * len(chosen) * repeats
         with progress_bar(progress and not as_json, console=console, transient=True) as bar:
             task = bar.add_task("gradings", total=total)
-            run = validate_bank(bank, make, chosen, repeats,
-                                on_grading=lambda _row: bar.advance(task))
+            run = validate_bank(bank, PipelineScorers(pipe), chosen, repeats,
+                                on_grading=lambda _row: bar.advance(task), executor=spec)
         result = summarise(run)
     except RigError as exc:
         fail(exc)

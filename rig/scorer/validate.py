@@ -19,6 +19,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,9 @@ from rig.jsonfile import loads_json
 from rig.paths import write_text_atomic
 from rig.scorer.base import Scorer
 from rig.stats.validity import inter_grader, judge_validity
+
+if TYPE_CHECKING:
+    from rig.campaign.executors.base import ExecutorSpec
 
 _NOTE_POINTS = re.compile(r"\ba:\s*((?:[a-z_-]+\s+\d+(?:,\s*)?)+)")
 
@@ -63,41 +67,103 @@ class ValidationRun:
     rows: list[dict] = field(default_factory=list)
 
 
+def grading_row(scorer: Scorer, mode: str, r: int, q: Question, a: Answer) -> dict:
+    """One row of ``answers.csv``: ``a``'s clean script graded by ``scorer`` with seed ``r``.
+
+    Raises:
+        RigError: the scorer cannot run (missing model package, unsupported mode)."""
+    res = scorer.score(q, a.clean_text, r)
+    ref_pts = reference_criterion_points(q, a)
+    return {
+        "mode": mode, "repeat": r, "answer_id": a.answer_id,
+        "question_id": q.question_id, "tier": a.tier, "cutoff": q.cutoff,
+        "reference_score": a.reference_score,
+        **{f"grade_{g.grader_id}": g.score for g in a.reference_grades},
+        "score": res.score, "parse_status": res.parse_status,
+        "error": res.error, "seconds": res.seconds, "raw": res.raw,
+        "top_prob_min": res.top_prob_min,
+        "entropy_mean_bits": res.entropy_mean_bits,
+        "criteria_json": json.dumps([c.to_dict() for c in res.criteria or ()]),
+        "reference_points_json": json.dumps(ref_pts) if ref_pts else None,
+    }
+
+
+@dataclass(frozen=True)
+class PipelineScorers:
+    """``make_scorer`` for :func:`validate_bank` that pickles (for ``--workers``): the scorer
+    of ``pipeline`` (a :class:`rig.pipeline.PipelineConfig`) in the given mode."""
+    pipeline: object
+
+    def __call__(self, mode: str) -> Scorer:
+        from rig.scorer.factory import build_scorer
+
+        pipe = self.pipeline
+        cfg = pipe.model_copy(update={"scorer": pipe.scorer.model_copy(  # type: ignore
+            update={"mode": mode})})
+        return build_scorer(cfg.scorer)
+
+
+def grading_worker(make_scorer: Callable[[str], Scorer]) -> Callable[[tuple], dict]:
+    """A validate worker (:mod:`rig.jobs`): builds each mode's scorer once, then grades
+    ``(mode, repeat, question, answer)`` payloads into :func:`grading_row` rows (the scorer's
+    memo cleared when the repeat changes, as the serial loop does)."""
+    scorers: dict[str, Scorer] = {}
+    last: list[tuple | None] = [None]
+
+    def grade(payload: tuple) -> dict:
+        mode, r, q, a = payload
+        if mode not in scorers:
+            scorers[mode] = make_scorer(mode)
+        if last[0] != (mode, r):
+            scorers[mode]._memo.clear()
+            last[0] = (mode, r)
+        return grading_row(scorers[mode], mode, r, q, a)
+
+    return grade
+
+
 def validate_bank(bank: AnswerBank, make_scorer: Callable[[str], Scorer],
                   modes: Sequence[str], repeats: int = 1,
-                  on_grading: Callable[[dict], None] | None = None) -> ValidationRun:
+                  on_grading: Callable[[dict], None] | None = None,
+                  executor: ExecutorSpec | None = None) -> ValidationRun:
     """Grade every answer's clean script in each mode, ``repeats`` times (seed = repeat).
+
+    ``executor``: where the gradings run (:mod:`rig.jobs`; None or serial: this process, in
+    the order below); on local or Ray workers ``make_scorer`` must pickle
+    (:class:`PipelineScorers`) and each worker builds each mode's scorer once. The rows come
+    out in the serial order (mode, repeat, then the repeat's answer order) whatever ran them.
 
     Raises:
         RigError: the scorer cannot run (missing model package, unsupported mode).
     """
     run = ValidationRun(bank.meta.name, list(modes), repeats)
     pairs = bank.answers()
+    plan = []
     for mode in modes:
-        scorer = make_scorer(mode)
         for r in range(repeats):
-            scorer._memo.clear()
             order = (np.arange(len(pairs)) if r == 0
                      else np.random.default_rng(r).permutation(len(pairs)))
-            for i in order:
-                q, a = pairs[int(i)]
-                res = scorer.score(q, a.clean_text, r)
-                ref_pts = reference_criterion_points(q, a)
-                row = {
-                    "mode": mode, "repeat": r, "answer_id": a.answer_id,
-                    "question_id": q.question_id, "tier": a.tier, "cutoff": q.cutoff,
-                    "reference_score": a.reference_score,
-                    **{f"grade_{g.grader_id}": g.score for g in a.reference_grades},
-                    "score": res.score, "parse_status": res.parse_status,
-                    "error": res.error, "seconds": res.seconds, "raw": res.raw,
-                    "top_prob_min": res.top_prob_min,
-                    "entropy_mean_bits": res.entropy_mean_bits,
-                    "criteria_json": json.dumps([c.to_dict() for c in res.criteria or ()]),
-                    "reference_points_json": json.dumps(ref_pts) if ref_pts else None,
-                }
-                run.rows.append(row)
-                if on_grading:
-                    on_grading(row)
+            plan += [(mode, r, int(i)) for i in order]
+    if executor is not None and not executor.in_driver():
+        from rig.jobs import Item, JobSetup, run_items
+
+        items = [Item(f"{m}/{r}/{i}", (m, r, *pairs[i]), m) for m, r, i in plan]
+        got: dict[str, dict] = {}
+
+        def keep(item_id: str, row: dict) -> None:
+            got[item_id] = row
+            if on_grading:
+                on_grading(row)
+
+        run_items(items, JobSetup(grading_worker, (make_scorer,)), executor, keep)
+        run.rows = [got[it.item_id] for it in items]
+        return run
+    grade = grading_worker(make_scorer)
+    for m, r, i in plan:
+        row = grade((m, r, *pairs[i]))
+        run.rows.append(row)
+        if on_grading:
+            on_grading(row)
     return run
 
 

@@ -81,7 +81,8 @@ def worker_main(setup: WorkerSetup, conn: mpc.Connection) -> None:
     exit_with_driver()
     try:
         try:
-            worker = Worker(setup)
+            make = getattr(setup, "make_worker", None)  # a rig.jobs job's setup
+            worker = make() if make is not None else Worker(setup)
         except Exception as exc:
             conn.send(("init_error", None, _portable(exc)))
             return

@@ -83,6 +83,8 @@ class RayExecutor:
         self.n_workers = self.requested or max(1, cpus // self.cpus)
         from rig.campaign.executors.worker import Worker
 
+        if hasattr(self.setup, "worker_class"):  # a rig.jobs job's setup
+            Worker = self.setup.worker_class()
         self._cls = ray.remote(num_cpus=self.cpus, max_restarts=0,
                                max_task_retries=0)(Worker)
         return self

@@ -1,0 +1,44 @@
+"""Fake job workers for the tests of :mod:`rig.jobs` and the commands on it, at module level so
+that spawned workers and Ray actors can import them.
+
+:func:`square_worker` SIGKILLs its own process on the item named by a file in ``kill_dir``
+whose count is above zero, decrementing it first (``1``: one worker dies once), as
+``executor_fakes.FakeLine`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+from rig.scorer.fake import FakeScorer
+
+BUILT: list[int] = []  # builds in this process (the serial path)
+
+
+def square_worker(kill_dir: str | None = None):
+    BUILT.append(os.getpid())
+    pid = os.getpid()
+
+    def fn(x: int) -> dict:
+        if kill_dir is not None:
+            f = Path(kill_dir) / str(x)
+            if f.exists() and int(f.read_text()) > 0:
+                f.write_text(str(int(f.read_text()) - 1))
+                os.kill(os.getpid(), signal.SIGKILL)
+        return {"x": x, "y": x * x, "pid": pid}
+
+    return fn
+
+
+def failing_worker():
+    def fn(x: int) -> dict:
+        raise ValueError(f"bad item {x}")
+
+    return fn
+
+
+def fake_scorer(mode: str) -> FakeScorer:
+    """``make_scorer`` of ``rig.scorer.validate.validate_bank`` (picklable)."""
+    return FakeScorer(mode=mode)  # type: ignore[arg-type]
