@@ -42,3 +42,16 @@ def failing_worker():
 def fake_scorer(mode: str) -> FakeScorer:
     """``make_scorer`` of ``rig.scorer.validate.validate_bank`` (picklable)."""
     return FakeScorer(mode=mode)  # type: ignore[arg-type]
+
+
+class SweepStages:
+    """``stages_for`` of a sweep on workers (picklable): the executor fakes' stages, whose
+    ASR SIGKILLs its process per ``kill_dir`` (``executor_fakes.FakeLine``)."""
+
+    def __init__(self, kill_dir: str | None = None) -> None:
+        self.kill_dir = kill_dir
+
+    def __call__(self, pipeline):
+        from executor_fakes import make_stages
+
+        return make_stages(Path(self.kill_dir) if self.kill_dir else None)

@@ -15,7 +15,14 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from rig.cli.common import console, or_fail
+from rig.cli.common import (
+    ExecutorOpt,
+    RayAddressOpt,
+    WorkersOpt,
+    console,
+    job_spec,
+    or_fail,
+)
 from rig.console import print_table, stdout_console
 
 
@@ -70,17 +77,21 @@ def sweep_command(
         help="the render cache the campaign used (default $RIG_AUDIO_CACHE or audio/cache)"
     )] = None,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+    executor: ExecutorOpt = "serial",
+    workers: WorkersOpt = 1,
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Vary the campaign's pipeline settings, re-running only the stages downstream of each
     change, and give per profile and variant the gap, its cost and a verdict."""
     from rig.sweep import parse_vary, run_sweep
 
+    spec = job_spec(executor, workers, ray_address)
     varies = or_fail(lambda: [parse_vary(v) for v in vary])
     with resumable(out):
         res = or_fail(lambda: run_sweep(campaign_dir, varies, out, grid=grid,
                                         margin=margin_points, profile_ids=tuple(profile or ()),
                                         n_boot=n_boot, audio_cache_dir=audio_cache,
-                                        progress=progress))
+                                        progress=progress, executor=spec))
     print_sweep(res.sweep)
     stdout_console().print(f"{res.n_run} calls made in {res.seconds:.0f} s; wrote "
                            f"{out}/sweep.json, {out}/sweep.parquet, {out}/report.html",

@@ -54,6 +54,15 @@ def default_stages(pipeline: PipelineConfig, audio_cache_dir: Path | None = None
     return replace(st, audio_cache_dir=audio_cache_dir)
 
 
+@dataclass(frozen=True)
+class StagesFor:
+    """``stages_for`` that pickles (sweep workers): :func:`default_stages` of a pipeline."""
+    audio_cache_dir: Path | None = None
+
+    def __call__(self, pipeline: PipelineConfig) -> Stages:
+        return default_stages(pipeline, self.audio_cache_dir)
+
+
 def _settings(p: PipelineConfig, paths: Sequence[str]) -> dict:
     dump = p.model_dump(mode="json")
     out = {}
@@ -83,14 +92,18 @@ def run_sweep(campaign_dir: Path, varies: list[Vary], out: Path, *, grid: bool =
               stages_for: Callable[[PipelineConfig], Stages] | None = None,
               audio_cache_dir: Path | None = None,
               on_call: Callable[[dict], None] | None = None,
-              progress: bool = False) -> SweepResult:
+              progress: bool = False, executor: object | None = None) -> SweepResult:
     """Run (or resume) a sweep of ``campaign_dir`` and write its outputs to ``out``.
 
     ``progress``: show :func:`rig.console.progress_bar` over the variants' calls (those a
     resumed sweep has logged count as done; no bar when every variant is the campaign).
 
     ``stages_for(pipeline)``: the stages of a variant (default :func:`default_stages`; tests
-    give fakes). ``profile_ids``: sweep these profiles only (the baseline always).
+    give fakes). ``executor`` (:class:`rig.campaign.executors.ExecutorSpec`; None: serial):
+    where the variants' calls run (:mod:`rig.jobs`); on local or Ray workers ``stages_for``
+    must pickle (a module-level function; default :class:`StagesFor`) and each worker builds
+    a variant's stages once; the rows are the same as serial. ``profile_ids``: sweep these
+    profiles only (the baseline always).
     ``margin``: the TOST equivalence margin in points (``closes``).
 
     Raises:
@@ -105,7 +118,8 @@ def run_sweep(campaign_dir: Path, varies: list[Vary], out: Path, *, grid: bool =
     variants[0] = replace(variants[0], version=camp.version)
     make_out_dir(out)
     remove_partials(out)  # a killed sweep's temporary files (each variant's: run_variant)
-    build = stages_for or (lambda p: default_stages(p, audio_cache_dir))
+    build = stages_for or StagesFor(audio_cache_dir)
+    parallel = executor is not None and not executor.in_driver()  # type: ignore[attr-defined]
     camp_rows = [{k: v for k, v in r.items()} for r in camp.rows.to_dict("records")]
     rows_by: dict[str, list[dict]] = {"campaign": camp_rows}
     n_run: dict[str, int] = {"campaign": 0}
@@ -116,8 +130,9 @@ def run_sweep(campaign_dir: Path, varies: list[Vary], out: Path, *, grid: bool =
         task = bar.add_task(f"{cid}: sweep calls", total=total, completed=done)
         for v in variants[1:]:
             rows_by[v.variant_id], n_run[v.variant_id] = run_variant(
-                camp, v, out / "variants" / v.variant_id, build(v.pipeline), on_call=on_call,
-                on_row=lambda: bar.advance(task))
+                camp, v, out / "variants" / v.variant_id,
+                None if parallel else build(v.pipeline), on_call=on_call,
+                on_row=lambda: bar.advance(task), stages_for=build, executor=executor)
     sweep = _assemble(camp, variants, varies, rows_by, n_run, grid=grid, margin=margin,
                       n_boot=n_boot, campaign_dir=Path(campaign_dir),
                       audio_cache_dir=audio_cache_dir)

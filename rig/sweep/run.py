@@ -220,20 +220,118 @@ def logged_calls(camp: Campaign, variant: Variant, folder: Path) -> int:
                for *_, cid in _campaign_calls(camp, variant))
 
 
-def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, *,
+def sweep_call(stages: Stages, variant: Variant, payload: tuple) -> dict:
+    """One call of ``variant`` remade from the campaign's ``row`` (``payload``: row, question
+    scored, answer, profile, call id, oracle grade, profile paths, campaign id): the row to
+    log. Never raises on a failing call (its row says which stage)."""
+    row, q, a, p, cid, orc, paths, campaign_id = payload
+    repeat, seed = int(row["repeat"]), int(row["seed"])
+    ident = _identity(variant.pipeline, variant.version, cid, campaign_id)
+    stage = variant.rerun_from if row.get("status") == "ok" else "channel"
+    if stage == "score":
+        front = _front_from_row(row, q, orc, ident, variant.pipeline,
+                                _turn_text(row, a, p, stages, paths))
+    else:
+        use = stages
+        if stage == "asr":
+            use = dataclasses.replace(stages, detect_turn=_ReusedTurn(_turn_of(row)))
+        front = run_call_front(
+            question=q, answer=a, profile=p, repeat=repeat, seed=seed,
+            pipeline=variant.pipeline, pipeline_version=variant.version,
+            campaign_id=campaign_id, stages=use, oracle=orc, resolve_path=paths)
+        if stage == "asr" and row.get("t_vad_s") is not None:
+            front.timings_s["vad"] = row["t_vad_s"]
+    return finish_call(front, stages)
+
+
+def sweep_worker(stages_for: Callable[[PipelineConfig], Stages],
+                 variant: Variant) -> Callable[[tuple], dict]:
+    """A sweep worker (:mod:`rig.jobs`): builds ``variant``'s stages once, then runs
+    ``("oracle", question, answer, seed, key)`` (an ``oracle.jsonl`` row) and ``("call",
+    *payload)`` (:func:`sweep_call`) items."""
+    from rig.campaign.executors.worker import oracle_row
+
+    stages = stages_for(variant.pipeline)
+
+    def run(item: tuple) -> dict:
+        if item[0] == "oracle":
+            _, q, a, seed, key = item
+            return oracle_row(stages.scorer, key, q, a, seed, variant.version)
+        return sweep_call(stages, variant, item[1:])
+
+    return run
+
+
+def _on_workers(camp: Campaign, variant: Variant, folder: Path, stages_for, executor,
+                on_call, on_row) -> tuple[list[dict], int]:
+    """:func:`run_variant` on the executor's workers: the oracle gradings a regrading variant
+    needs, then the calls; the driver logs each result as it comes (the only writer)."""
+    from rig.campaign.oracle import oracle_done, oracle_key
+    from rig.jobs import Item, JobSetup, run_items
+
+    log = CallLog(folder / "calls.jsonl")
+    setup = JobSetup(sweep_worker, (stages_for, variant))
+    campaign_id = f"{camp.meta.get('campaign_id', camp.folder.name)}:{variant.variant_id}"
+    calls = []
+    for row, q, a, p, cid in _campaign_calls(camp, variant):
+        calls.append((row, q.scored_rubric(variant.pipeline.scorer.style_criteria), a, p, cid))
+    if variant.regrade_oracle:
+        olog = CallLog(folder / "oracle.jsonl")
+        todo = {}
+        for row, q, a, _p, cid in calls:
+            key = oracle_key(q, a, int(row["seed"]), variant.version)
+            done = log.get(cid)
+            if not (done and done["status"] == "ok") and not oracle_done(olog.get(key)):
+                todo[key] = Item(key, ("oracle", q, a, int(row["seed"]), key), q.question_id)
+        run_items(list(todo.values()), setup, executor, lambda _k, r: olog.append(r))
+    oracle = _Oracle(camp, variant, Stages(scorer=None), folder)  # type: ignore[arg-type]
+    items = []
+    for row, q, a, p, cid in calls:
+        done = log.get(cid)
+        if done is not None and done["status"] == "ok":
+            continue
+        paths = ProfilePaths(camp.profiles.sources[p.profile_id].parent)
+        orc = oracle.get(q, a, int(row["seed"]), row)
+        items.append(Item(cid, ("call", row, q, a, p, cid, orc, paths, campaign_id),
+                          q.question_id))
+    new: dict[str, dict] = {}
+
+    def keep(cid: str, r: dict) -> None:
+        log.append(r)
+        new[cid] = r
+        if on_call:
+            on_call(r)
+        if on_row:
+            on_row()
+
+    run_items(items, setup, executor, keep)
+    return [new.get(cid) or log.get(cid) for *_, cid in calls], len(new)
+
+
+def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages | None, *,
                 on_call: Callable[[dict], None] | None = None,
-                on_row: Callable[[], None] | None = None) -> tuple[list[dict], int]:
+                on_row: Callable[[], None] | None = None,
+                stages_for: Callable[[PipelineConfig], Stages] | None = None,
+                executor: object | None = None) -> tuple[list[dict], int]:
     """Make (or resume) ``variant``'s calls and return (its rows in the campaign's order, the
     number of calls made now). ``on_call(row)`` and ``on_row()`` (a progress bar's step)
-    after each call made now. Never raises on a failing call (its row says which stage)."""
+    after each call made now. Never raises on a failing call (its row says which stage).
+
+    ``executor`` (:class:`rig.campaign.executors.ExecutorSpec`; None or serial: this process
+    with ``stages``): on local or Ray workers each builds ``stages_for(variant.pipeline)``
+    once (``stages_for`` must pickle: :class:`rig.sweep.core.StagesFor`); the rows and
+    ``calls.jsonl`` are the same whatever ran the calls (the log in completion order)."""
     make_out_dir(folder)
     remove_partials(folder)  # a killed sweep's temporary files
+    if executor is not None and not executor.in_driver():  # type: ignore[attr-defined]
+        return _on_workers(camp, variant, folder, stages_for, executor, on_call, on_row)
+    assert stages is not None
     log = CallLog(folder / "calls.jsonl")
     oracle = _Oracle(camp, variant, stages, folder)
     campaign_id = f"{camp.meta.get('campaign_id', camp.folder.name)}:{variant.variant_id}"
     out, n_run = [], 0
     for row, q, a, p, cid in _campaign_calls(camp, variant):
-        repeat, seed = int(row["repeat"]), int(row["seed"])
+        seed = int(row["seed"])
         # the rubric the variant's scorer grades (scorer.style_criteria); the call id is q's
         q = q.scored_rubric(variant.pipeline.scorer.style_criteria)
         paths = ProfilePaths(camp.profiles.sources[p.profile_id].parent)
@@ -242,23 +340,7 @@ def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, 
             out.append(done)
             continue
         orc = oracle.get(q, a, seed, row)
-        ident = _identity(variant.pipeline, variant.version, cid, campaign_id)
-        stage = variant.rerun_from if row.get("status") == "ok" else "channel"
-        if stage == "score":
-            front = _front_from_row(row, q, orc, ident, variant.pipeline,
-                                    _turn_text(row, a, p, stages, paths))
-        else:
-            use = stages
-            if stage == "asr":
-                use = dataclasses.replace(stages, detect_turn=_ReusedTurn(_turn_of(row)))
-            front = run_call_front(
-                question=q, answer=a, profile=p, repeat=repeat, seed=seed,
-                pipeline=variant.pipeline, pipeline_version=variant.version,
-                campaign_id=campaign_id, stages=use, oracle=orc,
-                resolve_path=paths)
-            if stage == "asr" and row.get("t_vad_s") is not None:
-                front.timings_s["vad"] = row["t_vad_s"]
-        new = finish_call(front, stages)
+        new = sweep_call(stages, variant, (row, q, a, p, cid, orc, paths, campaign_id))
         log.append(new)
         n_run += 1
         if on_call:
@@ -267,4 +349,3 @@ def run_variant(camp: Campaign, variant: Variant, folder: Path, stages: Stages, 
         if on_row:
             on_row()
     return out, n_run
-
