@@ -55,3 +55,24 @@ class SweepStages:
         from executor_fakes import make_stages
 
         return make_stages(Path(self.kill_dir) if self.kill_dir else None)
+
+
+def _killing_reply(kill_dir: str | None, user: str, seed: int) -> str:
+    from test_probes_unit import style_biased_reply
+
+    f = Path(kill_dir) / "ask" if kill_dir else None
+    if f is not None and f.exists() and int(f.read_text()) > 0 and "final decision" not in user:
+        f.write_text(str(int(f.read_text()) - 1))
+        os.kill(os.getpid(), signal.SIGKILL)
+    return style_biased_reply(user, seed)
+
+
+def probe_fake(kill_dir: str | None = None):
+    """``make_scorer`` of :func:`rig.probes.parallel.run_probe` (picklable through
+    ``functools.partial``): ``test_probes_unit.ProbeFake`` with its style-biased reply; with
+    ``kill_dir``, the first rating ask SIGKILLs its process while ``kill_dir/ask`` > 0."""
+    from functools import partial
+
+    from test_probes_unit import ProbeFake
+
+    return ProbeFake(partial(_killing_reply, kill_dir))

@@ -13,7 +13,16 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.table import Table
 
-from rig.cli.common import RigTyper, console, fail, probe_scorer
+from rig.cli.common import (
+    ExecutorOpt,
+    RayAddressOpt,
+    RigTyper,
+    WorkersOpt,
+    console,
+    fail,
+    job_spec,
+    probe_scorer,
+)
 from rig.cli.probe_tables import (
     BIAS_PRINTERS,
     print_framing,
@@ -98,11 +107,20 @@ def _scorer(spec: str, option: str = "--scorer"):
 
 
 def _execute(run: Callable[..., Any], show: Callable[[Any, Path], None], *args: Any,
-             **kwargs: Any) -> None:
+             jobs: tuple = ("serial", 1, None, "embedded"), **kwargs: Any) -> None:
     """``run(*args, **kwargs)`` (a probe's runner), then the count of scorer calls on stderr
-    and ``show(summary, out_dir)``; a ``RigError`` exits 2 with its message."""
+    and ``show(summary, out_dir)``; a ``RigError`` exits 2 with its message. ``jobs``:
+    (--executor, --workers, --ray-address, --scorer): the asks on workers
+    (:func:`rig.probes.parallel.run_probe`)."""
+    import functools
+
+    from rig.probes.core import build_scorer
+    from rig.probes.parallel import run_probe
+
+    spec = job_spec(*jobs[:3])
     try:
-        res = run(*args, **kwargs)
+        res = run_probe(run, *args, executor=spec,
+                        make_scorer=functools.partial(build_scorer, jobs[3]), **kwargs)
     except RigError as exc:
         fail(exc)
     console.print(f"{res.n_backend_calls} scorer calls, {res.seconds:.0f} s")
@@ -127,13 +145,16 @@ def _shibboleth_command(probe: str, doc: str) -> Callable[..., None]:
                  f"{DEFAULT_SHIBBOLETH} or its es/, fr/, de/)")] = None,
         language: LanguageOpt = "en",
         progress: ProgressOpt = True,
+        executor: ExecutorOpt = "serial", workers: WorkersOpt = 1,
+        ray_address: RayAddressOpt = None,
     ) -> None:
         from rig.probes.shibboleth import ProbeSpec, run_probe
 
         spec = ProbeSpec(probe=probe, out_dir=out, data_path=data,  # type: ignore[arg-type]
                          n_sessions=sessions, questions_per_session=questions_per_session,
                          seed=seed, conditions=_conditions(mitigation), language=language)
-        _execute(run_probe, print_shibboleth, spec, _scorer(scorer), progress=progress)
+        _execute(run_probe, print_shibboleth, spec, _scorer(scorer), progress=progress,
+                 jobs=(executor, workers, ray_address, scorer))
 
     command.__doc__ = doc
     return command
@@ -281,6 +302,7 @@ def name_swap_cmd(
     seed: SeedOpt = 0,
     out: OutOpt = Path("reports/probe-name-swap"),
     progress: ProgressOpt = True,
+    executor: ExecutorOpt = "serial", workers: WorkersOpt = 1, ray_address: RayAddressOpt = None,
 ) -> None:
     """Identical material under names of different groups: qualification, hire, pay."""
     from rig.probes.name_swap import FEATURES, NameSwapSpec, run_name_swap
@@ -295,7 +317,8 @@ def name_swap_cmd(
                         materials_path=materials, kinds=kinds, n_items=items,  # type: ignore
                         names_per_group=names_per_group, seed=seed, conditions=conds,
                         features=feats, language=language)
-    _execute(run_name_swap, print_name_swap, spec, _scorer(scorer), progress=progress)
+    _execute(run_name_swap, print_name_swap, spec, _scorer(scorer), progress=progress,
+             jobs=(executor, workers, ray_address, scorer))
 
 
 @probe_app.command("dual-framing")
@@ -316,6 +339,7 @@ def dual_framing_cmd(
     seed: SeedOpt = 0,
     out: OutOpt = Path("reports/probe-dual-framing"),
     progress: ProgressOpt = True,
+    executor: ExecutorOpt = "serial", workers: WorkersOpt = 1, ray_address: RayAddressOpt = None,
 ) -> None:
     """Affirmative and reversed statements on hiring topics: does the scorer take sides?"""
     from rig.probes.framing import FramingSpec, run_dual_framing
@@ -324,7 +348,8 @@ def dual_framing_cmd(
                        iterations=iterations, seed=seed, language=language)
     sc = _scorer(scorer)
     judge_scorer = None if judge == "none" else _scorer(judge, "--judge")
-    _execute(run_dual_framing, print_framing, spec, sc, judge=judge_scorer, progress=progress)
+    _execute(run_dual_framing, print_framing, spec, sc, judge=judge_scorer, progress=progress,
+             jobs=(executor, workers, ray_address, scorer))
 
 
 @probe_app.command("invariance")
@@ -353,6 +378,7 @@ def invariance_cmd(
     seed: SeedOpt = 0,
     out: OutOpt = Path("reports/probe-invariance"),
     progress: ProgressOpt = True,
+    executor: ExecutorOpt = "serial", workers: WorkersOpt = 1, ray_address: RayAddressOpt = None,
 ) -> None:
     """The scorer's written assessment under name swaps, controls and audio profiles."""
     from rig.probes.invariance import CONTROLS, InvarianceSpec, run_invariance
@@ -367,7 +393,8 @@ def invariance_cmd(
                           names_per_group=names_per_group, campaign=campaign,
                           profiles=tuple(profile or ()), answers_path=answers,
                           max_pairs=max_pairs, alpha=alpha, seed=seed)
-    _execute(run_invariance, print_invariance, spec, _scorer(scorer), progress=progress)
+    _execute(run_invariance, print_invariance, spec, _scorer(scorer), progress=progress,
+             jobs=(executor, workers, ray_address, scorer))
 
 
 def _register_import() -> None:

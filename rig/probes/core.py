@@ -116,6 +116,17 @@ class ScorerUnavailable(RigError):
     (:meth:`AskLog.check_replied`)."""
 
 
+class PlanDone(Exception):
+    """A planning pass (:mod:`rig.probes.parallel`) reached the outputs: nothing is written."""
+
+
+#: planning passes in progress (:mod:`rig.probes.parallel`): while one is, the ``scorer``
+#: AskLogs record each ask not yet logged instead of asking, and answer it "pending"
+PLANS: list[list[tuple]] = []
+#: (log path, key) of asks a worker made for this run: their first read counts as asked now
+FETCHED: set[tuple[str, str]] = set()
+
+
 class AskLog:
     """Prompts through a scorer, each raw reply kept in ``path`` (JSON lines).
 
@@ -150,7 +161,10 @@ class AskLog:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
 
     def ask(self, system: str, user: str, grammar: str, parse: Callable[[str], Parsed[V]],
-            seed: int) -> Completion[V]:
+            seed: int, dependent: bool = False) -> Completion[V]:
+        """The parsed reply to one prompt, from the log or the scorer (logged then).
+        ``dependent``: the prompt holds earlier replies (a planning pass does not plan it
+        while any of them is pending)."""
         key = self.key(system, user, grammar, seed)
         row = self.log.get(key)
         self.n_asks += 1
@@ -162,8 +176,25 @@ class AskLog:
             value = parsed.value if parsed.status == "ok" else None
             logged = row.get("seconds")
             seconds = float(logged) if isinstance(logged, int | float) else float("nan")
+            fetched = (str(self.log.path), key) in FETCHED  # asked by a worker in this run
+            if fetched and not PLANS:
+                FETCHED.discard((str(self.log.path), key))
+                self.n_backend_calls += 1
+                if row["parse_status"] == "error" or parsed.status != "ok":
+                    parsed_error = row.get("error") or parsed.detail or None
+                else:
+                    parsed_error = None
+                return Completion(value, parsed.status, row["raw"], seconds,
+                                  row["temperature"], seed, parsed_error, False)
             return Completion(value, parsed.status, row["raw"], seconds, row["temperature"],
                               seed, parsed.detail or None, True)
+        if PLANS:  # a planning pass: only the scorer's asks go to workers (a judge's wait)
+            plan = PLANS[-1]
+            if self.what == "scorer" and not (dependent and ("pending",) in plan):
+                plan.append((self.log, key, system, user, grammar, parse, seed))
+            plan.append(("pending",))
+            return Completion(None, "error", "", 0.0, self.scorer.temperature, seed,
+                              "planned", False)
         res = self.scorer.complete(system, user, grammar=grammar, parse=parse, seed=seed)
         if not res.cached:
             self.n_backend_calls += 1
@@ -280,6 +311,8 @@ def write_probe_outputs(out: Path, rows: list[dict], summary: dict,
     """Write a probe's ``scores.parquet`` (one row per ask or pair), ``summary.json`` (through
     its model, :func:`rig.probes.schema.write_probe_summary`) and ``report.html`` (by
     ``write_report(path, model)``); returns their paths by name."""
+    if PLANS:
+        raise PlanDone
     scores = write_parquet(rows, out / "scores.parquet")
     model = probe_summary(summary, out / "summary.json")
     spath = write_probe_summary(out / "summary.json", model)

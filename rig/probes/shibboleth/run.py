@@ -209,7 +209,7 @@ def _run_session(asks: AskLog, data: ShibbolethSet, probe: ShibbolethProbe,
                      "temperature": res.temperature, "seed": seed})
         turns.append(SessionTurn(it.category, it.item.question, answer, score))
     p = decision_prompt(cond, probe.anti_bias, turns)
-    res = asks.ask(p.system, p.user, p.grammar, parse_decision, seed)
+    res = asks.ask(p.system, p.user, p.grammar, parse_decision, seed, dependent=True)
     scored = [t.score for t in turns if t.score is not None]
     dec = {**base, "question_ids": ",".join(qids), "n_questions": len(qids),
            "n_rated": len(scored), "mean_rating": float(np.mean(scored)) if scored else None,
@@ -224,6 +224,10 @@ def _run_session(asks: AskLog, data: ShibbolethSet, probe: ShibbolethProbe,
 def write_outputs(out: Path, ratings: list[dict], decisions: list[dict],
                   meta: dict) -> dict[str, Path]:
     """Write scores.parquet, decisions.parquet, summary.json and report.html."""
+    from rig.probes.core import PLANS, PlanDone
+
+    if PLANS:
+        raise PlanDone
     scores = write_parquet(ratings, out / "scores.parquet")
     dec = write_parquet(decisions, out / "decisions.parquet")
     summary = summarize(pd.DataFrame(ratings), pd.DataFrame(decisions), meta)
