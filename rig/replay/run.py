@@ -10,19 +10,19 @@ nothing is lost or done twice. A torn last line (a kill mid-write) is set aside,
 campaigns.
 
 **Executors** (``--executor``, ``--workers``): ``serial`` in this process; ``local``
-spawned worker processes on this machine; ``ray`` Ray's process pool
-(:class:`ray.util.multiprocessing.Pool`, extra ``ray``) on a local head or the cluster
-``RAY_ADDRESS`` names. Each worker builds its stages once; the threads of each engine are
-split over the workers as for campaigns (:func:`rig.runtime.default_runtime`).
+spawned worker processes on this machine; ``ray`` Ray actors (extra ``ray``) on a local head
+or the cluster ``RAY_ADDRESS`` names: the shared job layer :mod:`rig.jobs` (the campaign's
+executors: a worker SIGKILLed mid-recording has its recording run again on another, the
+driver logging each once). Each worker builds its stages once; the threads of each engine
+are split over the workers as for campaigns (:func:`rig.runtime.default_runtime`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
+import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -89,46 +89,35 @@ def find_calls(recordings: Path | None, *, bank_questions: set[str],
             yield str(exc)
 
 
-_WORKER: ReplayWorker | None = None
-
-
-def _init_worker(spec: ReplaySpec) -> None:
-    global _WORKER
+def replay_worker(spec: ReplaySpec) -> Callable[[tuple], CallOutcome]:
+    """A replay worker (:mod:`rig.jobs`): builds its stages once (:class:`ReplayWorker`),
+    then runs ``(call, done row ids, call key)`` items into :class:`CallOutcome` s."""
     from rig.console import quiet_pipecat_logs
 
     quiet_pipecat_logs()
-    _WORKER = ReplayWorker(spec)
+    w = ReplayWorker(spec)
+    return lambda item: w.run_call(*item)
 
 
-def _run_in_worker(call: ReplayCall, done: frozenset[str], key: str) -> CallOutcome:
-    assert _WORKER is not None
-    return _WORKER.run_call(call, done, key)
+def _run_calls(calls: list[tuple[ReplayCall, frozenset[str], str]], spec: ReplaySpec,
+               executor: ExecutorName, workers: int,
+               on_outcome: Callable[[CallOutcome], None]) -> None:
+    """Each call on the executor (:func:`rig.jobs.run_items`: serial, local processes or
+    Ray actors), ``on_outcome`` in this thread as each recording finishes."""
+    from rig.campaign.executors.base import ExecutorSpec
+    from rig.jobs import Item, JobSetup, run_items
 
-
-def _outcomes(calls: list[tuple[ReplayCall, frozenset[str], str]], spec: ReplaySpec,
-              executor: ExecutorName, workers: int) -> Iterator[CallOutcome]:
-    if not calls:
-        return
-    if executor == "serial":
-        w = ReplayWorker(spec)
-        for call, done, key in calls:
-            yield w.run_call(call, done, key)
-        return
-    if executor == "local":
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(spec,)) as pool:
-            futures = [pool.submit(_run_in_worker, c, d, k) for c, d, k in calls]
-            for f in as_completed(futures):
-                yield f.result()
-        return
-    try:
-        from ray.util.multiprocessing import Pool
-    except ImportError as exc:
-        raise ConfigError("rig replay", "--executor", "the ray executor needs the extra ray: "
-                          "pip install -e '.[ray]'", "ray", True) from exc
-    with Pool(processes=workers, initializer=_init_worker, initargs=(spec,)) as pool:
-        yield from pool.starmap(_run_in_worker, calls)
+    if executor == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError as exc:
+            raise ConfigError("rig replay", "--executor", "the ray executor needs the extra "
+                              "ray: pip install -e '.[ray]'", "ray", True) from exc
+    items = [Item(f"{i}:{key}", (call, done, key)) for i, (call, done, key) in enumerate(calls)]
+    address = "auto" if executor == "ray" and os.environ.get("RAY_ADDRESS") else None
+    spec_ex = ExecutorSpec(executor, workers, address)
+    run_items(items, JobSetup(replay_worker, (spec,), runtime=spec.runtime), spec_ex,
+              lambda _key, outcome: on_outcome(outcome))
 
 
 def run_replay(recordings: Path | None, *, bank: Path, pipeline_a: Path, pipeline_b: Path,
@@ -191,7 +180,7 @@ def run_replay(recordings: Path | None, *, bank: Path, pipeline_a: Path, pipelin
             res.n_skipped_done += 1
             continue
         todo.append((item, ok_ids, key))
-    for outcome in _outcomes(todo, spec, executor, workers):
+    def log_outcome(outcome: CallOutcome) -> None:
         for row in outcome.rows:
             rows_log.append(row)
         ids = sorted(outcome.row_ids)
@@ -204,6 +193,8 @@ def run_replay(recordings: Path | None, *, bank: Path, pipeline_a: Path, pipelin
             res.problems.extend(outcome.problems)
         if on_recording is not None:
             on_recording(outcome)
+
+    _run_calls(todo, spec, executor, workers, log_outcome)
     wanted: set[str] = set()
     for key in current:
         mark = marks.get(key)
