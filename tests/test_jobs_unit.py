@@ -97,3 +97,22 @@ def test_validate_on_two_local_workers_gives_the_serial_rows():
 
     assert drop_time(local.rows) == drop_time(serial.rows)
     assert len(seen) == len(serial.rows) == 2 * len(bank.answers())
+
+
+@pytest.mark.parametrize("cmd", [
+    ["scorer", "validate"],
+    ["sweep", "reports/none", "--vary", "endpointing.silence_timeout_ms=500", "--out", "x"],
+    ["probe", "hedging"],
+    ["probe", "name-swap"],
+    ["probe", "dual-framing"],
+    ["probe", "invariance"],
+])
+def test_the_job_commands_take_the_executor_options_and_refuse_bad_ones(cmd, tmp_path):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    res = CliRunner().invoke(app, [*cmd, "--executor", "threads"])
+    assert res.exit_code == 2 and "--executor" in res.output, res.output
+    res = CliRunner().invoke(app, [*cmd, "--executor", "local", "--ray-address", "auto"])
+    assert res.exit_code == 2 and "--ray-address" in res.output, res.output
