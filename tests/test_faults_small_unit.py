@@ -176,3 +176,36 @@ def test_rig_stats_leaves_fault_excluded_calls_out_not_as_parse_failures(tmp_pat
         text = CliRunner().invoke(app, ["stats", "paired", str(tmp_path / name), "--n-boot",
                                         "200"]).output
         assert "1 call(s) kept out as faults" in text
+
+
+# -- rig stats input a hostile user gives (issue 30) -----------------------------------------
+_HEADER = "answer_id,question_id,tier,profile_id,repeat,score,cutoff\n"
+_BODY = "".join(f"a{a},q1,strong,{p},0,{60 + a * 3 - (5 if p == 'noisy' else a % 2)},50\n"
+                for a in range(6) for p in ("baseline", "noisy"))
+
+
+def test_a_csv_naming_a_column_twice_is_refused_by_name(tmp_path: Path) -> None:
+    f = tmp_path / "dup.csv"
+    f.write_text(_HEADER.replace("cutoff", "score") + _BODY)
+    with pytest.raises(RowsError, match=r"dup.csv: score: column named twice in the header "
+                                        r"\(columns 6 and 7\)"):
+        read_rows(f)
+    out = CliRunner().invoke(stats, ["stats", "paired", str(f)])
+    assert out.exit_code != 0 and "named twice" in out.output
+
+
+def test_an_empty_or_non_utf8_csv_is_named_for_what_it_is(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(RowsError, match=r"empty\.csv: the file is empty"):
+        read_rows(empty)
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes((_HEADER + _BODY + "a7,q1,strong,baselin\xe9,0,55,50\n").encode("latin-1"))
+    with pytest.raises(RowsError, match=r"latin.csv: not UTF-8 text .*0xe9.*save it as UTF-8"):
+        read_rows(latin)
+
+
+def test_a_clean_csv_still_reads(tmp_path: Path) -> None:
+    f = tmp_path / "ok.csv"
+    f.write_text(_HEADER + _BODY)
+    assert len(read_rows(f)) == 12

@@ -55,8 +55,9 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
 
     Raises:
         RowsError: the file is missing, has another extension, is a Parquet file named
-            ``.csv`` (or a text file named ``.parquet``), cannot be read, or lacks a mapped
-            column (the message lists the columns it has).
+            ``.csv`` (or a text file named ``.parquet``), is empty or not UTF-8 text, names a
+            column twice in its header, cannot be read, or lacks a mapped column (the message
+            lists the columns it has).
     """
     path = Path(path)
     if not path.is_file():
@@ -68,6 +69,7 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
             # only an empty cell or a float's NaN is missing: pandas' default would also read
             # "N/A", "NA", "null" as missing, so a text score would pass as a scorer's
             # unparsed reply and a segment value "NA" (Namibia) would vanish
+            check_csv_header(path)
             df = pd.read_csv(path, keep_default_na=False, na_values=list(CSV_MISSING))
         elif suffix in (".parquet", ".pq"):
             df = pd.read_parquet(path)
@@ -75,6 +77,12 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
             raise RowsError(path, "", "expected a .csv or .parquet file", suffix, has_value=True)
     except RowsError:
         raise
+    except UnicodeDecodeError as exc:
+        raise RowsError(path, "", f"not UTF-8 text (a byte "
+                        f"{exc.object[exc.start]:#04x} no UTF-8 text holds): save it as "
+                        f"UTF-8") from exc
+    except pd.errors.EmptyDataError as exc:
+        raise RowsError(path, "", "the file is empty: no header row") from exc
     except Exception as exc:  # pandas/pyarrow raise many types for unreadable files
         raise RowsError(path, "", f"cannot read the file: {exc}") from exc
     if columns:
@@ -139,6 +147,22 @@ def check_table_format(path: Path) -> None:
         what = "text with commas (a CSV?): name it .csv" if "," in first else \
             "no Parquet magic bytes PAR1 at its start"
         raise RowsError(path, "", f"not a Parquet file: {what}")
+
+
+def check_csv_header(path: Path) -> None:
+    """Refuse a CSV whose header names a column twice (pandas would rename the second
+    ``score`` to ``score.1`` without a word and read the first).
+
+    Raises:
+        RowsError: naming the repeated column and its two positions (1-based)."""
+    header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header.iloc[0].tolist() if len(header) else [], start=1):
+        name = str(name).strip()
+        if name in seen:
+            raise RowsError(path, name, f"column named twice in the header (columns "
+                            f"{seen[name]} and {i}): rename or drop one", name, has_value=True)
+        seen[name] = i
 
 
 def parse_column_map(items: Iterable[str], source: str = "--col") -> dict[str, str]:
