@@ -209,3 +209,15 @@ def test_a_clean_csv_still_reads(tmp_path: Path) -> None:
     f = tmp_path / "ok.csv"
     f.write_text(_HEADER + _BODY)
     assert len(read_rows(f)) == 12
+
+
+def test_a_parquet_file_naming_a_column_twice_is_refused_by_name(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "dup.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["a1"]), pa.array([60.0]), pa.array([1.0])],
+                                        names=["answer_id", "score", "score"]), f)
+    with pytest.raises(RowsError, match=r"dup\.parquet: score: column named twice in the "
+                                        r"schema \(columns 2 and 3\)"):
+        read_rows(f)

@@ -72,6 +72,7 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
             check_csv_header(path)
             df = pd.read_csv(path, keep_default_na=False, na_values=list(CSV_MISSING))
         elif suffix in (".parquet", ".pq"):
+            check_parquet_columns(path)
             df = pd.read_parquet(path)
         else:
             raise RowsError(path, "", "expected a .csv or .parquet file", suffix, has_value=True)
@@ -156,11 +157,26 @@ def check_csv_header(path: Path) -> None:
     Raises:
         RowsError: naming the repeated column and its two positions (1-based)."""
     header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+    _refuse_repeats(path, header.iloc[0].tolist() if len(header) else [], "header")
+
+
+def check_parquet_columns(path: Path) -> None:
+    """Refuse a Parquet file whose schema names a column twice (pyarrow's own error lists
+    the whole schema over many lines and its internal columns).
+
+    Raises:
+        RowsError: naming the repeated column and its two positions (1-based)."""
+    import pyarrow.parquet as pq
+
+    _refuse_repeats(path, pq.read_schema(path).names, "schema")
+
+
+def _refuse_repeats(path: Path, names: Iterable[object], where: str) -> None:
     seen: dict[str, int] = {}
-    for i, name in enumerate(header.iloc[0].tolist() if len(header) else [], start=1):
+    for i, name in enumerate(names, start=1):
         name = str(name).strip()
         if name in seen:
-            raise RowsError(path, name, f"column named twice in the header (columns "
+            raise RowsError(path, name, f"column named twice in the {where} (columns "
                             f"{seen[name]} and {i}): rename or drop one", name, has_value=True)
         seen[name] = i
 
