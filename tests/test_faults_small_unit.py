@@ -221,3 +221,15 @@ def test_a_parquet_file_naming_a_column_twice_is_refused_by_name(tmp_path: Path)
     with pytest.raises(RowsError, match=r"dup\.parquet: score: column named twice in the "
                                         r"schema \(columns 2 and 3\)"):
         read_rows(f)
+
+
+@pytest.mark.parametrize(("hypothesis", "script"), [
+    ("About 3½ years.", "About 3 and a half years."),
+    ("Add ¾ of it.", "Add three quarters of it."),
+])
+def test_wer_reads_a_typographic_fraction_in_a_transcript_as_its_words(hypothesis: str,
+                                                                       script: str) -> None:
+    from rig.asr.wer import normalize, wer
+
+    assert normalize(hypothesis) == normalize(script)  # Whisper's alone: "31 2 years"
+    assert wer(reference_text(normalise_script(script)), hypothesis).wer == 0.0
