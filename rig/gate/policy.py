@@ -29,6 +29,15 @@ class FlipPolicy(_Strict):
     use_noise_floor: bool = True
 
 
+class FaultGatePolicy(_Strict):
+    """Fault check (:mod:`rig.gate.faults`): the share of answers per profile kept out as
+    faults (not heard, looped, empty reference). ``min_rise`` (share, 0-1): the smallest
+    rise that can block."""
+
+    enabled: bool = True
+    min_rise: float = Field(0.0, ge=0.0, le=1.0)
+
+
 class ImpactPolicy(_Strict):
     """Impact-ratio check on the candidate. ``kinds``: selection rates (advance decisions) by
     default; add ``scoring`` for LL144 scoring rates (each kind adds tests to the Holm family,
@@ -101,6 +110,7 @@ class GatePolicy(_Strict):
     fail_on_not_computable: bool = False
     flip: FlipPolicy = FlipPolicy()
     impact: ImpactPolicy = ImpactPolicy()
+    faults: FaultGatePolicy = FaultGatePolicy()
     versions: VersionPolicy = VersionPolicy()
     replay: ReplayPolicy = ReplayPolicy()
     budgets: BudgetPolicy = BudgetPolicy()

@@ -103,17 +103,22 @@ def drop_fault_excluded(df: pd.DataFrame) -> pd.DataFrame:
     its logged ``fault_excluded`` or, on older rows, the default policy applied to their
     suspect reasons), as ``rig campaign summarize`` leaves them out. An excluded call has no
     score because nothing was graded, not because a reply failed to parse: it is counted in
-    ``attrs["n_fault_excluded"]``, never as a parse failure. Rows with neither the column nor
-    the suspect reasons (a user's own export) are kept whole."""
+    ``attrs["n_fault_excluded"]`` (their (answer_id, profile_id) in
+    ``attrs["fault_excluded_keys"]``), never as a parse failure. Rows with neither the column
+    nor the suspect reasons (a user's own export) are kept whole."""
     if "fault_excluded" not in df.columns and not {"asr_suspect_reason",
                                                    "turn_suspect_reason"} & set(df.columns):
-        df.attrs["n_fault_excluded"] = 0
+        df.attrs["n_fault_excluded"], df.attrs["fault_excluded_keys"] = 0, []
         return df
     from rig.campaign.faults import excluded_mask
 
     ok = df["status"] == "ok" if "status" in df.columns else pd.Series(True, index=df.index)
-    out = df[~(ok & excluded_mask(df))].copy()
+    gone = ok & excluded_mask(df)
+    out = df[~gone].copy()
     out.attrs["n_fault_excluded"] = len(df) - len(out)
+    keys = [c for c in ("answer_id", "profile_id") if c in df.columns]  # for the gate
+    out.attrs["fault_excluded_keys"] = sorted(map(tuple, df.loc[gone, keys].astype(str)
+                                                  .drop_duplicates().to_numpy().tolist()))
     return out
 
 
@@ -151,23 +156,16 @@ def check_table_format(path: Path) -> None:
 
 
 def check_csv_header(path: Path) -> None:
-    """Refuse a CSV whose header names a column twice (pandas would rename the second
-    ``score`` to ``score.1`` without a word and read the first).
-
-    Raises:
-        RowsError: naming the repeated column and its two positions (1-based)."""
+    """Refuse a CSV whose header names a column twice (pandas renames the second ``score``
+    ``score.1`` silently). Raises RowsError naming the column and its two positions."""
     header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
     _refuse_repeats(path, header.iloc[0].tolist() if len(header) else [], "header")
 
 
 def check_parquet_columns(path: Path) -> None:
-    """Refuse a Parquet file whose schema names a column twice (pyarrow's own error lists
-    the whole schema over many lines and its internal columns).
-
-    Raises:
-        RowsError: naming the repeated column and its two positions (1-based)."""
+    """Refuse a Parquet file whose schema names a column twice (pyarrow's error lists the
+    whole schema). Raises RowsError naming the column and its two positions (1-based)."""
     import pyarrow.parquet as pq
-
     _refuse_repeats(path, pq.read_schema(path).names, "schema")
 
 
