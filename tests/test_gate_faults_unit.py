@@ -88,3 +88,36 @@ def test_the_policy_file_reads_the_faults_block(tmp_path: Path) -> None:
     f.write_text("faults:\n  min_rise: 2\n")
     with pytest.raises(Exception, match=r"gate\.yaml.*faults\.min_rise"):
         load_policy(f)
+
+
+# -- the replay gate: turns version B heard nothing of ---------------------------------------
+
+def _replay_summary(heard_a: int, heard_b: int) -> dict:
+    overall = {"n_pairs": 10, "n_calls": 12, "mean_delta": 0.0, "mean_score_a": 60.0,
+               "p": 1.0, "ci95": [-1.0, 1.0], "flip_rate": 0.0, "flips": 0, "n_decided": 10,
+               "flips_advance_to_reject": 0, "flip_ci95": [0.0, 0.0],
+               "heard_nothing_a": heard_a, "heard_nothing_b": heard_b}
+    return {"overall": overall, "segments": {}}
+
+
+def test_a_replay_where_b_hears_fewer_answers_is_blocked() -> None:
+    from rig.gate.replay import replay_checks
+
+    checks = replay_checks(_replay_summary(0, 2), GatePolicy())
+    (line,) = [c for c in checks if c.check == "replay_heard_nothing"]
+    assert line.blocked and line.value == 2 and line.previous == 0
+    assert "were not scored" in line.reason
+    # the paired figures saw nothing: the two unheard turns are not paired
+    assert not any(c.blocked for c in checks if c.check != "replay_heard_nothing")
+
+
+def test_a_replay_with_the_same_unheard_turns_passes_and_the_limit_applies() -> None:
+    from rig.gate.replay import replay_checks
+
+    (same,) = [c for c in replay_checks(_replay_summary(3, 3), GatePolicy())
+               if c.check == "replay_heard_nothing"]
+    assert not same.blocked
+    lenient = GatePolicy(replay={"max_heard_nothing_rise": 2})
+    (line,) = [c for c in replay_checks(_replay_summary(0, 2), lenient)
+               if c.check == "replay_heard_nothing"]
+    assert not line.blocked and line.threshold == 2

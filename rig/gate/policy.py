@@ -74,9 +74,12 @@ class ReplayPolicy(_Strict):
     replay's cluster sign-flip test) is also under ``alpha``; off by default, because a replay
     grades the very calls a release would have served, and the point estimate is what those
     candidates would have got. ``dimensions``: which segment dimensions are checked (default
-    all the replay measured)."""
+    all the replay measured). ``max_heard_nothing_rise``: turns B heard nothing of (its VAD
+    found no speech) beyond A's count that block (turns; such turns are not paired, so no
+    mean or flip sees them)."""
 
     enabled: bool = True
+    max_heard_nothing_rise: int = Field(0, ge=0)
     max_mean_drop_points: float = Field(5.0, ge=0.0, le=100.0)
     max_flip_rate: float = Field(0.05, ge=0.0, le=1.0)
     min_calls: int = Field(3, ge=1)
