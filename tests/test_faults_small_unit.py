@@ -233,3 +233,25 @@ def test_wer_reads_a_typographic_fraction_in_a_transcript_as_its_words(hypothesi
 
     assert normalize(hypothesis) == normalize(script)  # Whisper's alone: "31 2 years"
     assert wer(reference_text(normalise_script(script)), hypothesis).wer == 0.0
+
+
+@pytest.mark.parametrize(("kept", "lost"), [("False", "True"), ("false", "true"), ("0", "1"),
+                                            ("no", "yes"), ("NO", "Yes")])
+def test_a_csv_fault_excluded_column_reads_its_text_as_the_flag(tmp_path: Path, kept: str,
+                                                                lost: str) -> None:
+    """A CSV export's fault_excluded as text: "no" is False (pandas' astype(bool) made every
+    non-empty text True, so "no" dropped every call but the empty ones)."""
+    f = tmp_path / "fe.csv"
+    lines = ["answer_id,question_id,tier,profile_id,repeat,score,status,fault_excluded"]
+    for i in range(6):
+        for p in ("baseline", "noisy"):
+            gone = p == "noisy" and i == 0
+            flag = lost if gone else ("" if i == 1 else kept)
+            lines.append(f"a{i},q1,strong,{p},0,{'' if gone else 60 + i},ok,{flag}")
+    f.write_text("\n".join(lines) + "\n")
+    df = read_rows(f)
+    assert len(df) == 11 and df.attrs["n_fault_excluded"] == 1
+    f.write_text("\n".join(lines).replace(f",{lost}", ",maybe") + "\n")
+    with pytest.raises(ConfigError, match=r"fe\.csv: fault_excluded: expected true or false"
+                                          r".*'maybe'"):
+        read_rows(f)

@@ -92,6 +92,7 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
             raise RowsError(path, missing[0], f"mapped column not in the file; it has "
                             f"{list(map(str, df.columns))}", missing[0], has_value=True)
         df = df.rename(columns={theirs: ours for ours, theirs in columns.items()})
+    df.attrs["source"] = str(path)
     df = drop_fault_excluded(df)
     df.attrs["source"] = str(path)
     return df
