@@ -176,3 +176,82 @@ def test_rig_stats_leaves_fault_excluded_calls_out_not_as_parse_failures(tmp_pat
         text = CliRunner().invoke(app, ["stats", "paired", str(tmp_path / name), "--n-boot",
                                         "200"]).output
         assert "1 call(s) kept out as faults" in text
+
+
+# -- rig stats input a hostile user gives (issue 30) -----------------------------------------
+_HEADER = "answer_id,question_id,tier,profile_id,repeat,score,cutoff\n"
+_BODY = "".join(f"a{a},q1,strong,{p},0,{60 + a * 3 - (5 if p == 'noisy' else a % 2)},50\n"
+                for a in range(6) for p in ("baseline", "noisy"))
+
+
+def test_a_csv_naming_a_column_twice_is_refused_by_name(tmp_path: Path) -> None:
+    f = tmp_path / "dup.csv"
+    f.write_text(_HEADER.replace("cutoff", "score") + _BODY)
+    with pytest.raises(RowsError, match=r"dup.csv: score: column named twice in the header "
+                                        r"\(columns 6 and 7\)"):
+        read_rows(f)
+    out = CliRunner().invoke(stats, ["stats", "paired", str(f)])
+    assert out.exit_code != 0 and "named twice" in out.output
+
+
+def test_an_empty_or_non_utf8_csv_is_named_for_what_it_is(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(RowsError, match=r"empty\.csv: the file is empty"):
+        read_rows(empty)
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes((_HEADER + _BODY + "a7,q1,strong,baselin\xe9,0,55,50\n").encode("latin-1"))
+    with pytest.raises(RowsError, match=r"latin.csv: not UTF-8 text .*0xe9.*save it as UTF-8"):
+        read_rows(latin)
+
+
+def test_a_clean_csv_still_reads(tmp_path: Path) -> None:
+    f = tmp_path / "ok.csv"
+    f.write_text(_HEADER + _BODY)
+    assert len(read_rows(f)) == 12
+
+
+def test_a_parquet_file_naming_a_column_twice_is_refused_by_name(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "dup.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["a1"]), pa.array([60.0]), pa.array([1.0])],
+                                        names=["answer_id", "score", "score"]), f)
+    with pytest.raises(RowsError, match=r"dup\.parquet: score: column named twice in the "
+                                        r"schema \(columns 2 and 3\)"):
+        read_rows(f)
+
+
+@pytest.mark.parametrize(("hypothesis", "script"), [
+    ("About 3½ years.", "About 3 and a half years."),
+    ("Add ¾ of it.", "Add three quarters of it."),
+])
+def test_wer_reads_a_typographic_fraction_in_a_transcript_as_its_words(hypothesis: str,
+                                                                       script: str) -> None:
+    from rig.asr.wer import normalize, wer
+
+    assert normalize(hypothesis) == normalize(script)  # Whisper's alone: "31 2 years"
+    assert wer(reference_text(normalise_script(script)), hypothesis).wer == 0.0
+
+
+@pytest.mark.parametrize(("kept", "lost"), [("False", "True"), ("false", "true"), ("0", "1"),
+                                            ("no", "yes"), ("NO", "Yes")])
+def test_a_csv_fault_excluded_column_reads_its_text_as_the_flag(tmp_path: Path, kept: str,
+                                                                lost: str) -> None:
+    """A CSV export's fault_excluded as text: "no" is False (pandas' astype(bool) made every
+    non-empty text True, so "no" dropped every call but the empty ones)."""
+    f = tmp_path / "fe.csv"
+    lines = ["answer_id,question_id,tier,profile_id,repeat,score,status,fault_excluded"]
+    for i in range(6):
+        for p in ("baseline", "noisy"):
+            gone = p == "noisy" and i == 0
+            flag = lost if gone else ("" if i == 1 else kept)
+            lines.append(f"a{i},q1,strong,{p},0,{'' if gone else 60 + i},ok,{flag}")
+    f.write_text("\n".join(lines) + "\n")
+    df = read_rows(f)
+    assert len(df) == 11 and df.attrs["n_fault_excluded"] == 1
+    f.write_text("\n".join(lines).replace(f",{lost}", ",maybe") + "\n")
+    with pytest.raises(ConfigError, match=r"fe\.csv: fault_excluded: expected true or false"
+                                          r".*'maybe'"):
+        read_rows(f)

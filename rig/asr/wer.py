@@ -28,6 +28,8 @@ from functools import lru_cache
 
 import jiwer
 
+from rig.script_fractions import spell_fractions
+
 
 @lru_cache(maxsize=2)
 def _normalizer(english: bool = True):
@@ -57,8 +59,15 @@ def normalize(text: str, language: str = "en") -> str:
     :data:`MAX_NORMALIZE_PASSES` passes; ``tests/test_properties_codec_wer_unit.py`` checks
     ``normalize(normalize(t)) == normalize(t)`` for any text). Ordinary English reaches it
     in one pass, so its WER is unchanged.
+
+    In English a typographic fraction is spelt first as the script loader spells it
+    (:func:`rig.script_fractions.spell_fractions`: "3½" -> "3 and a half"): Whisper's
+    normaliser reads "3½ years" as "31 2 years", so a transcript writing the fraction would
+    count as errors against the script's words.
     """
     norm = _normalizer(language == "en")
+    if language == "en":
+        text = spell_fractions(text)
     out = " ".join(norm(text).split())
     for _ in range(MAX_NORMALIZE_PASSES - 1):
         again = " ".join(norm(out).split())

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rig.errors import ConfigError
 from rig.pipeline_faults import FaultPolicy
 
 #: The fault kinds, in the order a row's ``faults`` column lists them.
@@ -108,8 +109,28 @@ def excluded_mask(rows: pd.DataFrame, policy: FaultPolicy | None = None) -> pd.S
     derived = kinds.map(lambda ks: any(policy.excludes(k) for k in ks))
     if "fault_excluded" not in rows:
         return derived.astype(bool)
-    logged = rows["fault_excluded"]
+    logged = _logged_flags(rows)
     return logged.where(logged.notna(), derived).astype(bool)
+
+
+_YES, _NO = {"true", "1", "1.0", "yes"}, {"false", "0", "0.0", "no"}
+
+
+def _logged_flags(rows: pd.DataFrame) -> pd.Series:
+    """``fault_excluded`` as True/False/None: a bool, 0/1, or a CSV's true/false/yes/no text
+    (any case); an empty cell is None. Raises ConfigError naming the rows' source, the column
+    and the first other value (the text "no" must not read as True)."""
+    def flag(v: object) -> object:
+        if v is None or (isinstance(v, float) and v != v):
+            return None
+        text = str(v).strip().lower()
+        if text == "":
+            return None
+        if text in _YES or text in _NO:
+            return text in _YES
+        raise ConfigError(rows.attrs.get("source", "rows"), "fault_excluded", "expected "
+                          "true or false (or 1/0, yes/no, or empty)", v, has_value=True)
+    return rows["fault_excluded"].map(flag).astype(object)
 
 
 def fault_counts(rows: pd.DataFrame) -> dict[str, int]:

@@ -49,6 +49,13 @@ Checks (each can be switched off in the policy):
    conduct"); a figure over its budget blocks, and the line names the profile and the
    budget (no test: it is what the candidate's callers got). :mod:`rig.gate.budgets`.
 
+5. **Answers lost as faults** (``faults.min_rise``, 0 by default): per profile, the share of
+   answers with a call kept out of the scores as a fault (not heard by the VAD, a looped
+   transcript, an empty reference: :mod:`rig.campaign.faults`) against the previous
+   release's, on the answers both ran; exact one-sided McNemar test. Those calls have no
+   score, so checks 2 and 3 never see them: a release that stops hearing short answers
+   would pass them. :mod:`rig.gate.faults`.
+
 All the statistical tests of one gate run form one family: their p-values are Holm-adjusted
 (Holm 1979) and compared with ``alpha``, so a release that changed nothing is blocked with
 probability at most ``alpha`` (``benchmarks/stats_simulation.py`` measures it). A check that
@@ -61,6 +68,7 @@ Modules:
 * :mod:`rig.gate.versions`   check 1, pipeline version and configuration.
 * :mod:`rig.gate.flips`      check 2, flip rates against the noise floor.
 * :mod:`rig.gate.impact`     check 3, impact ratios (disparity and fall tests).
+* :mod:`rig.gate.faults`     check 5, answers lost as faults.
 * :mod:`rig.gate.result`     :class:`GateCheck` and :class:`GateResult` (gate.json).
 * :mod:`rig.gate.evaluate`   Holm across the checks, the verdict (:func:`evaluate_gate`) and
   :func:`run_gate`.

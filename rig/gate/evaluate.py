@@ -8,6 +8,7 @@ from pathlib import Path
 from rig.gate.attribution import with_attribution
 from rig.gate.budgets import budget_checks
 from rig.gate.campaigns import Campaign, load_campaign
+from rig.gate.faults import fault_checks
 from rig.gate.flips import flip_checks
 from rig.gate.impact import impact_checks
 from rig.gate.policy import GatePolicy, load_policy
@@ -30,13 +31,14 @@ def decide(checks: list[GateCheck], policy: GatePolicy) -> list[GateCheck]:
         blocked = c.blocked
         reason = c.reason
         significant = padj is not None and padj < policy.alpha
-        if c.check == "flip_rate" and c.computable:
+        if c.check in ("flip_rate", "fault_rate") and c.computable:
             rise = c.detail["rise"]
             practical = rise > float(c.threshold)  # type: ignore[arg-type]
             blocked = practical and significant
             reason += f"; Holm p {padj:.3g}" if padj is not None else ""
             if blocked:
-                reason = "flip rate rose beyond the noise floor: " + reason
+                reason = ("flip rate rose beyond the noise floor: " if c.check == "flip_rate"
+                          else "more answers lost as faults: ") + reason
             elif practical:
                 reason = ("rise beyond the margin but does not block: not significant after "
                           f"Holm correction across {m} tests: " + reason)
@@ -89,6 +91,8 @@ def evaluate_gate(candidate: Campaign, previous: Campaign, policy: GatePolicy | 
         checks += flip_checks(cs, ps, policy.flip, notes)
     if policy.impact.enabled:
         checks += impact_checks(cs, ps, candidate, previous, policy.impact)
+    if policy.faults.enabled:
+        checks += fault_checks(candidate, previous, policy.faults)
     checks += budget_checks(candidate, policy)
     checks = with_attribution(decide(checks, policy), candidate, previous, policy)
     verdict: Verdict = "block" if any(c.blocked for c in checks) else "pass"

@@ -29,6 +29,15 @@ class FlipPolicy(_Strict):
     use_noise_floor: bool = True
 
 
+class FaultGatePolicy(_Strict):
+    """Fault check (:mod:`rig.gate.faults`): the share of answers per profile kept out as
+    faults (not heard, looped, empty reference). ``min_rise`` (share, 0-1): the smallest
+    rise that can block."""
+
+    enabled: bool = True
+    min_rise: float = Field(0.0, ge=0.0, le=1.0)
+
+
 class ImpactPolicy(_Strict):
     """Impact-ratio check on the candidate. ``kinds``: selection rates (advance decisions) by
     default; add ``scoring`` for LL144 scoring rates (each kind adds tests to the Holm family,
@@ -65,9 +74,12 @@ class ReplayPolicy(_Strict):
     replay's cluster sign-flip test) is also under ``alpha``; off by default, because a replay
     grades the very calls a release would have served, and the point estimate is what those
     candidates would have got. ``dimensions``: which segment dimensions are checked (default
-    all the replay measured)."""
+    all the replay measured). ``max_heard_nothing_rise``: turns B heard nothing of (its VAD
+    found no speech) beyond A's count that block (turns; such turns are not paired, so no
+    mean or flip sees them)."""
 
     enabled: bool = True
+    max_heard_nothing_rise: int = Field(0, ge=0)
     max_mean_drop_points: float = Field(5.0, ge=0.0, le=100.0)
     max_flip_rate: float = Field(0.05, ge=0.0, le=1.0)
     min_calls: int = Field(3, ge=1)
@@ -101,6 +113,7 @@ class GatePolicy(_Strict):
     fail_on_not_computable: bool = False
     flip: FlipPolicy = FlipPolicy()
     impact: ImpactPolicy = ImpactPolicy()
+    faults: FaultGatePolicy = FaultGatePolicy()
     versions: VersionPolicy = VersionPolicy()
     replay: ReplayPolicy = ReplayPolicy()
     budgets: BudgetPolicy = BudgetPolicy()

@@ -5,7 +5,8 @@ version A served? (``rig gate REPLAY_DIR [--policy gate.yaml]``; rules:
 Each rule runs on the whole replay (``all``) and on every segment of the replay's
 ``summary.json`` with at least ``min_calls`` interviews: a mean drop (B - A below
 ``-max_mean_drop_points``) blocks, and so does a flip rate above ``max_flip_rate`` (or the
-no-change flip floor, when measured and larger). A segment under ``min_calls`` is listed as
+no-change flip floor, when measured and larger), and so do more turns B heard nothing of
+than A (``max_heard_nothing_rise``). A segment under ``min_calls`` is listed as
 not computable and does not block (unless ``fail_on_not_computable``); a dimension whose
 turns all fall in one segment repeats ``all`` and is not checked again. A replay in which no
 turn was scored under both versions, or with fewer than ``min_calls`` interviews in all,
@@ -106,7 +107,20 @@ def replay_checks(summary: dict, policy: GatePolicy) -> list[GateCheck]:
                 f"{s['flips']} of {s['n_decided']} decisions flip ({fr:.1%}; "
                 f"{s['flips_advance_to_reject']} advance -> reject); limit {flip_limit:.1%}",
                 {"flip_ci95": s["flip_ci95"]}))
+        checks += _heard_nothing(subject, s, rp.max_heard_nothing_rise)
     return checks
+
+
+def _heard_nothing(subject: str, s: dict, limit: int) -> list[GateCheck]:
+    """Turns B heard nothing of (no speech found: not transcribed, not scored, not paired)
+    beyond A's: more than ``limit`` blocks, since no mean or flip rate sees those turns."""
+    if "heard_nothing_b" not in s:
+        return []
+    hb, ha = int(s["heard_nothing_b"]), int(s.get("heard_nothing_a") or 0)
+    return [GateCheck("replay_heard_nothing", subject, hb, ha, limit, None, None,
+                      hb - ha > limit, True,
+                      f"B heard nothing of {hb} turns, A of {ha} (rise {hb - ha:+d}; limit "
+                      f"+{limit}): those answers were not scored")]
 
 
 def run_replay_gate(folder: str | Path, policy_path: str | Path | None = None,

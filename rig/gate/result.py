@@ -8,8 +8,9 @@ from typing import Literal
 from rig.gate.policy import GatePolicy
 from rig.stats.common import jsonable
 
-CheckKind = Literal["pipeline_version", "pipeline_config", "flip_rate", "selection_rate_ratio",
-                    "scoring_rate_ratio", "replay_mean_drop", "replay_flip_rate",
+CheckKind = Literal["pipeline_version", "pipeline_config", "flip_rate", "fault_rate",
+                    "selection_rate_ratio", "scoring_rate_ratio", "replay_mean_drop",
+                    "replay_flip_rate", "replay_heard_nothing",
                     "latency_p95_ms", "talk_over_rate"]
 Verdict = Literal["pass", "block"]
 

@@ -55,8 +55,9 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
 
     Raises:
         RowsError: the file is missing, has another extension, is a Parquet file named
-            ``.csv`` (or a text file named ``.parquet``), cannot be read, or lacks a mapped
-            column (the message lists the columns it has).
+            ``.csv`` (or a text file named ``.parquet``), is empty or not UTF-8 text, names a
+            column twice in its header, cannot be read, or lacks a mapped column (the message
+            lists the columns it has).
     """
     path = Path(path)
     if not path.is_file():
@@ -68,13 +69,21 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
             # only an empty cell or a float's NaN is missing: pandas' default would also read
             # "N/A", "NA", "null" as missing, so a text score would pass as a scorer's
             # unparsed reply and a segment value "NA" (Namibia) would vanish
+            check_csv_header(path)
             df = pd.read_csv(path, keep_default_na=False, na_values=list(CSV_MISSING))
         elif suffix in (".parquet", ".pq"):
+            check_parquet_columns(path)
             df = pd.read_parquet(path)
         else:
             raise RowsError(path, "", "expected a .csv or .parquet file", suffix, has_value=True)
     except RowsError:
         raise
+    except UnicodeDecodeError as exc:
+        raise RowsError(path, "", f"not UTF-8 text (a byte "
+                        f"{exc.object[exc.start]:#04x} no UTF-8 text holds): save it as "
+                        f"UTF-8") from exc
+    except pd.errors.EmptyDataError as exc:
+        raise RowsError(path, "", "the file is empty: no header row") from exc
     except Exception as exc:  # pandas/pyarrow raise many types for unreadable files
         raise RowsError(path, "", f"cannot read the file: {exc}") from exc
     if columns:
@@ -83,6 +92,7 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
             raise RowsError(path, missing[0], f"mapped column not in the file; it has "
                             f"{list(map(str, df.columns))}", missing[0], has_value=True)
         df = df.rename(columns={theirs: ours for ours, theirs in columns.items()})
+    df.attrs["source"] = str(path)
     df = drop_fault_excluded(df)
     df.attrs["source"] = str(path)
     return df
@@ -94,17 +104,22 @@ def drop_fault_excluded(df: pd.DataFrame) -> pd.DataFrame:
     its logged ``fault_excluded`` or, on older rows, the default policy applied to their
     suspect reasons), as ``rig campaign summarize`` leaves them out. An excluded call has no
     score because nothing was graded, not because a reply failed to parse: it is counted in
-    ``attrs["n_fault_excluded"]``, never as a parse failure. Rows with neither the column nor
-    the suspect reasons (a user's own export) are kept whole."""
+    ``attrs["n_fault_excluded"]`` (their (answer_id, profile_id) in
+    ``attrs["fault_excluded_keys"]``), never as a parse failure. Rows with neither the column
+    nor the suspect reasons (a user's own export) are kept whole."""
     if "fault_excluded" not in df.columns and not {"asr_suspect_reason",
                                                    "turn_suspect_reason"} & set(df.columns):
-        df.attrs["n_fault_excluded"] = 0
+        df.attrs["n_fault_excluded"], df.attrs["fault_excluded_keys"] = 0, []
         return df
     from rig.campaign.faults import excluded_mask
 
     ok = df["status"] == "ok" if "status" in df.columns else pd.Series(True, index=df.index)
-    out = df[~(ok & excluded_mask(df))].copy()
+    gone = ok & excluded_mask(df)
+    out = df[~gone].copy()
     out.attrs["n_fault_excluded"] = len(df) - len(out)
+    keys = [c for c in ("answer_id", "profile_id") if c in df.columns]  # for the gate
+    out.attrs["fault_excluded_keys"] = sorted(map(tuple, df.loc[gone, keys].astype(str)
+                                                  .drop_duplicates().to_numpy().tolist()))
     return out
 
 
@@ -139,6 +154,30 @@ def check_table_format(path: Path) -> None:
         what = "text with commas (a CSV?): name it .csv" if "," in first else \
             "no Parquet magic bytes PAR1 at its start"
         raise RowsError(path, "", f"not a Parquet file: {what}")
+
+
+def check_csv_header(path: Path) -> None:
+    """Refuse a CSV whose header names a column twice (pandas renames the second ``score``
+    ``score.1`` silently). Raises RowsError naming the column and its two positions."""
+    header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+    _refuse_repeats(path, header.iloc[0].tolist() if len(header) else [], "header")
+
+
+def check_parquet_columns(path: Path) -> None:
+    """Refuse a Parquet file whose schema names a column twice (pyarrow's error lists the
+    whole schema). Raises RowsError naming the column and its two positions (1-based)."""
+    import pyarrow.parquet as pq
+    _refuse_repeats(path, pq.read_schema(path).names, "schema")
+
+
+def _refuse_repeats(path: Path, names: Iterable[object], where: str) -> None:
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names, start=1):
+        name = str(name).strip()
+        if name in seen:
+            raise RowsError(path, name, f"column named twice in the {where} (columns "
+                            f"{seen[name]} and {i}): rename or drop one", name, has_value=True)
+        seen[name] = i
 
 
 def parse_column_map(items: Iterable[str], source: str = "--col") -> dict[str, str]:
