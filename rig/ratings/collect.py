@@ -41,7 +41,7 @@ from pathlib import Path
 
 from rig.errors import ConfigError
 from rig.ratings.clips import clip_wav, ratable_clips
-from rig.ratings.importer import append_ratings
+from rig.ratings.importer import DuplicateRating, append_ratings
 from rig.ratings.model import Rating, read_ratings
 from rig.ratings.sample import RatingSample, load_or_draw, next_item, progress
 from rig.ratings.units import Ratable, load_ratable
@@ -206,10 +206,11 @@ def create_app(folder: Path, *, per_stratum: int = 20, double_share: float = 0.2
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from None
         with lock:
-            if r.key in {x.key for x in read_ratings(folder)}:
+            try:
+                append_ratings(folder, [r])
+            except DuplicateRating:
                 raise HTTPException(409, f"rater {rater!r} already rated the call at position "
-                                    f"{body.position}")
-            append_ratings(folder, [r])
+                                    f"{body.position}") from None
         return {"saved": True, "position": body.position, "score": r.score}
 
     return app

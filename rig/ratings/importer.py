@@ -21,9 +21,11 @@ counted twice.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 from rig.config import DuplicateKeyError, loads_strict
@@ -59,6 +61,10 @@ def _records(path: Path) -> list[tuple[int, dict]]:
     reader = csv.DictReader(text.splitlines())
     for row in reader:
         rec: dict = {}
+        if None in row:
+            raise ConfigError(path, f"line {reader.line_num}", f"{len(row[None])} cell(s) "
+                              f"more than the header's {len(reader.fieldnames or [])}",
+                              row[None], True)
         for k, v in row.items():
             if k is None or v is None or v.strip() == "":
                 continue
@@ -170,16 +176,54 @@ def parse_rating(path: Path, line: int, rec: dict, units: Ratable) -> Rating:
                   source=f"import:{path.name}")
 
 
-def append_ratings(folder: Path, new: list[Rating]) -> Path:
+class DuplicateRating(ConfigError):
+    """A rater's second rating of one unit (in the file or already in ``ratings.jsonl``)."""
+
+
+@contextlib.contextmanager
+def ratings_lock(folder: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``folder/.ratings.lock`` (POSIX; elsewhere no lock), held
+    across reading and replacing ``ratings.jsonl``, so that two processes writing at once
+    (two ``rig ratings collect`` servers, or an import beside one) cannot lose a rating."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with (folder / ".ratings.lock").open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def append_ratings(folder: Path, new: list[Rating], where: list[str] | None = None) -> Path:
     """Write ``folder/ratings.jsonl`` as its old lines plus ``new``, in one atomic replace (a
-    kill leaves the old file or the new one, never part of an import)."""
+    kill leaves the old file or the new one, never part of an import), under
+    :func:`ratings_lock`; the file is read again under the lock, so a rating another process
+    wrote meanwhile is kept and a duplicate of it refused. ``where``: per new rating, where
+    it came from (for the error), e.g. ``"line 3"``.
+
+    Raises:
+        DuplicateRating: a rater already rated one of the units (nothing is written).
+        ConfigError: ``ratings.jsonl`` is damaged (:func:`read_ratings`).
+    """
+    folder = Path(folder)
     path = folder / RATINGS_FILE
-    old = path.read_text(encoding="utf-8") if path.is_file() else ""
-    if old and not old.endswith("\n"):
-        old += "\n"
-    lines = "".join(json.dumps(r.model_dump(mode="json"), separators=(",", ":")) + "\n"
-                    for r in new)
-    return write_text_atomic(path, old + lines)
+    with ratings_lock(folder):
+        have = {r.key for r in read_ratings(folder)}
+        for i, r in enumerate(new):
+            if r.key in have:
+                raise DuplicateRating(path, where[i] if where else "", f"rater "
+                                      f"{r.rater_id!r} already rated {r.unit_kind} "
+                                      f"{r.unit_id!r} (ratings.jsonl)")
+        old = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if old and not old.endswith("\n"):
+            old += "\n"
+        lines = "".join(json.dumps(r.model_dump(mode="json"), separators=(",", ":")) + "\n"
+                        for r in new)
+        return write_text_atomic(path, old + lines)
 
 
 def import_ratings(file: str | Path, folder: str | Path) -> list[Rating]:
@@ -196,6 +240,7 @@ def import_ratings(file: str | Path, folder: str | Path) -> list[Rating]:
     units = load_ratable(folder)
     seen = {r.key: "ratings.jsonl" for r in read_ratings(folder)}
     new: list[Rating] = []
+    lines: list[str] = []
     for line, rec in _records(file):
         r = parse_rating(file, line, rec, units)
         if r.key in seen:
@@ -203,6 +248,10 @@ def import_ratings(file: str | Path, folder: str | Path) -> list[Rating]:
                               f"{r.unit_kind} {r.unit_id!r} ({seen[r.key]})")
         seen[r.key] = f"line {line}"
         new.append(r)
+        lines.append(f"line {line}")
     if new:
-        append_ratings(folder, new)
+        try:
+            append_ratings(folder, new, lines)
+        except DuplicateRating as exc:  # written by another process since the check
+            raise DuplicateRating(file, exc.field, exc.problem) from None
     return new
