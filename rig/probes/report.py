@@ -29,6 +29,7 @@ th[scope=row]{background:none;font-weight:600;text-align:left}
 .pair>div{border:1px solid #ddd;border-radius:4px;padding:.5rem .7rem;min-width:0}
 .pair h4{margin:0 0 .3rem;font-size:.95rem}
 .score{font-weight:700}
+.pairs table{font-size:.85rem}.pairs th,.pairs td{padding:.3rem .3rem}
 @media (max-width:640px){body{margin:1rem auto}.pair{grid-template-columns:1fr}}
 """
 
