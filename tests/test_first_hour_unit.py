@@ -216,3 +216,19 @@ def test_check_selectors_raises_before_a_real_transport_makes_the_folder(tmp_pat
                                           r"has .*long_pauses"):
         check_selectors(spec)
     assert not (tmp_path / "c").exists()
+
+
+def test_help_paragraphs_wrap_to_the_terminal_not_at_the_docstrings_line_ends():
+    from rig.cli.common import one_line_paragraphs
+
+    assert one_line_paragraphs("First\n    line.\n\n    Second\n    para.\n\n    \bkept\n"
+                               "    as is") == "First line.\n\nSecond para.\n\n\bkept\nas is"
+    res = CliRunner().invoke(app, ["demo", "--help"], env={"COLUMNS": "80"},
+                             terminal_width=80)
+    assert res.exit_code == 0
+    lines = [ln.strip() for ln in res.output.splitlines()]
+    # the second paragraph wrapped by the terminal: no line of one or two words before the
+    # sentence goes on ('reference' / 'pipeline its second repeat...' and '(5 calls' / 'more).')
+    assert "more)." not in lines and "pipeline" not in lines
+    assert any(ln.startswith("reported as such. --vary-delivery 5") or
+               "reference pipeline its second" in ln for ln in lines), res.output
