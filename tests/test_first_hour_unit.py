@@ -232,3 +232,16 @@ def test_help_paragraphs_wrap_to_the_terminal_not_at_the_docstrings_line_ends():
     assert "more)." not in lines and "pipeline" not in lines
     assert any(ln.startswith("reported as such. --vary-delivery 5") or
                "reference pipeline its second" in ln for ln in lines), res.output
+
+
+@pytest.mark.parametrize("n,words", [(1, "1 answer; a verdict"), (2, "2 answers; a verdict")])
+def test_the_validity_reason_counts_answers_in_words(n, words):
+    import pandas as pd
+
+    from rig.stats.validity import judge_validity
+
+    rows = pd.DataFrame({"question_id": ["q1", "q2"][:n], "tier": ["strong", "weak"][:n],
+                         "cutoff": [60] * n, "score": [80.0, 30.0][:n],
+                         "reference_score": [85.0, 25.0][:n]})
+    why = judge_validity(rows, n_boot=100).to_dict()["not_computable"]["verdict"]
+    assert why.startswith(words)
