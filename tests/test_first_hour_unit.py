@@ -245,3 +245,16 @@ def test_the_validity_reason_counts_answers_in_words(n, words):
                          "reference_score": [85.0, 25.0][:n]})
     why = judge_validity(rows, n_boot=100).to_dict()["not_computable"]["verdict"]
     assert why.startswith(words)
+
+
+def test_deterministic_repeats_take_one_flag_and_the_old_default_flag_still_parses(tmp_path):
+    help_ = CliRunner().invoke(app, ["campaign", "run", "--help"], env={"COLUMNS": "80"},
+                               terminal_width=80).output
+    assert "--skip-determini" not in help_  # the default's flag is hidden: no column of its own
+    out = tmp_path / "c"
+    both = CliRunner().invoke(app, _args(out, "--run-deterministic-repeats",
+                                         "--skip-deterministic-repeats"))
+    assert both.exit_code == 2 and "give one" in both.output and not out.exists()
+    old = CliRunner().invoke(app, _args(out, "--skip-deterministic-repeats", "--profile",
+                                        "nosuch"))
+    assert old.exit_code == 2 and "unknown profile id(s) nosuch" in old.output, old.output

@@ -156,12 +156,14 @@ def campaign_run(
                            ] = None,
     baseline_repeats: Annotated[int | None, typer.Option(
         rich_help_panel=_NF, help="at least this many baseline repeats (noise floor)")] = None,
+    run_deterministic_repeats: Annotated[bool, typer.Option(
+        "--run-deterministic-repeats", rich_help_panel=_NF,
+        help="run the repeats that cannot differ from repeat 0 (nothing seeded in the "
+             "profile, a scorer deterministic at its temperature, the simulated line), e.g. "
+             "to check reproducibility; skipped by default")] = False,
     skip_deterministic_repeats: Annotated[bool, typer.Option(
-        "--skip-deterministic-repeats/--run-deterministic-repeats", rich_help_panel=_NF,
-        help="skip repeats that cannot differ from repeat 0 (nothing seeded in the profile, "
-             "a scorer deterministic at its temperature, the simulated line); "
-             "--run-deterministic-repeats runs them anyway, e.g. to check reproducibility",
-        )] = True,
+        "--skip-deterministic-repeats", hidden=True,
+        help="the default (kept for scripts that name it)")] = False,
     vary_delivery: Annotated[float, typer.Option(
         rich_help_panel=_NF, min=0.0, max=20.0, help=VARY_DELIVERY_HELP)] = 0.0,
     n_boot: Annotated[int, typer.Option(rich_help_panel=_NF,
@@ -254,13 +256,16 @@ def campaign_run(
 
     if interviewer and transport == "sim":
         transport = "pipecat"
+    if run_deterministic_repeats and skip_deterministic_repeats:
+        fail(RigError("--run-deterministic-repeats and --skip-deterministic-repeats: give one "
+                      "(skipping is the default)"))
     spec = CampaignSpec(answers_path=answers, profiles_path=profiles, pipeline_path=pipeline,
                         out_dir=out, repeats=repeats, campaign_id=campaign_id,
                         profile_ids=tuple(profile or ()), answer_ids=tuple(answer_id or ()),
                         question_ids=tuple(question or ()), repeat_ids=tuple(repeat or ()),
                         n_boot=n_boot, baseline_repeats=baseline_repeats,
                         transport=transport,
-                        skip_deterministic_repeats=skip_deterministic_repeats, audio=audio,
+                        skip_deterministic_repeats=not run_deterministic_repeats, audio=audio,
                         delivery_sd_pct=vary_delivery)
     try:  # before any model loads or call is placed
         calls = transport_call_options(TransportOptions(
