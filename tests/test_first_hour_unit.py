@@ -258,3 +258,21 @@ def test_deterministic_repeats_take_one_flag_and_the_old_default_flag_still_pars
     old = CliRunner().invoke(app, _args(out, "--skip-deterministic-repeats", "--profile",
                                         "nosuch"))
     assert old.exit_code == 2 and "unknown profile id(s) nosuch" in old.output, old.output
+
+
+def test_no_progress_still_says_the_phases_before_the_first_call(tmp_path, monkeypatch):
+    from test_campaign_unit import make_stages
+
+    real, said = runner.run_campaign, []
+
+    def run(spec, progress=True, say=None, **_kw):
+        said.append((progress, say))
+        say("loading the ASR and the judge")  # what the runner says before the first call
+        return real(spec, stages=make_stages(), progress=False)
+
+    monkeypatch.setattr(runner, "run_campaign", run)
+    out = tmp_path / "c"
+    res = CliRunner().invoke(app, _args(out, "--question", "q01_conflict", "--profile", "slow"))
+    assert res.exit_code == 0, res.output
+    assert said and said[0][0] is False  # --no-progress
+    assert "c: loading the ASR and the judge" in res.stdout

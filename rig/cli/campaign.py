@@ -89,10 +89,15 @@ def _run(spec, progress: bool, executor=None, stages=None, finish: bool = True, 
 def _run_calls(spec, progress: bool, executor, stages, **calls):
     """Run ``spec``'s calls: in this process's simulation, or one real call each over its
     transport (:class:`rig.calls.run.caller.TransportCaller`); the campaign's result."""
+    from rig.campaign.phases import printer
     from rig.campaign.runner import run_campaign
 
+    # the phases before the first call (assembling, loading models: minutes on a fresh
+    # machine) are said without the progress bar too: --no-progress output is not silent
+    say = printer(spec.campaign_id or spec.out_dir.name)
     if spec.transport == "sim":
-        return run_campaign(spec, progress=progress, executor=executor, stages=stages)
+        return run_campaign(spec, progress=progress, executor=executor, stages=stages,
+                            say=say)
     from rig.calls.interviewer.service import quiet_logs
     from rig.calls.run.caller import TransportCaller
     from rig.campaign.plan import check_selectors
@@ -103,7 +108,7 @@ def _run_calls(spec, progress: bool, executor, stages, **calls):
     quiet_logs()
     with TransportCaller(spec.transport, spec.answers_path, spec.out_dir, **calls) as caller:
         return run_campaign(spec, progress=progress, call_fn=caller, executor=executor,
-                            stages=stages)
+                            stages=stages, say=say)
 
 
 def _unscored(rows: list[dict]) -> str | None:
