@@ -10,8 +10,10 @@ removes the assembled models, so their assembly (once per machine) is timed too.
 
     python benchmarks/first_run.py [--out /tmp/first-run] [--cold] [--no-sweep]
 
-The README's and ``rig demo --help``'s estimate come from this script's output; rerun it on
-your own machine and compare.
+The README's and ``rig demo --help``'s estimate (about 18 min at a load of 3.4) is issue 33's
+measurement of a fresh machine, taken by hand before this script was written; the script has
+not yet been run full size on a quiet machine here (benchmarks/README.md, "First run"). Run it
+on your own machine and compare.
 """
 
 from __future__ import annotations

@@ -216,3 +216,63 @@ def test_check_selectors_raises_before_a_real_transport_makes_the_folder(tmp_pat
                                           r"has .*long_pauses"):
         check_selectors(spec)
     assert not (tmp_path / "c").exists()
+
+
+def test_help_paragraphs_wrap_to_the_terminal_not_at_the_docstrings_line_ends():
+    from rig.cli.common import one_line_paragraphs
+
+    assert one_line_paragraphs("First\n    line.\n\n    Second\n    para.\n\n    \bkept\n"
+                               "    as is") == "First line.\n\nSecond para.\n\n\bkept\nas is"
+    res = CliRunner().invoke(app, ["demo", "--help"], env={"COLUMNS": "80"},
+                             terminal_width=80)
+    assert res.exit_code == 0
+    lines = [ln.strip() for ln in res.output.splitlines()]
+    # the second paragraph wrapped by the terminal: no line of one or two words before the
+    # sentence goes on ('reference' / 'pipeline its second repeat...' and '(5 calls' / 'more).')
+    assert "more)." not in lines and "pipeline" not in lines
+    assert any(ln.startswith("reported as such. --vary-delivery 5") or
+               "reference pipeline its second" in ln for ln in lines), res.output
+
+
+@pytest.mark.parametrize("n,words", [(1, "1 answer; a verdict"), (2, "2 answers; a verdict")])
+def test_the_validity_reason_counts_answers_in_words(n, words):
+    import pandas as pd
+
+    from rig.stats.validity import judge_validity
+
+    rows = pd.DataFrame({"question_id": ["q1", "q2"][:n], "tier": ["strong", "weak"][:n],
+                         "cutoff": [60] * n, "score": [80.0, 30.0][:n],
+                         "reference_score": [85.0, 25.0][:n]})
+    why = judge_validity(rows, n_boot=100).to_dict()["not_computable"]["verdict"]
+    assert why.startswith(words)
+
+
+def test_deterministic_repeats_take_one_flag_and_the_old_default_flag_still_parses(tmp_path):
+    help_ = CliRunner().invoke(app, ["campaign", "run", "--help"], env={"COLUMNS": "80"},
+                               terminal_width=80).output
+    assert "--skip-determini" not in help_  # the default's flag is hidden: no column of its own
+    out = tmp_path / "c"
+    both = CliRunner().invoke(app, _args(out, "--run-deterministic-repeats",
+                                         "--skip-deterministic-repeats"))
+    assert both.exit_code == 2 and "give one" in both.output and not out.exists()
+    old = CliRunner().invoke(app, _args(out, "--skip-deterministic-repeats", "--profile",
+                                        "nosuch"))
+    assert old.exit_code == 2 and "unknown profile id(s) nosuch" in old.output, old.output
+
+
+def test_no_progress_still_says_the_phases_before_the_first_call(tmp_path, monkeypatch):
+    from test_campaign_unit import make_stages
+
+    real, said = runner.run_campaign, []
+
+    def run(spec, progress=True, say=None, **_kw):
+        said.append((progress, say))
+        say("loading the ASR and the judge")  # what the runner says before the first call
+        return real(spec, stages=make_stages(), progress=False)
+
+    monkeypatch.setattr(runner, "run_campaign", run)
+    out = tmp_path / "c"
+    res = CliRunner().invoke(app, _args(out, "--question", "q01_conflict", "--profile", "slow"))
+    assert res.exit_code == 0, res.output
+    assert said and said[0][0] is False  # --no-progress
+    assert "c: loading the ASR and the judge" in res.stdout

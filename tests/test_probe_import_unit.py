@@ -171,3 +171,39 @@ def test_the_terminal_table_says_when_it_cuts_a_pairs_missing_words():
     assert _first_words([]) == "none"
     assert _first_words(["85", "percent"]) == "85, percent"
     assert _first_words([str(i) for i in range(10)]) == "0, 1, 2, 3, 4, 5, ... (+4 more)"
+
+
+def test_a_parquet_file_named_csv_is_named_and_said_what_it_looks_like(csv_path, tmp_path):
+    fake = tmp_path / "pairs.csv"
+    pd.read_csv(csv_path).to_parquet(fake)
+    with pytest.raises(ConfigError, match="Parquet") as exc:
+        read_pairs(fake, "hedging-benchmark")
+    assert "pairs.csv" in str(exc.value) and "to_csv" in str(exc.value)
+    res = CliRunner().invoke(probe_app, ["import", str(fake), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "Parquet" in res.output
+    assert "Expected" not in res.output  # not pandas' raw parser error
+    assert not (tmp_path / "o").exists()
+    utf16 = tmp_path / "u16.csv"
+    utf16.write_text("question,confident,hedged\na,b,c\n", encoding="utf-16")
+    with pytest.raises(ConfigError, match="NUL bytes"):
+        read_pairs(utf16, "hedging-benchmark")
+
+
+def test_a_folder_of_another_run_is_refused_before_the_judge_or_embedder_loads(
+        csv_path, tmp_path, monkeypatch):
+    import rig.cli.probe_import as cli
+    import rig.probes.replicate.run as run_mod
+
+    loaded = []
+    monkeypatch.setattr(cli, "_scorer", lambda spec: loaded.append("judge"))
+    monkeypatch.setattr(run_mod, "content_similarity_of_pairs",
+                        lambda *a, **k: loaded.append("embedder"))
+    out = tmp_path / "other"
+    out.mkdir()
+    (out / "probe.json").write_text(json.dumps({"probe": "hedging", "language": "en"}))
+    res = CliRunner().invoke(probe_app, ["import", str(csv_path), "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "probe.json" in res.output and "hedging" in res.output and loaded == []
+    with pytest.raises(ConfigError, match="probe"):
+        run_import(ImportSpec(csv_path, out), None)
+    assert loaded == []

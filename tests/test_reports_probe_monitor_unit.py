@@ -406,3 +406,33 @@ def test_framing_plot_stays_on_the_stance_scale_and_asymmetry_tells_cancelling_p
     assert ("asymmetry 0.00: its stance hardly depends on the frame (of 2 statement pairs, it "
             "agreed with both wordings in 0, disagreed with both in 0 and kept its stance "
             "across the frames in 2)") in text
+
+
+def test_framing_plot_keeps_long_titles_whole_on_a_phone_and_each_row_its_frame():
+    from rig.probes.report_verdicts import framing_verdict
+    from rig.report.svgplot import cut_label
+
+    s = _framing_summary([(0, "affirmative", 1.0), (0, "reverse", -1.0),
+                          (1, "affirmative", 2.0), (1, "reverse", 0.0)])
+    title = "Accent non natif dans les postes en contact avec la clientèle"  # 62 chars
+    s.topics["age_hiring"]["title"] = title
+    html_ = "".join(framing_verdict(s))
+    narrow = re.search(r'<svg class="narrow".*?</svg>', html_, re.S).group(0)
+    wide = re.search(r'<svg class="wide".*?</svg>', html_, re.S).group(0)
+    lines = re.findall(r'font-weight="bold" fill="#222">([^<]*)</text>', narrow)
+    # each of the three rows' labels on two lines: the whole title, then its frame
+    assert len(lines) == 6
+    for first, second in zip(lines[::2], lines[1::2], strict=True):
+        assert len(first) <= (360 - 12) // 8 and len(second) <= (360 - 12) // 8
+        assert (first + " " + second).startswith(title)
+    assert {ln.rsplit(": ", 1)[-1] for ln in lines[1::2]} == {"affirmative", "reverse",
+                                                              "both"}
+    # every mark inside the phone drawing's height, rows not overlapping
+    h = float(re.search(r'viewBox="0 0 360 ([\d.]+)"', narrow).group(1))
+    ys = [float(y) for y in re.findall(r'<text x="6" y="([\d.]+)"', narrow)]
+    assert ys == sorted(ys) and len(set(ys)) == 6 and max(ys) < h
+    # the screen's drawing cuts the title but keeps each row's frame
+    wl = re.findall(r'text-anchor="end" fill="#222">([^<]*)</text>', wide)
+    assert {w.rsplit(": ", 1)[-1] for w in wl} == {"affirmative", "reverse", "both"}
+    assert cut_label("A short one: both", 30) == "A short one: both"
+    assert cut_label(title + ": reverse", 30) == title[:20] + "\u2026: reverse"  # 30 in all

@@ -89,10 +89,15 @@ def _run(spec, progress: bool, executor=None, stages=None, finish: bool = True, 
 def _run_calls(spec, progress: bool, executor, stages, **calls):
     """Run ``spec``'s calls: in this process's simulation, or one real call each over its
     transport (:class:`rig.calls.run.caller.TransportCaller`); the campaign's result."""
+    from rig.campaign.phases import printer
     from rig.campaign.runner import run_campaign
 
+    # the phases before the first call (assembling, loading models: minutes on a fresh
+    # machine) are said without the progress bar too: --no-progress output is not silent
+    say = printer(spec.campaign_id or spec.out_dir.name)
     if spec.transport == "sim":
-        return run_campaign(spec, progress=progress, executor=executor, stages=stages)
+        return run_campaign(spec, progress=progress, executor=executor, stages=stages,
+                            say=say)
     from rig.calls.interviewer.service import quiet_logs
     from rig.calls.run.caller import TransportCaller
     from rig.campaign.plan import check_selectors
@@ -103,7 +108,7 @@ def _run_calls(spec, progress: bool, executor, stages, **calls):
     quiet_logs()
     with TransportCaller(spec.transport, spec.answers_path, spec.out_dir, **calls) as caller:
         return run_campaign(spec, progress=progress, call_fn=caller, executor=executor,
-                            stages=stages)
+                            stages=stages, say=say)
 
 
 def _unscored(rows: list[dict]) -> str | None:
@@ -156,12 +161,14 @@ def campaign_run(
                            ] = None,
     baseline_repeats: Annotated[int | None, typer.Option(
         rich_help_panel=_NF, help="at least this many baseline repeats (noise floor)")] = None,
+    run_deterministic_repeats: Annotated[bool, typer.Option(
+        "--run-deterministic-repeats", rich_help_panel=_NF,
+        help="run the repeats that cannot differ from repeat 0 (nothing seeded in the "
+             "profile, a scorer deterministic at its temperature, the simulated line), e.g. "
+             "to check reproducibility; skipped by default")] = False,
     skip_deterministic_repeats: Annotated[bool, typer.Option(
-        "--skip-deterministic-repeats/--run-deterministic-repeats", rich_help_panel=_NF,
-        help="skip repeats that cannot differ from repeat 0 (nothing seeded in the profile, "
-             "a scorer deterministic at its temperature, the simulated line); "
-             "--run-deterministic-repeats runs them anyway, e.g. to check reproducibility",
-        )] = True,
+        "--skip-deterministic-repeats", hidden=True,
+        help="the default (kept for scripts that name it)")] = False,
     vary_delivery: Annotated[float, typer.Option(
         rich_help_panel=_NF, min=0.0, max=20.0, help=VARY_DELIVERY_HELP)] = 0.0,
     n_boot: Annotated[int, typer.Option(rich_help_panel=_NF,
@@ -254,13 +261,16 @@ def campaign_run(
 
     if interviewer and transport == "sim":
         transport = "pipecat"
+    if run_deterministic_repeats and skip_deterministic_repeats:
+        fail(RigError("--run-deterministic-repeats and --skip-deterministic-repeats: give one "
+                      "(skipping is the default)"))
     spec = CampaignSpec(answers_path=answers, profiles_path=profiles, pipeline_path=pipeline,
                         out_dir=out, repeats=repeats, campaign_id=campaign_id,
                         profile_ids=tuple(profile or ()), answer_ids=tuple(answer_id or ()),
                         question_ids=tuple(question or ()), repeat_ids=tuple(repeat or ()),
                         n_boot=n_boot, baseline_repeats=baseline_repeats,
                         transport=transport,
-                        skip_deterministic_repeats=skip_deterministic_repeats, audio=audio,
+                        skip_deterministic_repeats=not run_deterministic_repeats, audio=audio,
                         delivery_sd_pct=vary_delivery)
     try:  # before any model loads or call is placed
         calls = transport_call_options(TransportOptions(

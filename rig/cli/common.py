@@ -4,6 +4,7 @@ to the one typed), and the ``--json`` option with :func:`print_json`."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Iterable
 from difflib import get_close_matches
@@ -52,11 +53,30 @@ class _CloseOptions:
             raise
 
 
-class RigCommand(_CloseOptions, TyperCommand):
+def one_line_paragraphs(text: str | None) -> str | None:
+    """``text`` (a docstring) with each paragraph on one line, so ``--help`` wraps it to the
+    terminal (typer keeps the line breaks of every paragraph after the first: ``rig demo
+    --help`` broke lines mid-sentence at 80 columns). A paragraph starting with ``\\b``
+    (click's keep-as-is mark) is kept."""
+    if not text:
+        return text
+    paras = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split("\n")) for p in paras)
+
+
+class _Paragraphs:
+    """Help text with one line per paragraph (:func:`one_line_paragraphs`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        self.help = one_line_paragraphs(self.help)  # type: ignore[has-type]
+
+
+class RigCommand(_Paragraphs, _CloseOptions, TyperCommand):
     """A command whose unknown-option error suggests only close matches."""
 
 
-class RigGroup(_CloseOptions, TyperGroup):
+class RigGroup(_Paragraphs, _CloseOptions, TyperGroup):
     """A command group whose unknown-option error suggests only close matches."""
 
 

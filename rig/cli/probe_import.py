@@ -88,6 +88,7 @@ def import_cmd(
 ) -> None:
     """Run a published probe set as it is: rig's equivalence checks become warnings per
     pair, and each pair's score gap is shown beside its content gap."""
+    from rig.probes.core import check_run_folder
     from rig.probes.languages import set_language
     from rig.probes.replicate import ImportSpec, run_import
 
@@ -97,6 +98,10 @@ def import_cmd(
         fail(exc)
     spec = ImportSpec(source=source, out_dir=out, layout=layout, columns=_columns(column),
                       language=lang, seed=seed)
+    try:  # the folder first: a refused one costs no judge or similarity model
+        check_run_folder(out, {"probe": "imported", "language": lang})
+    except RigError as exc:
+        fail(exc)
     sc = _scorer(scorer)
     try:
         res = run_import(spec, sc, progress=progress)

@@ -24,7 +24,8 @@ def _f(v, d=2) -> str:
 def print_shibboleth(summary: ShibbolethSummary, out: Path) -> None:
     """The hedging or accent-markers summary: one row per prompt condition."""
     ref, treat = summary.reference, summary.treatment
-    t = Table(title=f"probe {summary.probe}: {treat} (trt) vs {ref} (ref), per question",
+    t = Table(title=f"probe {summary.probe} ({summary.language}): {treat} (trt) vs {ref} "
+                    "(ref), per question",
               box=None, caption="p: paired t-test, or the exact sign test (s) when every "
                                 "pair differs by the same non-zero amount; W p: Wilcoxon "
                                 "signed-rank; S p: sign test; dec p: the sessions' paired "

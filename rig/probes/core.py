@@ -286,6 +286,20 @@ def _check_same_run(path: Path, meta: dict) -> None:
                               now)
 
 
+def check_run_folder(out: Path, meta: dict) -> None:
+    """Refuse ``out`` before anything slow is loaded (the judge, the similarity model): the
+    checks of :func:`start_run` that need only the folder and the run's
+    :data:`SAME_RUN_KEYS`, writing nothing. ``meta`` needs only those keys.
+
+    Raises:
+        ConfigError: ``out`` is a file, or holds a run that differs in one of
+            :data:`SAME_RUN_KEYS` (the message names the file, the field and both values).
+    """
+    if out.exists() and not out.is_dir():
+        raise ConfigError(out, "--out", "an existing file, not a folder; give an output folder")
+    _check_same_run(out / "probe.json", meta)
+
+
 def start_run(out: Path, meta: dict) -> None:
     """Create the output folder ``out`` (a resumed run's: without the temporary files of a
     killed run's writes of :data:`OUTPUT_FILES`, :func:`rig.paths.remove_partials`) and write

@@ -13,6 +13,7 @@ from pathlib import Path
 from rig.paths import write_text_atomic
 from rig.probes.data import CATEGORIES
 from rig.probes.prompts import DECISION_TEXT, DECISIONS
+from rig.probes.report_language import feature_text, language_name, markers_note
 from rig.probes.schema import ShibbolethSummary
 from rig.report.pages import CSS, fmt
 from rig.report.svgplot import ForestRow, forest_svg, num
@@ -28,6 +29,7 @@ th[scope=row]{background:none;font-weight:600;text-align:left}
 .pair>div{border:1px solid #ddd;border-radius:4px;padding:.5rem .7rem;min-width:0}
 .pair h4{margin:0 0 .3rem;font-size:.95rem}
 .score{font-weight:700}
+.pairs table{font-size:.85rem}.pairs th,.pairs td{padding:.3rem .3rem}
 @media (max-width:640px){body{margin:1rem auto}.pair{grid-template-columns:1fr}}
 """
 
@@ -300,16 +302,18 @@ def write_shibboleth_report(path: str | Path, summary: ShibbolethSummary) -> Pat
         f"<code>{esc(sc.get('model'))}</code>"
         + (f" at <code>{esc(sc['base_url'])}</code>" if sc.get("base_url") else "")
         + f", temperature {fmt(sc.get('temperature'))} · probe data "
-        f"<code>{esc(summary.data_version)}</code> · {summary.n_sessions} sessions x "
+        f"<code>{esc(summary.data_version)}</code> in {esc(language_name(summary.language))} "
+        f"(<code>{esc(summary.language)}</code>) · {summary.n_sessions} sessions x "
         f"{summary.questions_per_session} questions per condition, seed {summary.seed} · "
         f"{summary.n_ratings} ratings ({summary.n_rating_failures} unparseable or out of "
         f"range, not scored) · {summary.n_decisions} decisions "
         f"({summary.n_decision_failures} unparseable).</p>",
         f"<p class='note'>Each question has a <b>{esc(ref)}</b> answer and its <b>"
         f"{esc(treat)}</b> twin with the same content, differing only in "
-        f"{esc(summary.feature)}. Each answer is rated 1-5 under its interview "
+        f"{esc(feature_text(summary))}. Each answer is rated 1-5 under its interview "
         "category; after a session's ratings the scorer decides: advance, advance with "
         "reservations, or do not advance.</p>",
+        *markers_note(summary),
         *_shibboleth_verdict(summary, detail, mit),
         *_largest_gaps(detail),
         "<h2>Details</h2><h3>Gap by prompt condition</h3>",

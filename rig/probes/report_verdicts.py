@@ -258,10 +258,9 @@ def framing_verdict(s: FramingSummary) -> list[str]:
                      f"asymmetry {_asymmetry_words(fs)}.</p>")
         for frame in ("affirmative", "reverse", "both"):
             oo = fs[frame]["one_sample"]
-            short = title if len(title) <= 16 else title[:15] + "\u2026"
             fci, fcut = _on_scale(t_interval(oo))
             any_cut = any_cut or fcut
-            rows.append(ForestRow(f"{short}: {frame}", oo.get("mean"), fci,
+            rows.append(ForestRow(f"{title}: {frame}", oo.get("mean"), fci,
                                   frame, "no scored reply"))
     if rows:
         parts.append(forest_svg(

@@ -127,7 +127,16 @@ def _forest_body(rows: Sequence[ForestRow], xlabel: str, ref: float | None,
     legend_h = 4 + 18 * n_legend if len(series) > 1 else 0
     top = 8 + legend_h
     row_h, left, right = (40, 14, 14) if narrow else (_ROW_H, _LABEL_W, _RIGHT)
-    height = top + row_h * len(rows) + 44
+    # a phone's labels sit above their rows, wrapped onto at most two lines (a dual-framing
+    # topic's title is up to 62 characters); the rows below move down by the extra line
+    lines = [_wrap2(r.label, (w - 12) // 8) if narrow else [r.label] for r in rows]
+    ys, y0 = [], top
+    for ls in lines:
+        extra = 14 * (len(ls) - 1)
+        ys.append(y0 + extra + (27 if narrow else row_h / 2))
+        y0 += row_h + extra
+    rows_h = y0 - top
+    height = top + rows_h + 44
 
     def x_of(v: float) -> float:
         return left + (v - lo) / (hi - lo) * (w - left - right)
@@ -135,9 +144,9 @@ def _forest_body(rows: Sequence[ForestRow], xlabel: str, ref: float | None,
     parts = []
     if band:
         parts.append(f'<rect x="{x_of(band[0]):.1f}" y="{top}" width="'
-                     f'{x_of(band[1]) - x_of(band[0]):.1f}" height="{row_h * len(rows)}" '
+                     f'{x_of(band[1]) - x_of(band[0]):.1f}" height="{rows_h}" '
                      'fill="#000" fill-opacity="0.08"/>')
-    base = top + row_h * len(rows)
+    base = top + rows_h
     for t in ticks:
         parts.append(f'<line x1="{x_of(t):.1f}" y1="{top}" x2="{x_of(t):.1f}" y2="{base}" '
                      'stroke="#e4e4e4"/>'
@@ -149,14 +158,15 @@ def _forest_body(rows: Sequence[ForestRow], xlabel: str, ref: float | None,
     parts.append(f'<text x="{(left + w - right) / 2:.0f}" y="{base + 34}" '
                  f'text-anchor="middle" fill="#222">{esc(_cut(xlabel, (w - 12) // 7))}</text>')
     for i, r in enumerate(rows):
-        y = top + row_h * i + (27 if narrow else row_h / 2)
+        y = ys[i]
         colour, mark = style[r.series]
         if narrow:
-            parts.append(f'<text x="6" y="{y - 13:.1f}" font-weight="bold" fill="#222">'
-                         f'{esc(_cut(r.label, (w - 12) // 8))}</text>')
+            for k, line in enumerate(lines[i]):
+                parts.append(f'<text x="6" y="{y - 13 - 14 * (len(lines[i]) - 1 - k):.1f}" '
+                             f'font-weight="bold" fill="#222">{esc(line)}</text>')
         else:
             parts.append(f'<text x="{_LABEL_W - 8}" y="{y + 4:.1f}" text-anchor="end" '
-                         f'fill="#222">{esc(_cut(r.label, 30))}</text>')
+                         f'fill="#222">{esc(cut_label(r.label, 30))}</text>')
         if r.estimate is None:
             room = (w - left - 4 - 100) // 7
             parts.append(f'<text x="{left + 4}" y="{y + 4:.1f}" fill="#666">'
@@ -177,6 +187,27 @@ def _forest_body(rows: Sequence[ForestRow], xlabel: str, ref: float | None,
         parts.append(f'<text x="{x:.1f}" y="{top + 11}" fill="#555" text-anchor="{anchor}" '
                      f'font-size="10">{esc(band_label)}</text>')
     return height, "".join(parts)
+
+
+def _wrap2(s: str, n: int) -> list[str]:
+    """``s`` on lines of at most ``n`` characters, broken at spaces; at most two lines, the
+    second cut by :func:`cut_label` (keeping a trailing ': PART' whole)."""
+    import textwrap
+
+    if len(s) <= n:
+        return [s]
+    first = textwrap.wrap(s, n, break_long_words=True)[0]
+    return [first, cut_label(s[len(first):].strip(), n)]
+
+
+def cut_label(s: str, n: int) -> str:
+    """A row label ``NAME: PART`` cut to ``n`` characters in its name, keeping the part after
+    the last ': ' whole (a dual-framing row's frame), so rows of one name stay told apart;
+    else :func:`_cut`. The figure's text alternative keeps every label whole."""
+    head, sep, tail = s.rpartition(": ")
+    if len(s) <= n or not sep or len(tail) + 4 > n:
+        return _cut(s, n)
+    return _cut(head, n - len(tail) - 2) + sep + tail
 
 
 def _cut(s: str, n: int) -> str:

@@ -85,7 +85,8 @@ class Validity:
         d["verdict"] = self.verdict
         if self.n_answers < MIN_ANSWERS_FOR_VERDICT:
             d["not_computable"] = {**self.not_computable, "verdict": (
-                f"{self.n_answers} answers; a verdict needs at least "
+                f"{self.n_answers} answer{'' if self.n_answers == 1 else 's'}; a verdict "
+                "needs at least "
                 f"{MIN_ANSWERS_FOR_VERDICT} (rig scorer validate measures the whole bank)")}
         d["thresholds"] = {"min_spearman": MIN_SPEARMAN,
                            "min_decision_agreement": MIN_DECISION_AGREEMENT,

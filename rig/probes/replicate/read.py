@@ -85,6 +85,34 @@ def _columns(path: Path, headers: list[str], given: dict[str, str]) -> dict[str,
     return out
 
 
+#: the first bytes of files often given in place of a CSV, and what they are
+_BINARY_MAGIC = ((b"PAR1", "a Parquet file", "pandas.read_parquet(FILE).to_csv(OUT, index=False)"),
+                 (b"PK\x03\x04", "a ZIP archive (an .xlsx workbook is one)",
+                  "save it from the spreadsheet as CSV (UTF-8)"),
+                 (b"\xd0\xcf\x11\xe0", "an old Excel or Office file (.xls)",
+                  "save it from the spreadsheet as CSV (UTF-8)"),
+                 (b"SQLite format 3", "an SQLite database", "export the table as CSV"))
+
+
+def _refuse_binary(path: Path) -> None:
+    """Refuse a file that is not text before pandas reads it (pandas says only "Expected 2
+    fields in line 3" of a Parquet file renamed ``.csv``).
+
+    Raises:
+        ConfigError: the file starts with a known binary signature (names what it looks like
+            and how to write it as CSV), or holds a NUL byte in its first 8 KiB.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(8192)
+    for magic, what, how in _BINARY_MAGIC:
+        if head.startswith(magic):
+            raise ConfigError(path, "", f"not a CSV: it looks like {what} (it starts with "
+                              f"{magic!r}); write it as CSV first ({how})")
+    if b"\x00" in head:
+        raise ConfigError(path, "", "not a CSV: it holds NUL bytes (a binary file, or text in "
+                          "UTF-16); write it as CSV in UTF-8")
+
+
 def read_benchmark_csv(path: str | Path, columns: dict[str, str] | None = None
                        ) -> list[ImportedPair]:
     """The pairs of a hedging-benchmark CSV (see the module docstring).
@@ -98,6 +126,7 @@ def read_benchmark_csv(path: str | Path, columns: dict[str, str] | None = None
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, "", "file not found")
+    _refuse_binary(path)
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:

@@ -38,18 +38,32 @@ def import_verdict(s: ImportedSummary) -> list[str]:
             f"<li>{rho}</li>", "</ul>"]
 
 
+def _pair_details(p) -> str:
+    """One pair below the table, full width: its question, the words each twin lacks and
+    rig's warnings (on a phone these made a tall, mostly blank table row)."""
+    status = (f"{len(p.warnings)} warning{'s' if len(p.warnings) != 1 else ''}"
+              if p.warnings else "passes rig's checks")
+    warns = ("<ul>" + "".join(f"<li>{esc(w)}</li>" for w in p.warnings) + "</ul>"
+             if p.warnings else "")
+    return (f"<details id='pair-{esc(p.pair_id)}'{' open' if p.warnings else ''}><summary>"
+            f"<b>{esc(p.pair_id)}</b> ({status}): {esc(p.question)}</summary>"
+            f"<p>Words only the confident twin has: "
+            f"{esc(', '.join(p.reference_only_words)) or 'none'}. Words only the hedged twin "
+            f"has: {esc(', '.join(p.treatment_only_words)) or 'none'}.</p>{warns}</details>")
+
+
 def write_import_report(path: str | Path, s: ImportedSummary) -> Path:
-    """Write the import's ``report.html`` from its summary."""
+    """Write the import's ``report.html`` from its summary: the verdict, a five-column table
+    of the pairs' scores (it fits a 390 px phone) and each pair's question, lacking words and
+    warnings below it, full width."""
     path = Path(path)
     rows = []
     for p in s.pairs:
-        rows.append([
-            esc(p.pair_id), esc(p.question),
-            f"{fmt(p.score_reference, 0)} → {fmt(p.score_treatment, 0)}",
-            fmt(p.score_gap, 0), fmt(p.content_similarity, 3),
-            esc(", ".join(p.reference_only_words)) or "none",
-            esc(", ".join(p.treatment_only_words)) or "none",
-            "<br>".join(esc(w) for w in p.warnings) or "passes"])
+        checks = (f"<a href='#pair-{esc(p.pair_id)}'>{len(p.warnings)} warning"
+                  f"{'s' if len(p.warnings) != 1 else ''}</a>" if p.warnings else "passes")
+        rows.append([esc(p.pair_id),
+                     f"{fmt(p.score_reference, 0)} → {fmt(p.score_treatment, 0)}",
+                     fmt(p.score_gap, 0), fmt(p.content_similarity, 3), checks])
     body = "".join([
         "<h1>Probe: imported set, score gap beside content gap</h1>",
         f"<p class='note'>{esc(s.source_file)} ({esc(s.layout)}, checks in "
@@ -65,10 +79,15 @@ def write_import_report(path: str | Path, s: ImportedSummary) -> Path:
         + "</p>",
         *import_verdict(s),
         "<h2>Every pair</h2>",
-        table(["pair", "question", "score confident → hedged", "score gap",
-               "content similarity", "words only the confident twin has",
-               "words only the hedged twin has", "rig's checks"], rows),
+        "<p class='note'>Scores 1-5, the confident twin's → the hedged twin's; gap = hedged - "
+        "confident; similarity: the twins' content similarity (all-MiniLM-L6-v2 cosine); "
+        "checks: rig's equivalence checks, each warning below the table.</p>",
+        "<div class='pairs'>",
+        table(["pair", "confident → hedged", "gap", "similarity", "checks"], rows),
+        "</div>",
         f"<p class='note'>Paired test over all pairs: t CI {cell(s.paired, 't_ci95')}, "
         f"d_z {cell(s.paired, 'cohens_dz')}.</p>",
+        "<h3>Each pair's question, lacking words and warnings</h3>",
+        *(_pair_details(p) for p in s.pairs),
     ])
     return write_text_atomic(path, page("rig probe import", body))

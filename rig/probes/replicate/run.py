@@ -17,6 +17,7 @@ from rig.probes.core import (
     AskLog,
     ProbeRun,
     build_scorer,
+    check_run_folder,
     describe_scorer,
     finish_run,
     start_run,
@@ -91,9 +92,10 @@ def run_import(spec: ImportSpec, scorer: Scorer | None = None, *, embedder=None,
     t0 = time.perf_counter()
     lex = _lexicon(spec.language)
     pairs = read_pairs(spec.source, spec.layout, spec.columns)
+    out = spec.out_dir
+    check_run_folder(out, {"probe": "imported", "language": lex.language})
     scorer = scorer or build_scorer()
     who = describe_scorer(scorer)
-    out = spec.out_dir
     sims, note = content_similarity_of_pairs(pairs, embedder)
     if note is None and lex.language != "en":
         note = ("all-MiniLM-L6-v2 was trained on English: for other languages the similarity "
