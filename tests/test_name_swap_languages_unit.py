@@ -77,3 +77,24 @@ def test_english_asks_unchanged():
     a = feature_prompt("plain", "hire", "Role", "x")
     assert a.user.endswith('Reply as JSON: {"hire": "yes" or "no"}')
     assert parse_feature("compensation", '{"compensation_usd": "$85,000"}').value.value == 85000
+
+
+@pytest.mark.parametrize("lang", OTHER)
+def test_cli_runs_the_shipped_set_of_the_language(tmp_path, monkeypatch, lang):
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    import rig.cli.probe as cli
+    from rig.scorer.fake import FakeScorer
+
+    yes = TEXTS[lang].yes
+    monkeypatch.setattr(cli, "_scorer", lambda spec, option="--scorer": FakeScorer(
+        lambda u, s: json.dumps({"hire": yes})))
+    out = tmp_path / "ns"
+    res = CliRunner().invoke(cli.probe_app, [
+        "name-swap", "--language", lang, "--kind", "resume", "--items", "1",
+        "--names-per-group", "1", "--feature", "hire", "--mitigation", "none", "--out",
+        str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    df = pd.read_parquet(out / "scores.parquet")
+    assert len(df) == 2 and (df["parse_status"] == "ok").all() and set(df["answer"]) == {yes}
