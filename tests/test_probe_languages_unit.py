@@ -237,15 +237,19 @@ def test_hedging_probe_runs_in_each_language(tmp_path, lang):
     assert s.conditions_detail["plain"]["paired"]["mean_diff"] == pytest.approx(-1)
 
 
-def test_accent_markers_and_name_swap_are_english_only(tmp_path):
+def test_accent_markers_english_only_and_name_swap_refuses_a_set_of_another_language(
+        tmp_path):
     from rig.probes.shibboleth import ProbeSpec, run_probe
 
     with pytest.raises(ConfigError, match="accent_markers probe has no prompt set in Spanish"):
         run_probe(ProbeSpec("accent_markers", tmp_path / "a", language="es"), FakeScorer())
-    res = CliRunner().invoke(probe_app, ["name-swap", "--language", "fr", "--out",
+    from rig.probes.names import DEFAULT_NAMES
+
+    res = CliRunner().invoke(probe_app, ["name-swap", "--language", "fr", "--name-set",
+                                         str(DEFAULT_NAMES / "gendered.yaml"), "--out",
                                          str(tmp_path / "n"), "--no-progress"])
     assert res.exit_code == 2, res.output
-    assert "name_swap probe in French (fr)" in res.output and "language: fr" in res.output
+    assert "name_swap probe in French (fr)" in res.output and "this file is en" in res.output
 
 
 def test_name_swap_runs_with_names_and_material_of_that_language(tmp_path):

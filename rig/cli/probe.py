@@ -282,9 +282,12 @@ def check(data: Annotated[Path | None, typer.Argument(
 def name_swap_cmd(
     scorer: ScorerOpt = "embedded",
     name_set: Annotated[list[str] | None, typer.Option(
-        help="name set id (probes/names/<id>.yaml) or YAML path, repeatable (default: "
-             "gendered and neutral_pronouns)")] = None,
-    materials: MaterialsOpt = DEFAULT_MATERIALS,
+        help="name set id (probes/names/<id>.yaml, probes/names/<lang>/<id>.yaml) or YAML "
+             "path, repeatable (default: the language's shipped sets: gendered and "
+             "neutral_pronouns in en, gendered in es, fr, de)")] = None,
+    materials: Annotated[Path | None, typer.Option(
+        help="materials file (resumes, transcripts; default: the language's shipped "
+             "one)")] = None,
     kind: Annotated[list[str] | None, typer.Option(
         help="material kind: resume or transcript (repeatable; default both)")] = None,
     items: Annotated[int | None, typer.Option(
@@ -297,8 +300,8 @@ def name_swap_cmd(
              "reasoning (repeatable; default both), or none alone for the plain prompt only "
              "(none cannot be combined with a mitigation)")] = None,
     language: Annotated[str, typer.Option(
-        help="language of the names and material: en as shipped; another needs --name-set "
-             "and --materials files declaring it (language: es)")] = "en",
+        help="language of the names, material and asks: en, es, fr or de (shipped sets in "
+             "each); a --name-set or --materials file must declare it")] = "en",
     seed: SeedOpt = 0,
     out: OutOpt = Path("reports/probe-name-swap"),
     progress: ProgressOpt = True,
@@ -312,8 +315,7 @@ def name_swap_cmd(
     kinds = _choices(kind, {"resume": "resume", "transcript": "transcript"}, "kind") or (
         "resume", "transcript")
     feats = _choices(feature, {f: f for f in FEATURES}, "feature") or FEATURES
-    spec = NameSwapSpec(out_dir=out, name_sets=tuple(name_set or ("gendered",
-                                                                  "neutral_pronouns")),
+    spec = NameSwapSpec(out_dir=out, name_sets=tuple(name_set or ()),
                         materials_path=materials, kinds=kinds, n_items=items,  # type: ignore
                         names_per_group=names_per_group, seed=seed, conditions=conds,
                         features=feats, language=language)

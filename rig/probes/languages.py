@@ -9,9 +9,11 @@ A probe's ``--language`` is a code of the answer banks (``en``, ``es``, ``fr``, 
 * ``hedging``: a probe set in every probe language (``probes/shibboleth/<lang>/``), with
   hedge markers per language taken from that language's hedging literature
   (``hedges.yaml`` in each folder, with its source; English: :data:`rig.probes.data.HEDGES`).
-* ``name_swap``: English only, as shipped (US name statistics, English material). Another
-  language runs only with a name set and materials that declare that language
-  (``language:`` in their YAML); otherwise :func:`check_name_swap_language` refuses.
+* ``name_swap``: name sets (``probes/names/<lang>/``, from each country's name statistics,
+  cited in ``probes/names/README.md``), materials (``probes/name_swap/<lang>/``) and asks
+  (:mod:`rig.probes.name_swap.texts`) in every probe language; English is
+  ``probes/names/`` itself. Every file a run reads must declare the run's language
+  (``language:`` in its YAML); otherwise :func:`check_name_swap_language` refuses.
 
 Pure: no model is loaded here.
 """
@@ -35,14 +37,13 @@ SHIPPED: dict[str, tuple[str, ...]] = {
     "hedging": PROBE_LANGUAGES,
     # dropping articles imitates speakers of article-less languages in English only
     "accent_markers": ("en",),
-    "name_swap": ("en",),
+    "name_swap": PROBE_LANGUAGES,
 }
 _WHY_NOT = {
     "accent_markers": "the article-dropped variant imitates, in English, speakers whose first "
                       "language has no articles; the es, fr and de sets have no such variant",
-    "name_swap": "the shipped name sets are US name statistics and the materials are "
-                 "English; give --name-set and --materials files that declare "
-                 "`language: {lang}`",
+    "name_swap": "use the shipped set of that language (leave out --name-set and "
+                 "--materials) or give files that declare `language: {lang}`",
 }
 
 

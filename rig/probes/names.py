@@ -207,17 +207,37 @@ def candidate_name(name_set: NameSet, group_id: str, slot: Slot) -> tuple[str, s
     return first, name_set.display(group_id, first, slot.surname)
 
 
-def load_name_set(spec: str | Path) -> NameSet:
-    """A name set by id (a file ``probes/names/<id>.yaml``) or by path.
+def names_folder(language: str = "en") -> Path:
+    """The shipped name sets of ``language``: ``probes/names/`` for English,
+    ``probes/names/<language>/`` otherwise (sources: ``probes/names/README.md``)."""
+    return DEFAULT_NAMES if language == "en" else DEFAULT_NAMES / language
+
+
+def shipped_name_sets(language: str = "en") -> tuple[str, ...]:
+    """The ids of the shipped name sets of ``language`` (English: ``gendered`` and
+    ``neutral_pronouns``; es, fr, de: ``gendered``); empty for a language without any."""
+    return tuple(sorted(p.stem for p in names_folder(language).glob("*.yaml")))
+
+
+def default_materials(language: str = "en") -> Path:
+    """The shipped materials file of ``language``: ``probes/name_swap/materials.yaml`` for
+    English, ``probes/name_swap/<language>/materials.yaml`` otherwise."""
+    return DEFAULT_MATERIALS if language == "en" else (
+        DEFAULT_MATERIALS.parent / language / DEFAULT_MATERIALS.name)
+
+
+def load_name_set(spec: str | Path, language: str = "en") -> NameSet:
+    """A name set by id (a file ``<names_folder(language)>/<id>.yaml``) or by path.
 
     Raises:
         ConfigError: no such set or file, or a malformed one (names the file and field).
     """
     path = Path(spec)
     if not path.suffix:
-        path = DEFAULT_NAMES / f"{spec}.yaml"
+        folder = names_folder(language)
+        path = folder / f"{spec}.yaml"
         if not path.is_file():
-            known = sorted(p.stem for p in DEFAULT_NAMES.glob("*.yaml"))
+            known = sorted(p.stem for p in folder.glob("*.yaml"))
             raise ConfigError(spec, "", f"unknown name set; known: {known}, or a YAML path")
     if not path.is_file():
         raise ConfigError(path, "", "name set file not found")
@@ -242,11 +262,20 @@ class _TranscriptRef(BaseModel):
     role: str = Field(min_length=3)
 
 
+class _Labels(BaseModel):
+    """The transcript's labels in the material's language (English by default)."""
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    candidate: str = Field(default="Candidate", min_length=1)
+    header: str = Field(default="Phone-screen transcript.", min_length=1)
+    interviewer: str = Field(default="Interviewer", min_length=1)
+
+
 class _MaterialsFile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     version: int = Field(ge=1)
     language: str = Field(default="en", pattern=r"^[a-z]{2,3}$")
     bank: str | None = None
+    transcript_labels: _Labels = _Labels()
     resumes: tuple[_Resume, ...] = ()
     transcripts: tuple[_TranscriptRef, ...] = ()
 
@@ -264,11 +293,14 @@ class Material:
         return self.template.replace(NAME_MARK, name)
 
 
-def transcript_template(question: str, answer: str) -> str:
+def transcript_template(question: str, answer: str, labels: _Labels | None = None) -> str:
     """A phone-screen transcript of one answer; the name in the header only (the answer is
-    first person)."""
-    return (f"Candidate: {NAME_MARK}\nPhone-screen transcript.\n"
-            f"Interviewer: {' '.join(question.split())}\nCandidate: {' '.join(answer.split())}")
+    first person). ``labels``: the materials file's ``transcript_labels`` (English when
+    None)."""
+    lb = labels or _Labels()
+    return (f"{lb.candidate}: {NAME_MARK}\n{lb.header}\n"
+            f"{lb.interviewer}: {' '.join(question.split())}\n"
+            f"{lb.candidate}: {' '.join(answer.split())}")
 
 
 def materials_language(path: str | Path = DEFAULT_MATERIALS) -> str:
@@ -321,7 +353,8 @@ def load_materials(path: str | Path = DEFAULT_MATERIALS,
                                   f"{data.bank}", t.answer_id)
             q, a = answers[t.answer_id]
             out.append(Material(t.answer_id, "transcript", t.role,
-                                transcript_template(q.question, a.clean_text)))
+                                transcript_template(q.question, a.clean_text,
+                                                    data.transcript_labels)))
     ids = [m.item_id for m in out]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
