@@ -17,6 +17,19 @@ from __future__ import annotations
 class RigError(Exception):
     """Base class of every error rig raises on purpose."""
 
+    def __reduce__(self):
+        # pickle rebuilds an exception as cls(*args); a subclass whose __init__ takes other
+        # arguments (ConfigError: path, field, problem) failed to unpickle in the process
+        # that receives it (a multiprocessing pool's result thread died, its map hung)
+        return _rebuild, (type(self), self.args, self.__dict__)
+
+
+def _rebuild(cls: type, args: tuple, state: dict) -> RigError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
+
 
 class ConfigError(RigError):
     """A malformed input file. ``str(err)`` reads ``FILE: FIELD: problem (got VALUE)``."""

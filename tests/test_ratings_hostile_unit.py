@@ -20,7 +20,7 @@ pytestmark = pytest.mark.unit
 
 def _import_at_once(args: tuple[str, str]) -> str:
     file, folder = args
-    _BARRIER.wait()
+    _BARRIER.wait(timeout=120)  # a lost process fails the test instead of hanging it
     try:
         import_ratings(file, folder)
         return "ok"
@@ -106,3 +106,51 @@ def test_hostile_values_are_named_and_nothing_written(tmp_path, row, says):
     with pytest.raises(ConfigError, match=says.replace("(", r"\(").replace(")", r"\)")):
         import_ratings(write(tmp_path, "h.jsonl", row + "\n"), out)
     assert not (out / "ratings.jsonl").exists()
+
+
+def test_csv_header_naming_a_column_twice_is_refused(tmp_path):
+    """csv.DictReader kept the last of two 'points.situation' cells silently (the first
+    rater's 25 became 0); a JSON object naming a key twice was already refused."""
+    out = campaign(tmp_path)
+    f = write(tmp_path, "dup.csv", "call_id,rater,points.situation,points.situation,"
+              "points.constructive_approach,points.outcome,points.reflection\n"
+              "c0,ann,18,0,30,20,15\n")
+    with pytest.raises(ConfigError, match=r"names 'points\.situation' twice"):
+        import_ratings(f, out)
+    assert not (out / "ratings.jsonl").exists()
+
+
+def test_rater_and_rater_id_both_given_is_refused(tmp_path):
+    """'rater' was taken and a different 'rater_id' dropped without a word."""
+    out = campaign(tmp_path)
+    f = write(tmp_path, "both.csv", "call_id,rater,rater_id,total\nc0,ann,bob,50\n")
+    with pytest.raises(ConfigError, match="rater or rater_id, not both"):
+        import_ratings(f, out)
+    assert not (out / "ratings.jsonl").exists()
+
+
+def test_rig_errors_survive_pickling_across_processes():
+    """ConfigError(path, field, problem) did not unpickle (pickle calls cls(*args)), so one
+    raised in a pool worker killed the pool's result thread and its map hung: the race test
+    above hung for good when a slow process found the rating in ratings.jsonl before the
+    lock and raised a plain ConfigError (now DuplicateRating)."""
+    import pickle
+
+    from rig.calls.run.options import OptionConflict
+    from rig.errors import ModelMissingError
+    from rig.stats.rows import RowsError
+
+    for err in (ConfigError("f.csv", "score", "bad", "x", True), DuplicateRating("a", "b", "c"),
+                RowsError("r.csv", "", "empty"), OptionConflict("--port", "needs x"),
+                ModelMissingError("m", ["pkg"])):
+        back = pickle.loads(pickle.dumps(err))
+        assert type(back) is type(err) and str(back) == str(err)
+        assert back.__dict__ == err.__dict__
+
+
+def test_a_rating_already_in_ratings_jsonl_is_a_duplicate_rating(tmp_path):
+    out = campaign(tmp_path)
+    f = write(tmp_path, "a.jsonl", '{"call_id": "c0", "rater": "ann", "total": 50}\n')
+    import_ratings(f, out)
+    with pytest.raises(DuplicateRating, match="already rated call 'c0'"):
+        import_ratings(f, out)

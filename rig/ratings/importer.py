@@ -59,6 +59,13 @@ def _records(path: Path) -> list[tuple[int, dict]]:
     if path.suffix.lower() != ".csv":
         raise ConfigError(path, "FILE", "a ratings file is .csv or .jsonl", path.suffix, True)
     reader = csv.DictReader(text.splitlines())
+    seen: dict[str, int] = {}
+    for i, name in enumerate(reader.fieldnames or [], 1):
+        name = name.strip()
+        if name in seen:  # DictReader keeps the last cell of a name twice: refuse, as JSON
+            raise ConfigError(path, "line 1", f"the header names {name!r} twice (columns "
+                              f"{seen[name]} and {i}): which cells are meant?")
+        seen[name] = i
     for row in reader:
         rec: dict = {}
         if None in row:
@@ -126,6 +133,9 @@ def parse_rating(path: Path, line: int, rec: dict, units: Ratable) -> Rating:
                           + ", ".join(sorted(_KNOWN)) + ", points.<criterion_id>)")
     unit = _unit(path, line, rec, units)
     q = units.questions[unit.question_id]
+    if "rater" in rec and "rater_id" in rec:
+        raise ConfigError(path, f"line {line}: rater_id", "give rater or rater_id, not both",
+                          rec["rater_id"], True)
     rater = str(rec.get("rater", rec.get("rater_id", ""))).strip()
     if not rater:
         raise ConfigError(path, f"line {line}: rater", "missing: who rated")
@@ -244,7 +254,7 @@ def import_ratings(file: str | Path, folder: str | Path) -> list[Rating]:
     for line, rec in _records(file):
         r = parse_rating(file, line, rec, units)
         if r.key in seen:
-            raise ConfigError(file, f"line {line}", f"rater {r.rater_id!r} already rated "
+            raise DuplicateRating(file, f"line {line}", f"rater {r.rater_id!r} already rated "
                               f"{r.unit_kind} {r.unit_id!r} ({seen[r.key]})")
         seen[r.key] = f"line {line}"
         new.append(r)
