@@ -255,3 +255,18 @@ def test_a_csv_fault_excluded_column_reads_its_text_as_the_flag(tmp_path: Path, 
     with pytest.raises(ConfigError, match=r"fe\.csv: fault_excluded: expected true or false"
                                           r".*'maybe'"):
         read_rows(f)
+
+
+def test_a_baseline_kept_out_whole_as_faults_is_named_as_such(tmp_path: Path) -> None:
+    """Every baseline call fault_excluded ("1.00" in a spreadsheet export): rig stats said
+    only 'no row has the baseline profile', though the file has six baseline rows."""
+    from rig.stats import paired_by_profile
+
+    f = tmp_path / "fe.csv"
+    lines = ["answer_id,question_id,profile_id,repeat,score,status,fault_excluded"]
+    lines += [f"a{i},q1,{p},0,{60 + i},ok,{'1.00' if p == 'baseline' else '0.00'}"
+              for i in range(6) for p in ("baseline", "noisy")]
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RowsError, match=r"no row has the baseline profile \(its 6 answer\(s\) "
+                                        r"were all kept out as faults"):
+        paired_by_profile(read_rows(f), baseline="baseline")

@@ -62,10 +62,15 @@ class PairedAnalysis:
                 "profiles": {k: v.to_dict() for k, v in self.table.items()}}
 
 
-def _check_baseline(calls: pd.DataFrame, baseline: str, source: str) -> None:
+def _check_baseline(calls: pd.DataFrame, baseline: str, source: str,
+                    fault_keys: list | tuple = ()) -> None:
     if not (calls["profile_id"] == baseline).any():
-        raise RowsError(source, "profile_id", "no row has the baseline profile; profiles are "
-                        f"{sorted(calls['profile_id'].unique())}", baseline, has_value=True)
+        lost = sum(1 for key in fault_keys if len(key) == 2 and key[1] == baseline)
+        why = (f" (its {lost} answer(s) were all kept out as faults: fault_excluded)"
+               if lost else "")
+        raise RowsError(source, "profile_id", f"no row has the baseline profile{why}; "
+                        f"profiles are {sorted(calls['profile_id'].unique())}", baseline,
+                        has_value=True)
 
 
 class CampaignScores:
@@ -194,7 +199,7 @@ def campaign_scores(rows: pd.DataFrame, baseline: str = "baseline",
             column and the value), or no row has profile ``baseline``.
     """
     calls = standardise(rows, score_col)
-    _check_baseline(calls, baseline, source_of(rows))
+    _check_baseline(calls, baseline, source_of(rows), rows.attrs.get("fault_excluded_keys", ()))
     return CampaignScores(calls, baseline, repeats_skipped, advice)
 
 
