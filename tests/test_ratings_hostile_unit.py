@@ -40,7 +40,9 @@ def _race(files: list[Path], out: Path) -> list[str]:
     ctx = mp.get_context("fork")
     barrier = ctx.Barrier(len(files))
     with ctx.Pool(len(files), initializer=_init, initargs=(barrier,)) as pool:
-        return pool.map(_import_at_once, [(str(f), str(out)) for f in files])
+        # bounded: a lost worker fails the test instead of hanging the run
+        return pool.map_async(_import_at_once,
+                              [(str(f), str(out)) for f in files]).get(timeout=300)
 
 
 def test_imports_at_once_from_several_processes_lose_nothing(tmp_path):
