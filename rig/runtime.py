@@ -27,10 +27,10 @@ use a GPU is an error naming the engine and how to get a CUDA build.
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from rig.cpus import usable_cpus
 from rig.errors import ConfigError, EngineUnavailable
 
 if TYPE_CHECKING:
@@ -75,8 +75,9 @@ class Runtime:
 def default_runtime(workers: int = 1, cores: int | None = None, *, overlap: bool = False,
                     device: Device | None = None) -> Runtime:
     """Threads for each of ``workers`` worker processes on a machine with ``cores`` CPUs
-    (default :func:`os.cpu_count`, logical CPUs), so that ``workers x threads <= cores``
-    (see the module's notes on how ASR and the judge share a worker's threads).
+    (default :func:`rig.cpus.usable_cpus`, the logical CPUs this process may use), so that
+    ``workers x threads <= cores`` (see the module's notes on how ASR and the judge share a
+    worker's threads).
 
     With more workers than cores each still gets one thread (the product then exceeds the
     cores: oversubscribed, slower, never wrong).
@@ -90,7 +91,7 @@ def default_runtime(workers: int = 1, cores: int | None = None, *, overlap: bool
     Raises:
         ConfigError: ``workers`` or ``cores`` below 1.
     """
-    cores = (os.cpu_count() or 1) if cores is None else cores
+    cores = usable_cpus() if cores is None else cores
     if workers < 1:
         raise ConfigError("runtime", "workers", "at least 1 worker", workers, True)
     if cores < 1:

@@ -39,7 +39,31 @@ def _strict() -> bool:
     return os.environ.get("RIG_STRICT") == "1"
 
 
+def _pin_xdist_worker() -> None:
+    """Under pytest-xdist (``-n N``), worker ``gwI`` runs on its own ``1/N`` of the CPUs this
+    run may use (``os.sched_setaffinity``; its child processes inherit it), so two workers
+    never compete for a core: a real-time call test (audio paced at 20 ms frames between
+    real processes) keeps a core of its own while the other worker runs llama.cpp or
+    Whisper, which then start one thread a core they may use (:func:`rig.cpus.usable_cpus`),
+    not one a core of the machine (issue 28: a real-time call timed out beside a CPU-heavy
+    file when the workers shared both cores). Speed only, never a result: thread counts are
+    not part of any result (rig/runtime.py). ``RIG_TEST_PIN=0`` turns it off; with more
+    workers than CPUs nothing is pinned."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    n = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    if (not worker.startswith("gw") or n < 1 or os.environ.get("RIG_TEST_PIN") == "0"
+            or not hasattr(os, "sched_setaffinity")):
+        return
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < n:
+        return
+    share = len(cpus) // n
+    i = int(worker[2:]) % n  # a crashed worker's replacement is gwN, gwN+1, ...
+    os.sched_setaffinity(0, cpus[i * share:(i + 1) * share])
+
+
 def pytest_configure(config):
+    _pin_xdist_worker()
     config.addinivalue_line(
         "markers", "allowed_skip(reason): this integration test may skip even under "
                    "RIG_STRICT=1; reason says why (e.g. its engine needs non-free apt sources)")

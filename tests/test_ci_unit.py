@@ -150,5 +150,5 @@ def test_ci_runs_the_readme_test_command_with_its_skips_shown_and_strict():
     readme, ci = _readme_command_2(), _ci_command()
     assert words(readme) == words(ci), (readme, ci)
     assert readme.endswith("python -m pytest -q -rfEs -n 2 --dist loadfile -m unit && "
-                           "python -m pytest -q -rfEs -m 'not unit'")
+                           "python -m pytest -q -rfEs -n 2 --dist loadfile -m 'not unit'")
     assert "RIG_STRICT=1" in (ROOT / ".ci" / "run").read_text().split("# README command 2")[0]

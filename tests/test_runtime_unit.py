@@ -42,9 +42,27 @@ def test_overlap_splits_the_share_judge_first():
     assert default_runtime(2, 2, overlap=True) == Runtime(1, 1)
 
 
-def test_default_runtime_uses_the_cpu_count(monkeypatch):
-    monkeypatch.setattr(rt.os, "cpu_count", lambda: 6)
+def test_default_runtime_uses_the_cpus_this_process_may_use(monkeypatch):
+    import rig.cpus
+
+    monkeypatch.setattr(rig.cpus.os, "sched_getaffinity", lambda pid: set(range(6)))
+    monkeypatch.setattr(rig.cpus.os, "cpu_count", lambda: 64)
     assert default_runtime(2) == Runtime(3, 3)
+
+
+def test_usable_cpus_follows_the_affinity_not_the_machine():
+    """A process pinned to one core (taskset, a cpuset, a pinned test worker) counts one CPU,
+    so llama.cpp and the runtime do not start threads for cores it cannot run on."""
+    import os
+    import subprocess
+    import sys
+
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    code = ("import os; from rig.cpus import usable_cpus; "
+            f"os.sched_setaffinity(0, {{{cpu}}}); print(usable_cpus())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "1"
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [

@@ -39,12 +39,12 @@ criterion cannot anchor the next: on the core bank this ranked the answers bette
 from __future__ import annotations
 
 import atexit
-import os
 import threading
 from functools import lru_cache
 
 import numpy as np
 
+from rig.cpus import usable_cpus
 from rig.errors import EngineUnavailable
 from rig.models import ensure_model
 from rig.scorer.amx import safe_model_params
@@ -122,8 +122,9 @@ class LlamaCppScorer(Scorer):
         with_reason: ``argmax`` only: also ask for a one-sentence reason (about 3x slower).
         mode: ``argmax`` or ``expected`` (:mod:`rig.scorer.levels`).
         n_threads: llama.cpp threads for generation and prompt batches (default:
-            min(4, cores); :func:`rig.runtime.default_runtime` splits the cores between
-            workers). Not part of ``pipeline_version``: it changes speed, not the grade.
+            min(4, :func:`rig.cpus.usable_cpus`); :func:`rig.runtime.default_runtime`
+            splits the cores between workers). Not part of ``pipeline_version``: it changes
+            speed, not the grade.
         n_gpu_layers: layers offloaded to the GPU (0: CPU only; -1: all of them). Set by
             :func:`rig.runtime.build_stages` from the pipeline's ``device``.
 
@@ -140,7 +141,7 @@ class LlamaCppScorer(Scorer):
         self.model, self.temperature, self.max_tokens = model, temperature, max_tokens
         self.with_reason, self.mode = with_reason, mode
         self._n_ctx = n_ctx
-        self._n_threads = n_threads or min(4, os.cpu_count() or 2)
+        self._n_threads = n_threads or min(4, usable_cpus())
         self._n_gpu_layers = n_gpu_layers
         self._hits = self._misses = 0
 

@@ -34,9 +34,9 @@ MAX_WORKER_DEATHS = 3
 def default_workers() -> int:
     """One worker per two cores (at least one): each worker runs ASR and the scorer, which
     each use more than one thread."""
-    import os
+    from rig.cpus import usable_cpus
 
-    return max(1, (os.cpu_count() or 2) // 2)
+    return max(1, usable_cpus() // 2)
 
 
 @dataclass(frozen=True)
@@ -78,14 +78,14 @@ class ExecutorSpec:
         not Ray actors, not real-transport calls); None means on when each worker's share of
         the cores (cores // workers) is at least 2, one thread for ASR and one for the judge.
         """
-        import os
+        from rig.cpus import usable_cpus
 
         overlap = self.overlap
         if real_transport or self.kind != "local":
             overlap = False
         elif overlap is None:
             n = self.n_workers()
-            overlap = n > 1 and (os.cpu_count() or 1) // n >= 2
+            overlap = n > 1 and usable_cpus() // n >= 2
         return dataclasses.replace(self, overlap=overlap)
 
     def in_driver(self, real_transport: bool = False) -> bool:
