@@ -205,6 +205,23 @@ def test_an_empty_or_non_utf8_csv_is_named_for_what_it_is(tmp_path: Path) -> Non
         read_rows(latin)
 
 
+def test_a_header_only_file_says_it_has_no_rows(tmp_path: Path) -> None:
+    """It said "no row has the baseline profile; profiles are []" (issue 30)."""
+    import pandas as pd
+
+    header = tmp_path / "header.csv"
+    header.write_text("profile_id,answer_id,score\n")
+    with pytest.raises(RowsError, match=r"header\.csv: no rows: the file has a header "
+                                        r"\(profile_id, answer_id, score\) and no call rows"):
+        read_rows(header)
+    pq = tmp_path / "none.parquet"
+    pd.DataFrame({"profile_id": pd.Series([], dtype=str)}).to_parquet(pq)
+    with pytest.raises(RowsError, match=r"none\.parquet: no rows"):
+        read_rows(pq)
+    out = CliRunner().invoke(stats, ["stats", "paired", str(header)])
+    assert out.exit_code != 0 and "no rows" in out.output
+
+
 def test_a_clean_csv_still_reads(tmp_path: Path) -> None:
     f = tmp_path / "ok.csv"
     f.write_text(_HEADER + _BODY)

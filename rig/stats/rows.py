@@ -55,9 +55,9 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
 
     Raises:
         RowsError: the file is missing, has another extension, is a Parquet file named
-            ``.csv`` (or a text file named ``.parquet``), is empty or not UTF-8 text, names a
-            column twice in its header, cannot be read, or lacks a mapped column (the message
-            lists the columns it has).
+            ``.csv`` (or a text file named ``.parquet``), is empty, has a header and no rows,
+            is not UTF-8 text, names a column twice in its header, cannot be read, or lacks a
+            mapped column (the message lists the columns it has).
     """
     path = Path(path)
     if not path.is_file():
@@ -92,6 +92,9 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
             raise RowsError(path, missing[0], f"mapped column not in the file; it has "
                             f"{list(map(str, df.columns))}", missing[0], has_value=True)
         df = df.rename(columns={theirs: ours for ours, theirs in columns.items()})
+    if df.empty:
+        raise RowsError(path, "", f"no rows: the file has a header "
+                        f"({', '.join(map(str, df.columns[:8]))}) and no call rows")
     df.attrs["source"] = str(path)
     df = drop_fault_excluded(df)
     df.attrs["source"] = str(path)
