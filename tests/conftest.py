@@ -58,8 +58,35 @@ def _pin_xdist_worker() -> None:
     if len(cpus) < n:
         return
     share = len(cpus) // n
-    i = int(worker[2:]) % n  # a crashed worker's replacement is gwN, gwN+1, ...
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getppid())
+    i = _claim_slot(run, n, int(worker[2:]) % n)
     os.sched_setaffinity(0, cpus[i * share:(i + 1) * share])
+
+
+#: The socket that holds this worker's slot while the process lives (:func:`_claim_slot`).
+_PIN_SLOT: list = []
+
+
+def _claim_slot(run: str, n: int, first: int) -> int:
+    """The first of ``n`` slots, from ``first`` on, that no live worker of test run ``run``
+    holds, held from now until this process ends (an abstract Unix socket bound to its name:
+    the kernel frees it when the holder dies, no file is left). A crashed worker's replacement
+    is named gwN, gwN+1, ..., so ``gwI % n`` alone can name a live worker's slot (gw1 dies,
+    its replacement gw2 took gw0's core and left gw1's idle); this gives it the freed slot.
+    All taken: ``first``."""
+    import socket
+
+    for k in range(n):
+        slot = (first + k) % n
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.bind(f"\0rig-test-pin-{run}-{slot}")
+        except OSError:
+            s.close()
+            continue
+        _PIN_SLOT.append(s)
+        return slot
+    return first
 
 
 def pytest_configure(config):

@@ -110,3 +110,17 @@ def test_human_ratings_recomputed_and_the_truncating_profile_flagged():
     from rig.campaign.schema import CampaignSummary
 
     assert CampaignSummary.model_validate(s.to_dict()) == s
+
+
+def test_error_parity_with_a_degenerate_resample_prints_no_scipy_warning():
+    """A resample where neither profile errs gives a 0/0 ratio: the interval is not reported
+    and scipy's DegenerateDataWarning (about "BCa", on a percentile interval) is not printed
+    (under filterwarnings=error it would fail this test; `rig demo` printed it 7 times)."""
+    from rig.stats.parity import error_parity
+
+    rows = pd.DataFrame({
+        "profile_id": ["baseline"] * 3 + ["p"] * 3, "answer_id": ["a1", "a2", "a3"] * 2,
+        "score": [10, 90, 90, 10, 90, 10], "cutoff": 50, "reference_score": 80})
+    out = error_parity(rows, baseline="baseline", n_boot=500)
+    qr = out["p"]["qualified_rejected"]
+    assert (qr["errors"], qr["ratio_to_baseline"], qr["ratio_ci95"]) == (2, 2.0, None)

@@ -16,6 +16,8 @@ profiles hold, resampled as pairs (``scipy.stats.bootstrap(..., paired=True)``, 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -79,9 +81,13 @@ def error_parity(rows: pd.DataFrame, *, baseline: str, n_boot: int = 2000,
                 both = e.index.intersection(eb.index)
                 p, b = e.loc[both].to_numpy(), eb.loc[both].to_numpy()
                 if pid != baseline and len(both) >= 2 and (p.std() > 0 or b.std() > 0):
-                    # a resample whose baseline has no error gives an infinite ratio;
-                    # the percentile interval is then not finite and not reported (below)
-                    with np.errstate(divide="ignore", invalid="ignore"):
+                    # a resample whose baseline has no error gives an infinite ratio (0/0:
+                    # NaN); the percentile interval is then not finite and not reported
+                    # (below), so scipy's warning (which names BCa even for a percentile
+                    # interval) is not printed: the demo printed it 7 times
+                    with np.errstate(divide="ignore", invalid="ignore"), \
+                            warnings.catch_warnings():
+                        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
                         res = stats.bootstrap((p, b), _ratio, paired=True, vectorized=True,
                                               n_resamples=n_boot, method="percentile",
                                               random_state=np.random.default_rng(seed))
