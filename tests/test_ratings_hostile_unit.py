@@ -148,11 +148,3 @@ def test_rig_errors_survive_pickling_across_processes():
         back = pickle.loads(pickle.dumps(err))
         assert type(back) is type(err) and str(back) == str(err)
         assert back.__dict__ == err.__dict__
-
-
-def test_a_rating_already_in_ratings_jsonl_is_a_duplicate_rating(tmp_path):
-    out = campaign(tmp_path)
-    f = write(tmp_path, "a.jsonl", '{"call_id": "c0", "rater": "ann", "total": 50}\n')
-    import_ratings(f, out)
-    with pytest.raises(DuplicateRating, match="already rated call 'c0'"):
-        import_ratings(f, out)

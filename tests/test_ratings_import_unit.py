@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from rig.cli import app
 from rig.errors import ConfigError
-from rig.ratings.importer import import_ratings
+from rig.ratings.importer import DuplicateRating, import_ratings
 from rig.ratings.model import read_ratings
 
 pytestmark = pytest.mark.unit
@@ -99,7 +99,8 @@ def test_a_rater_rates_a_unit_once(tmp_path):
     out = campaign(tmp_path)
     f = write(tmp_path, "r.jsonl", '{"call_id": "c0", "rater": "a", "total": 50}\n')
     import_ratings(f, out)
-    with pytest.raises(ConfigError, match="line 1: rater 'a' already rated call 'c0'"):
+    # a rating already in ratings.jsonl, found before the lock: a DuplicateRating too
+    with pytest.raises(DuplicateRating, match="line 1: rater 'a' already rated call 'c0'"):
         import_ratings(f, out)
     two = write(tmp_path, "two.csv", "call_id,rater,total\nc1,a,5\nc2,a,6\nc1,a,7\n")
     with pytest.raises(ConfigError, match=r"two.csv: line 4: .*already rated call 'c1' \(line 2"):

@@ -55,9 +55,8 @@ def read_rows(path: str | Path, columns: Mapping[str, str] | None = None) -> pd.
 
     Raises:
         RowsError: the file is missing, has another extension, is a Parquet file named
-            ``.csv`` (or a text file named ``.parquet``), is empty, has a header and no rows,
-            is not UTF-8 text, names a column twice in its header, cannot be read, or lacks a
-            mapped column (the message lists the columns it has).
+            ``.csv`` (or a text file named ``.parquet``), is empty or only a header, is not
+            UTF-8, names a column twice, cannot be read, or lacks a mapped column.
     """
     path = Path(path)
     if not path.is_file():
