@@ -263,7 +263,10 @@ def real_serial_reference(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("real_serial")
     pipeline = real_pipeline(base)
+    from rig.scorer.llamacpp import forget_snapshots
+
     forget_gradings()  # its judge counts are checked: grade here, not from an earlier test
+    forget_snapshots()  # ... and evaluate each rubric here (misses), not restore it
     res = run_campaign(real_spec(base / "ref", pipeline), progress=False,
                        executor=ExecutorSpec("serial"))
     return pipeline, res

@@ -66,6 +66,8 @@ def test_a_grade_does_not_depend_on_what_was_graded_before(mode):
     s._memo.clear()  # grade again, in another order: the prompt cache holds other prefixes
     second = {i: grade(i) for i in reversed(ids)}
     assert first == second
+    # q01's rubric was last evaluated before q03's: the second pass restored its snapshot
+    assert s.prefix_cache_stats()["restored"] >= 1
     # a fresh process, with nothing graded before, gives the same grade
     out = subprocess.run([sys.executable, "-c", GRADE_ONE, mode, "q01_border_hi"],
                          capture_output=True, text=True, check=True, timeout=600)

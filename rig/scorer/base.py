@@ -295,10 +295,10 @@ class Scorer(ABC):
 
     def prefix_cache_stats(self) -> dict[str, int]:
         """Prompt-prefix cache counts since this scorer was made: ``hits`` (a grading found
-        its rubric prefix still evaluated in the backend's KV cache and evaluated only the
-        rest) and ``misses`` (the prefix was evaluated afresh). A backend that keeps no
-        prefix state of its own (a remote endpoint) reports zeros; graded replies reused
-        from the in-process memo are neither."""
+        its rubric prefix still evaluated in the backend's KV cache, or restored a copy of
+        it, and evaluated only the rest) and ``misses`` (the prefix was evaluated afresh).
+        A backend that keeps no prefix state of its own (a remote endpoint) reports zeros;
+        graded replies reused from the in-process memo are neither."""
         return {"hits": 0, "misses": 0}
 
     def memo_identity(self) -> tuple | None:

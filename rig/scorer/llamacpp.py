@@ -11,6 +11,15 @@ next prompt shares it, else evaluated afresh from position 0) and the rest in on
 grade of a prompt then depends on the prompt alone, not on the process's history; a test
 grades the same scripts in orders that share prefixes differently and compares.
 
+**Rubric snapshots.** Evaluating a rubric prefix afresh (~450 tokens) costs about two gradings'
+worth of compute on one core (``benchmarks/judge_overhead.py``), and gradings of several
+questions interleave (replay turns, validation banks, probes). After each fresh evaluation the
+prefix's KV cells are copied out (``llama_state_seq_get_data``, ~28 KB per token for the
+1.5B judge), and a later miss on the same prefix copies them back
+(``llama_state_seq_set_data``) instead of evaluating: the same bytes in the same cells at the
+same positions as the fresh evaluation, so the grade is unchanged (the order test above
+covers it). Up to ``SNAPSHOT_BYTES`` are kept per loaded model, least recently used dropped.
+
 **Where an ``argmax`` grading's time goes.** It generates about 40-47 tokens (the points JSON,
 which the model pretty-prints), each sampled under the GBNF grammar, after evaluating the
 prompt (the ~300-token rubric prefix only when the question changes). Measured per grading,
@@ -39,7 +48,10 @@ criterion cannot anchor the next: on the core bank this ranked the answers bette
 from __future__ import annotations
 
 import atexit
+import ctypes
 import threading
+import weakref
+from collections import OrderedDict
 from functools import lru_cache
 
 import numpy as np
@@ -57,6 +69,10 @@ from rig.scorer.base import (
 from rig.scorer.levels import LEVEL_DIGITS, reply_key, reply_prefix
 
 _SPLIT = "\x00RIG_SPLIT\x00"
+#: bytes of rubric-prefix KV snapshots kept per loaded model (see the module docstring)
+SNAPSHOT_BYTES = 128 * 2**20
+#: per loaded ``Llama``: prefix tokens -> its KV snapshot (bytes), least recently used first
+_SNAPSHOTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 _OPEN: list = []
@@ -129,7 +145,8 @@ class LlamaCppScorer(Scorer):
             :func:`rig.runtime.build_stages` from the pipeline's ``device``.
 
     :meth:`prefix_cache_stats` counts, per grading, whether the rubric prefix was still in
-    the KV cache (a hit: only the transcript part is evaluated) or was evaluated afresh.
+    the KV cache or restored from a snapshot (a hit: only the transcript part is evaluated)
+    or was evaluated afresh (a miss).
     """
 
     name = "llamacpp"
@@ -143,7 +160,7 @@ class LlamaCppScorer(Scorer):
         self._n_ctx = n_ctx
         self._n_threads = n_threads or min(4, usable_cpus())
         self._n_gpu_layers = n_gpu_layers
-        self._hits = self._misses = 0
+        self._hits = self._misses = self._restored = 0
 
     def memo_identity(self) -> tuple:
         """(backend, model, temperature, reply cap, reason, context, GPU layers): what the
@@ -164,10 +181,11 @@ class LlamaCppScorer(Scorer):
         return "cuda" if self._n_gpu_layers else "cpu"
 
     def prefix_cache_stats(self) -> dict[str, int]:
-        """``{"hits": int, "misses": int}``: gradings whose rubric prefix was kept in the KV
-        cache, and those that evaluated it afresh (a prompt whose prefix could not be cut
-        cleanly counts as a miss). Memoised gradings are neither."""
-        return {"hits": self._hits, "misses": self._misses}
+        """``{"hits": int, "misses": int, "restored": int}``: gradings whose rubric prefix was
+        kept in the KV cache or restored from a snapshot (``restored`` of them), and those
+        that evaluated it afresh (a prompt whose prefix could not be cut cleanly counts as a
+        miss). Memoised gradings are neither."""
+        return {"hits": self._hits, "misses": self._misses, "restored": self._restored}
 
     def _llm(self):
         return _llama(self.model, self._n_ctx, self._n_threads, self._n_gpu_layers)
@@ -220,10 +238,23 @@ class LlamaCppScorer(Scorer):
             llm.n_tokens = n  # the next eval drops the KV cells past n
             self._hits += 1
             return
+        llm.reset()
+        if not n:
+            self._misses += 1
+            return
+        snaps = _SNAPSHOTS.setdefault(llm, OrderedDict())
+        key = tuple(prefix)
+        if key in snaps and _restore(llm, prefix, snaps[key]):
+            snaps.move_to_end(key)
+            self._hits += 1
+            self._restored += 1
+            return
         self._misses += 1
         llm.reset()
-        if n:
-            llm.eval(prefix)
+        llm.eval(prefix)
+        snaps[key] = _snapshot(llm)
+        while snaps and sum(map(len, snaps.values())) > SNAPSHOT_BYTES:
+            snaps.popitem(last=False)
 
     def _complete(self, system: str, user: str, grammar: str, seed: int, *, head: str = "",
                   deadline: float | None = None) -> str:
@@ -272,3 +303,33 @@ class LlamaCppScorer(Scorer):
             dists.append(p.tolist())
             chosen[cid] = int(np.argmax(z))
         return LevelsReply(dists, chosen)
+
+
+def forget_snapshots() -> None:
+    """Drop every rubric snapshot of this process: the next grading of each question
+    evaluates its rubric prefix afresh (a test that counts the judge's misses)."""
+    _SNAPSHOTS.clear()
+
+
+def _snapshot(llm) -> bytes:
+    """Sequence 0's KV cells as llama.cpp serialises them (``llama_state_seq_get_data``)."""
+    import llama_cpp
+
+    size = llama_cpp.llama_state_seq_get_size(llm.ctx, 0)
+    buf = (ctypes.c_uint8 * size)()
+    n = llama_cpp.llama_state_seq_get_data(llm.ctx, buf, size, 0)
+    return ctypes.string_at(buf, n)
+
+
+def _restore(llm, prefix: list[int], data: bytes) -> bool:
+    """Put ``data`` (a :func:`_snapshot` taken right after ``prefix`` was evaluated from
+    position 0) back as sequence 0 and mark ``prefix`` evaluated. False when llama.cpp
+    refuses it (the caller then evaluates the prefix afresh)."""
+    import llama_cpp
+
+    buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+    if llama_cpp.llama_state_seq_set_data(llm.ctx, buf, len(data), 0) != len(data):
+        return False
+    llm.input_ids[:len(prefix)] = prefix
+    llm.n_tokens = len(prefix)
+    return True
