@@ -271,6 +271,11 @@ def _bank_scores() -> dict[str, float]:
     return {a.answer_id: a.reference_score for _, a in load_bank(REPLAY_BANK).answers()}
 
 
+def bank_score(answer_id: str) -> float:
+    """The replay bank's mean reference grade of ``answer_id`` (0-100)."""
+    return _bank_scores()[answer_id]
+
+
 def _answer_call(key: str, i: int) -> tuple[str, dict, np.ndarray, Format]:
     """(call_id, metadata, 16 kHz samples, format) of answer ``key`` as the ``i``-th call.
     The recorded score is the bank's mean reference grade of the answer (None for the third

@@ -4,7 +4,8 @@ inaugural clip), in every input layout: a B with a shorter endpointing timer tru
 answers with thinking pauses that A kept and the longest-pause segment shows it, the gate
 blocks it; B = A gives exactly zero (also from a monitoring database); a kill mid-replay
 resumes with nothing lost or twice; bad input is named and the rest goes on; the report
-plays the flipped turns in a real browser."""
+plays the flipped turns in a real browser; ratings of the recorded turns show each version
+against people (issue 29)."""
 
 from __future__ import annotations
 
@@ -121,6 +122,44 @@ def test_the_report_plays_the_flipped_turns(eager):
         players = audio_durations(driver)
     assert len(players) == 2 * n_flips
     assert all(p["error"] is None and p["duration_s"] for p in players), players
+
+
+def test_ratings_of_the_recorded_turns_show_each_version_against_people(eager, work):
+    """Issue 29 on real recordings: two raters grade the whole-recording turns (rater r1 the
+    bank's reference grade of the words spoken, r2 the same 6 points lower), imported with
+    ``rig ratings import``; the same replay command again reuses every row and adds each
+    version's agreement with people, overall and by segment, to the summary and the page."""
+    import shutil
+
+    rated = work / "out_rated"
+    shutil.copytree(eager, rated)
+    pairs = pd.read_parquet(rated / "pairs.parquet")
+    per = pairs[pairs["turn_source"] == "whole_recording"]
+    lines = ["call_id,rater,total"]
+    for key, cid in zip(per["turn_key"], per["call_id"], strict=True):
+        ref = data.bank_score(data.ANSWERS[_key(cid)].bank_answer_id)
+        lines += [f"{key},r1,{ref:.1f}", f"{key},r2,{max(ref - 6, 0):.1f}"]
+    (work / "ratings.csv").write_text("\n".join(lines) + "\n")
+    code, out = _cli("ratings", "import", str(work / "ratings.csv"), "--into", str(rated))
+    assert code == 0, out
+    code, out = _cli("replay", str(work / "rec"), "--pipeline-a", str(work / "patient.yaml"),
+                     "--pipeline-b", str(work / "eager.yaml"), "--answers", BANK, "--out",
+                     str(rated))
+    assert code == 0, out
+    again = pd.read_parquet(rated / "pairs.parquet")
+    pd.testing.assert_series_equal(again["delta"], pairs["delta"])  # rows reused as they were
+    hr = json.loads((rated / "summary.json").read_text())["human_ratings"]
+    assert hr["n_turns_rated"] == len(per) and hr["n_raters"] == 2
+    assert hr["inter_rater"]["n_units"] == len(per)
+    assert hr["inter_rater"]["mae_points"] == pytest.approx(6.0, abs=0.1)
+    for v in ("A", "B"):
+        assert hr["overall"][v]["n_units"] == len(per)
+    seg = hr["segments"]["longest_pause_s"]
+    long = next(k for k in seg if k.startswith("[1, 2)"))
+    # B cut the long-pause answers short: its grades there fall away from people's
+    assert seg[long]["B"]["mae_points"] > seg[long]["A"]["mae_points"], seg[long]
+    page = (rated / "report.html").read_text()
+    assert f"Against people ({len(per)} rated turns, 2 raters)" in page
 
 
 def test_b_equal_to_a_gives_zero_from_a_folder_and_from_a_monitoring_database(work):

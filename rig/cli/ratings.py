@@ -30,7 +30,8 @@ def ratings_import(
     """Check every rating in FILE (call_id or answer_id, rater, points per criterion or a
     total) against the folder's calls and rubrics, then append them all to its
     ratings.jsonl at once; the first problem stops the import and nothing is written.
-    `rig campaign summarize` then adds judge-human agreement to the summary and report."""
+    `rig campaign summarize` then adds judge-human agreement to the summary and report (for
+    a replay folder: the same `rig replay` command again, which reuses every logged row)."""
     from rig.ratings.importer import import_ratings
 
     added = or_fail(lambda: import_ratings(file, folder))

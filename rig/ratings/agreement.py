@@ -41,8 +41,11 @@ def rated_calls(rows: pd.DataFrame, ratings: list[Rating]) -> pd.DataFrame:
     return d
 
 
-def _agreement(d: pd.DataFrame, score_col: str = "score", ref_col: str = "human",
-               seed: int = 0, n_boot: int = 2000) -> dict:
+def agreement(d: pd.DataFrame, score_col: str = "score", ref_col: str = "human",
+              seed: int = 0, n_boot: int = 2000) -> dict:
+    """``score_col`` against ``ref_col`` (points, 0-100) over the rows of ``d`` (one per unit,
+    with ``question_id``, ``tier`` and ``cutoff``): :class:`rig.campaign.schema_ratings.
+    Agreement`'s fields from :func:`rig.stats.validity.judge_validity`."""
     v = judge_validity(d, score_col=score_col, reference_col=ref_col, n_boot=n_boot,
                        seed=seed)
     why = {k: s for k, s in v.not_computable.items() if k in _AGREEMENT_FIELDS}
@@ -73,7 +76,7 @@ def inter_rater(rows: pd.DataFrame, ratings: list[Rating], seed: int = 0) -> dic
     for col in ("question_id", "tier", "cutoff"):
         both[col] = both["answer_id"].map(info[col])
     both = both.rename(columns={a: "rater_a", b: "rater_b"})
-    return _agreement(both, "rater_b", "rater_a", seed)
+    return agreement(both, "rater_b", "rater_a", seed)
 
 
 def _ppi(y: np.ndarray, f: np.ndarray, fu: np.ndarray) -> dict:
@@ -130,14 +133,14 @@ def human_ratings_block(rows: pd.DataFrame, ratings: list[Rating], *, baseline: 
     d = rated_calls(rows, ratings)
     h = d[d["human"].notna()]
     by_profile: dict[str, dict] = {}
-    base = _agreement(h[h["profile_id"] == baseline], seed=seed, n_boot=n_boot)
+    base = agreement(h[h["profile_id"] == baseline], seed=seed, n_boot=n_boot)
     flagged: list[str] = []
     profiles = [baseline, *sorted(p for p in d["profile_id"].unique() if p != baseline)]
     for pid in profiles:
         if pid not in set(d["profile_id"]):
             continue
         hp = h[h["profile_id"] == pid]
-        ag = base if pid == baseline else _agreement(hp, seed=seed, n_boot=n_boot)
+        ag = base if pid == baseline else agreement(hp, seed=seed, n_boot=n_boot)
         lower = None
         if pid != baseline:
             pairs = [(ag[k], base[k]) for k in ("spearman", "decision_agreement")
@@ -154,7 +157,7 @@ def human_ratings_block(rows: pd.DataFrame, ratings: list[Rating], *, baseline: 
     raters = {r.rater_id for r in ratings}
     return {"n_ratings": len(ratings), "n_raters": len(raters), "n_calls_rated": len(h),
             "n_could_not_hear": sum(r.could_not_hear for r in ratings),
-            "overall": _agreement(h, seed=seed, n_boot=n_boot),
+            "overall": agreement(h, seed=seed, n_boot=n_boot),
             "inter_rater": inter_rater(rows, ratings, seed),
             "target_ci_width_points": TARGET_CI_WIDTH_POINTS,
             "profiles_lower_than_baseline": flagged, "by_profile": by_profile,

@@ -1,5 +1,6 @@
 """``report.html`` of a replay: the verdict in sentences, the segments (plot and table), the
-impact ratios under A and B, then the turns that flipped, A beside B, to play and read.
+impact ratios under A and B, each version against people (with ratings), then the turns that
+flipped, A beside B, to play and read.
 
 Audio: by default the players link to the recordings where they are (relative links with a
 media fragment, ``file.wav#t=START,END``: the span each version heard, from the answer's start
@@ -19,6 +20,7 @@ import pandas as pd
 from rig.drilldown.align import align_transcript
 from rig.drilldown.page import STYLE, aligned_html, audio_html, waveform_svg
 from rig.paths import write_text_atomic
+from rig.replay.people import people_html
 from rig.report.pages import CSS, fmt
 from rig.report.svgplot import ForestRow, forest_svg
 
@@ -251,6 +253,7 @@ def report_html(out: Path, summary: dict, pairs: pd.DataFrame, audio: bool = Tru
         + ".</p>"
         f"<ul class='verdict'>{verdict}</ul>{_forest(summary)}{_segment_table(summary)}"
         f"<h2>Impact ratios under A and B</h2>{_impact_table(summary)}"
+        f"{people_html(summary)}"
         f"<h2>The turns that flipped ({len(flipped)})</h2>"
         + (panels or "<p class='note'>No decision flipped.</p>")
         + f"<h2>Left out ({len(summary['left_out'])})</h2><ul>{left}</ul>"

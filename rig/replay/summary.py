@@ -13,7 +13,9 @@
 * ``flip_floor``: the no-change flip rate (measured, or why not);
 * ``negative_control``: A and B are the same pipeline version (every delta must be 0);
 * ``left_out``: each recording or turn not replayed, and why; ``method``: how each figure
-  is computed.
+  is computed;
+* ``human_ratings`` (only with a ``ratings.jsonl`` in the folder that rates its turns): each
+  version's agreement with people, overall and per segment (:mod:`rig.replay.people`).
 """
 
 from __future__ import annotations
@@ -57,8 +59,10 @@ def flip_floor(replay: dict) -> dict:
 
 
 def summarize(rows: list[dict], replay: dict, left_out: list[str], *, alpha: float = 0.05,
-              n_boot: int = N_BOOT) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """The summary, the rows frame and the pairs frame of a replay."""
+              n_boot: int = N_BOOT, ratings: list | None = None
+              ) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """The summary, the rows frame and the pairs frame of a replay; ``ratings``
+    (:class:`rig.ratings.model.Rating`) add ``human_ratings`` when they rate a turn."""
     df = pd.DataFrame(rows, columns=list(row_types()))
     pairs = pair_rows(df)
     va, vb = replay["versions"]["A"], replay["versions"]["B"]
@@ -82,25 +86,34 @@ def summarize(rows: list[dict], replay: dict, left_out: list[str], *, alpha: flo
         "profile_id": (replay.get("profile") or {}).get("profile_id"),
         "codec_reapplied": replay.get("codec_reapplied", False),
     }
+    if ratings and len(pairs):
+        from rig.replay.people import replay_human_ratings
+
+        people = replay_human_ratings(pairs, ratings, n_boot=n_boot)
+        if people is not None:
+            summary["human_ratings"] = people
     return jsonable(summary), df, pairs
 
 
 def write_outputs(out: Path, rows: list[dict], left_out: list[str], *, audio: bool = True,
                   alpha: float = 0.05) -> dict:
     """Write ``calls.parquet``, ``pairs.parquet``, ``summary.json`` and ``report.html`` from
-    the rows; returns the summary.
+    the rows (and ``out/ratings.jsonl``, when there); returns the summary.
 
     Raises:
-        ConfigError: ``out/replay.json`` is missing or damaged (rerun the replay)."""
+        ConfigError: ``out/replay.json`` is missing or damaged (rerun the replay), or
+            ``out/ratings.jsonl`` holds a line that is not a rating."""
     from rig.errors import ConfigError
     from rig.jsonfile import read_json
+    from rig.ratings.model import read_ratings
     from rig.replay.report import write_report
 
     if not (out / "replay.json").is_file():
         raise ConfigError(out / "replay.json", "", "missing: rerun the same rig replay "
                           "command (the rows logged are kept)")
     replay = read_json(out / "replay.json")
-    summary, df, pairs = summarize(rows, replay, left_out, alpha=alpha)
+    summary, df, pairs = summarize(rows, replay, left_out, alpha=alpha,
+                                   ratings=read_ratings(out))
     write_parquet(df.to_dict("records"), out / "calls.parquet", row_types())
     write_parquet(jsonable(pairs.to_dict("records")), out / "pairs.parquet")
     write_text_atomic(out / "summary.json", json.dumps(summary, indent=2, default=str))
