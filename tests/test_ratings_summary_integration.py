@@ -74,6 +74,14 @@ def test_imported_ratings_reach_summary_and_report(small_real_campaign, tmp_path
             d = p["paired_delta"]
             assert d is not None and d["n_rated"] == len(g)
     assert h["by_profile"]["long_pauses"]["paired_delta"]["estimate"] == pytest.approx(-13.0)
+    # the share advanced, in percent: every answer rated, so PPI is people's own share
+    for pid, g in rows.groupby("profile_id"):
+        adv = h["by_profile"][pid]["advance_rate_pct"]
+        per = g.assign(h=g.call_id.map(human)).groupby("answer_id").agg(
+            h=("h", "mean"), f=("score", "mean"), cutoff=("cutoff", "first"))
+        assert adv["estimate"] == pytest.approx(100 * (per.h >= per.cutoff).mean())
+        assert adv["judge_only"] == pytest.approx(100 * (per.f >= per.cutoff).mean())
+    assert "ratings.csv" in h["ppi_sample_note"]  # imported, not drawn at random
 
     imp = s["impact_ratios"]["selection"]["by_profile"]
     assert set(imp) == {"baseline", "long_pauses", "short_pauses"}

@@ -38,7 +38,7 @@ from rig.campaign.schema_taking import ProfileTurnTaking
 from rig.campaign.schema_validity import BankJudgeValidity
 
 #: The version this rig writes.
-SCHEMA_VERSION = "1.10"
+SCHEMA_VERSION = "1.11"
 #: The version a summary without ``schema_version`` (written before rig versioned it) reads as.
 UNVERSIONED = "0.0"
 

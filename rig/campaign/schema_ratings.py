@@ -75,6 +75,10 @@ class ProfileHuman(_Part):
     mean: PPIFigure = _f("mean human-scale score of the profile's answers")
     paired_delta: PPIFigure | None = _f("mean human-scale paired delta against the baseline; "
                                         "null for the baseline")
+    advance_rate_pct: PPIFigure | None = _f(
+        "share of the profile's answers advanced (repeat-averaged grade at or above the "
+        "cutoff), in percent: PPI on people's decisions beside the judge's; its 'points' are "
+        "percentage points (absent before 1.11)", default=None)
 
 
 class HumanRatings(_Part):
@@ -92,4 +96,8 @@ class HumanRatings(_Part):
     target_ci_width_points: float = _f("points: the CI width ratings_for_target_width aims at")
     profiles_lower_than_baseline: list[str] = _f("profiles flagged lower_than_baseline")
     by_profile: dict[str, ProfileHuman] = _f("profile id -> its figures")
+    ppi_sample_note: str | None = _f(
+        "why the PPI figures may not hold: some ratings were imported, not drawn at random by "
+        "rig ratings collect (PPI assumes a random sample); null when every rating was "
+        "collected (absent before 1.11)", default=None)
     source: Literal["ratings.jsonl"] = _f("where the ratings came from")

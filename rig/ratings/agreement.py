@@ -93,22 +93,29 @@ def _ppi(y: np.ndarray, f: np.ndarray, fu: np.ndarray) -> dict:
             "ratings_for_target_width": ratings_for_width(p, TARGET_CI_WIDTH_POINTS)}
 
 
-def profile_ppi(d: pd.DataFrame, profile: str, baseline: str) -> tuple[dict, dict | None]:
-    """(mean, paired delta) of one profile as PPI figures. Units are answers: the judge's
-    score and the human grade averaged over the profile's calls of that answer (repeats);
-    the delta pairs an answer's profile value with its baseline value."""
-    per = d.groupby(["profile_id", "answer_id"]).agg(f=("score", "mean"), y=("human", "mean"))
+def profile_ppi(d: pd.DataFrame, profile: str, baseline: str
+                ) -> tuple[dict, dict | None, dict]:
+    """(mean, paired delta, advance rate) of one profile as PPI figures. Units are answers:
+    the judge's score and the human grade averaged over the profile's calls of that answer
+    (repeats); the delta pairs an answer's profile value with its baseline value; the
+    advance rate is the share of answers at or above their cutoff, in percent (100 x the
+    decision on the repeat-averaged grade, judge's and people's)."""
+    per = d.groupby(["profile_id", "answer_id"]).agg(f=("score", "mean"), y=("human", "mean"),
+                                                     cutoff=("cutoff", "first"))
     g = per.loc[profile]
     rated = g["y"].notna()
     mean = _ppi(g["y"][rated].to_numpy(), g["f"][rated].to_numpy(), g["f"][~rated].to_numpy())
+    fa = 100.0 * (g["f"] >= g["cutoff"]).to_numpy(float)
+    ya = 100.0 * (g["y"][rated] >= g["cutoff"][rated]).to_numpy(float)
+    advance = _ppi(ya, fa[rated.to_numpy()], fa[~rated.to_numpy()])
     if profile == baseline or baseline not in per.index.get_level_values(0):
-        return mean, None
+        return mean, None, advance
     b = per.loc[baseline]
     both = g.index.intersection(b.index)
     fd = g.loc[both, "f"] - b.loc[both, "f"]
     yd = g.loc[both, "y"] - b.loc[both, "y"]
     r = yd.notna()
-    return mean, _ppi(yd[r].to_numpy(), fd[r].to_numpy(), fd[~r].to_numpy())
+    return mean, _ppi(yd[r].to_numpy(), fd[r].to_numpy(), fd[~r].to_numpy()), advance
 
 
 def _diff_ci(p: pd.DataFrame, b: pd.DataFrame, seed: int, n_boot: int = 2000
@@ -148,12 +155,12 @@ def human_ratings_block(rows: pd.DataFrame, ratings: list[Rating], *, baseline: 
             lower = any(x < y for x, y in pairs) if pairs else None
             if lower:
                 flagged.append(pid)
-        mean, delta = profile_ppi(d, pid, baseline)
+        mean, delta, advance = profile_ppi(d, pid, baseline)
         by_profile[pid] = {
             "agreement": ag, "lower_than_baseline": lower,
             "decision_agreement_diff_ci95": (None if pid == baseline else _diff_ci(
                 hp, h[h["profile_id"] == baseline], seed, n_boot)),
-            "mean": mean, "paired_delta": delta}
+            "mean": mean, "paired_delta": delta, "advance_rate_pct": advance}
     raters = {r.rater_id for r in ratings}
     return {"n_ratings": len(ratings), "n_raters": len(raters), "n_calls_rated": len(h),
             "n_could_not_hear": sum(r.could_not_hear for r in ratings),
@@ -161,4 +168,17 @@ def human_ratings_block(rows: pd.DataFrame, ratings: list[Rating], *, baseline: 
             "inter_rater": inter_rater(rows, ratings, seed),
             "target_ci_width_points": TARGET_CI_WIDTH_POINTS,
             "profiles_lower_than_baseline": flagged, "by_profile": by_profile,
-            "source": "ratings.jsonl"}
+            "ppi_sample_note": ppi_sample_note(ratings), "source": "ratings.jsonl"}
+
+
+def ppi_sample_note(ratings: list[Rating]) -> str | None:
+    """Why the PPI figures may be biased, or None: PPI assumes the rated units are a random
+    sample of the profile's units (Angelopoulos et al. 2023). ``rig ratings collect`` rates
+    its seeded stratified random sample; imported ratings may have been chosen any way."""
+    imported = [r for r in ratings if r.source != "collect"]
+    if not imported:
+        return None
+    files = sorted({r.source.removeprefix("import:") for r in imported})
+    return (f"{len(imported)} of {len(ratings)} ratings were imported ({', '.join(files)}), "
+            "not drawn by rig ratings collect: the PPI estimates hold only if the rated calls "
+            "are a random sample of each profile's calls (e.g. not the hard cases picked out)")

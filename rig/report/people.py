@@ -66,6 +66,14 @@ def people_html(summary: CampaignSummary) -> str:
                       f"ratings for a {h.target_ci_width_points:g}-point CI",
                       "paired delta (PPI, 95% CI)", "delta (judge only)",
                       "ratings for the delta"], rows))
+        adv = [f"<tr><th scope='row'>{name_cell(pid)}</th>{_ppi(p.advance_rate_pct)}</tr>"
+               for pid, p in h.by_profile.items() if p.advance_rate_pct is not None]
+        if adv:
+            parts.append(_table("share advanced per profile", [
+                "profile", "advanced, % (PPI, 95% CI)", "advanced, % (judge only)",
+                f"ratings for a {h.target_ci_width_points:g}-point CI"], adv))
+        if h.ppi_sample_note:
+            parts.append(f"<p class='note'>{html.escape(h.ppi_sample_note)}.</p>")
     par = summary.error_parity
     if par:
         rows = []
