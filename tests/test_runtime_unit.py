@@ -160,7 +160,11 @@ def test_runtime_transcribe_overrides_threads_and_device_only(monkeypatch):
     assert seen == [AsrOptions(beam_size=3, cpu_threads=4, device="cpu")]
 
 
-def test_llamacpp_prefix_cache_counts_hits_and_misses():
+def test_llamacpp_prefix_cache_counts_hits_and_misses(monkeypatch):
+    from rig.scorer import llamacpp
+
+    monkeypatch.setattr(llamacpp, "SNAPSHOT_BYTES", 0)  # snapshots: test_scorer_snapshots_unit
+
     class FakeLlama:
         def __init__(self):
             import numpy as np
@@ -175,14 +179,14 @@ def test_llamacpp_prefix_cache_counts_hits_and_misses():
             self.n_tokens = len(self.input_ids)
 
     s, llm = LlamaCppScorer(n_threads=1), FakeLlama()
-    assert s.prefix_cache_stats() == {"hits": 0, "misses": 0}
+    assert s.prefix_cache_stats() == {"hits": 0, "misses": 0, "restored": 0}
     s._prime(llm, [1, 2, 3])
     llm.eval([9, 9])  # a transcript after the prefix
     s._prime(llm, [1, 2, 3])
     assert llm.n_tokens == 3
     s._prime(llm, [1, 2, 4])
     s._prime(llm, [])  # a prompt that could not be cut: evaluated whole, a miss
-    assert s.prefix_cache_stats() == {"hits": 1, "misses": 3}
+    assert s.prefix_cache_stats() == {"hits": 1, "misses": 3, "restored": 0}
 
 
 def test_models_are_freed_with_ctrl_c_ignored_and_the_handler_restored():

@@ -252,6 +252,9 @@ class LlamaCppScorer(Scorer):
         self._misses += 1
         llm.reset()
         llm.eval(prefix)
+        if SNAPSHOT_BYTES <= 0:
+            snaps.clear()
+            return
         snaps[key] = _snapshot(llm)
         while snaps and sum(map(len, snaps.values())) > SNAPSHOT_BYTES:
             snaps.popitem(last=False)
