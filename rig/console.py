@@ -144,9 +144,9 @@ class _LoggedProgress(Progress):
                     continue
                 since = now - self._last[task_id]
                 changed = task.completed != self._shown.get(task_id)
-                if changed and (final or task.finished or since >= self._every_s):
-                    self._line(task_id)
-                elif not (task.finished or final) and since >= 2 * self._every_s:
+                due = final or task.finished or since >= self._every_s
+                alive = not (task.finished or final) and since >= 2 * self._every_s
+                if (changed and due) or alive:
                     self._line(task_id)
 
     def _tick_loop(self) -> None:
@@ -169,8 +169,9 @@ def progress_bar(enabled: bool = True, *, console: Console | None = None,
     description, bar, done of total, elapsed time; shown only when ``enabled``.
     Where the console is not a terminal, plain lines instead of a bar that would show only
     when the run ends: when a task starts, as its count changes (at most every ``every_s``
-    seconds, at least every ``2 * every_s`` while it stands still) and when it finishes. ``console``: default :func:`stdout_console` (off a terminal,
-    :data:`WIDE` columns, so a long description is not cut)."""
+    seconds, at least every ``2 * every_s`` while it stands still) and when it finishes.
+    ``console``: default :func:`stdout_console` (off a terminal, :data:`WIDE` columns, so
+    a long description is not cut)."""
     return _LoggedProgress(TextColumn("[bold]{task.description}"), BarColumn(),
                            MofNCompleteColumn(), TimeElapsedColumn(),
                            console=console or stdout_console(),
