@@ -330,6 +330,10 @@ def test_a_resumed_sweep_starts_its_progress_at_the_calls_logged(campaign, tmp_p
     first = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert first.exit_code == 0, first.output
     n = int(re.search(r": sweep calls: 0/(\d+), ", first.output).group(1))
+    # the final count, then the phase after the last call, each on a line of its own
+    final, said = first.output.index(f": sweep calls: {n}/{n}, "), first.output.index(
+        ": summarizing 2 variants (200 bootstrap resamples each interval)")
+    assert final < said, first.output
     again = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert again.exit_code == 0 and f": sweep calls: {n}/{n}, " in again.output, again.output
     assert "0 calls made" in again.output
