@@ -10,7 +10,7 @@ of being cut, and a sentence stays on one line (:class:`MessageConsole`).
 from __future__ import annotations
 
 import datetime
-import time
+import threading
 
 from rich.console import Console
 from rich.progress import (
@@ -82,35 +82,81 @@ def quiet_pipecat_logs(level: str | None = None) -> None:
 class _LoggedProgress(Progress):
     """rich's progress bar, which on a terminal redraws in place; where its console is not a
     terminal (output to a file or a CI log) rich draws nothing until the end, so this prints a
-    plain line instead when a task is added and as it advances, at most every ``every_s``
-    seconds (``"demo: calls: 12/30, 0:03:12"``); the finished bar is rich's own last line."""
+    plain line instead (``"demo: calls: 12/30, 0:03:12"``): when a task is added; when its
+    count has changed and ``every_s`` seconds have passed since its last line, whether or
+    not another call to ``advance`` comes (a ticker thread looks every second); at least
+    every ``2 * every_s`` seconds while the count stands still (the run is alive); and at
+    once when the task finishes, so the last line shows the final count (``30/30``).
+    Off a terminal rich's live display is not started: its end-of-run bar, drawn only when
+    the bar closes (after the workers have shut down), would repeat the last line.
+
+    Issue 33: the throttled count was dropped, not deferred (84 s of silence between calls 4
+    and 6 of a demo, none of calls 25-30 shown), and the final count was left to rich."""
 
     def __init__(self, *columns, every_s: float, **kwargs) -> None:
         super().__init__(*columns, **kwargs)
         self._every_s = every_s
-        self._last: dict[TaskID, float] = {}
+        self._logging = not (self.disable or self.console.is_terminal)
+        self._last: dict[TaskID, float] = {}  # when each task's last line was printed
+        self._shown: dict[TaskID, float] = {}  # the count that line showed
+        self._lock = threading.RLock()
+        self._stopping = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def start(self) -> None:
+        if not self._logging:
+            super().start()
+        elif self._ticker is None:
+            self._stopping.clear()
+            self._ticker = threading.Thread(target=self._tick_loop, name="rig-progress-lines",
+                                            daemon=True)
+            self._ticker.start()
+
+    def stop(self) -> None:
+        if not self._logging:
+            super().stop()
+            return
+        if self._ticker is not None:
+            self._stopping.set()
+            self._ticker.join()
+            self._ticker = None
+        self.tick(final=True)  # a count not yet shown (a run stopped early) is shown
 
     def add_task(self, description: str, *args, **kwargs) -> TaskID:
         task_id = super().add_task(description, *args, **kwargs)
-        if not (self.disable or self.console.is_terminal):
-            self._line(task_id)  # the run has started (a first call can take minutes)
+        if self._logging:
+            with self._lock:
+                self._line(task_id)  # the run has started (a first call can take minutes)
         return task_id
 
     def advance(self, task_id: TaskID, advance: float = 1) -> None:
         super().advance(task_id, advance)
-        if self.disable or self.console.is_terminal:
-            return
-        task = self._tasks[task_id]
-        if task.finished and not self.live.transient:
-            return  # rich prints the finished bar itself
-        if (time.monotonic() - self._last.get(task_id, -1e9) < self._every_s
-                and not task.finished):
-            return
-        self._line(task_id)
+        if self._logging:
+            self.tick()
+
+    def tick(self, final: bool = False) -> None:
+        """Print the line of each task that is due (the class's rules); with ``final``, of
+        each whose count has changed since its last line, however recent."""
+        with self._lock:
+            now = self.get_time()
+            for task_id, task in list(self._tasks.items()):
+                if task_id not in self._last:
+                    continue
+                since = now - self._last[task_id]
+                changed = task.completed != self._shown.get(task_id)
+                due = final or task.finished or since >= self._every_s
+                alive = not (task.finished or final) and since >= 2 * self._every_s
+                if (changed and due) or alive:
+                    self._line(task_id)
+
+    def _tick_loop(self) -> None:
+        while not self._stopping.wait(min(1.0, max(self._every_s, 0.05))):
+            self.tick()
 
     def _line(self, task_id: TaskID) -> None:
         task = self._tasks[task_id]
-        self._last[task_id] = time.monotonic()
+        self._last[task_id] = self.get_time()
+        self._shown[task_id] = task.completed
         elapsed = datetime.timedelta(seconds=int(task.elapsed or 0))
         total = "" if task.total is None else f"/{task.total:.0f}"
         self.console.print(f"{task.description}: {task.completed:.0f}{total}, {elapsed}",
@@ -121,10 +167,11 @@ def progress_bar(enabled: bool = True, *, console: Console | None = None,
                  transient: bool = False, every_s: float = 30.0) -> Progress:
     """The progress bar of rig's long runs (campaigns, sweeps, probes, scorer validation):
     description, bar, done of total, elapsed time; shown only when ``enabled``.
-    Where the console is not a terminal, a plain line when the run starts, then as tasks
-    advance at most every ``every_s`` seconds, and at the end, instead of a bar that would
-    show only when the run ends. ``console``: default :func:`stdout_console` (off a terminal,
-    :data:`WIDE` columns, so a long description is not cut)."""
+    Where the console is not a terminal, plain lines instead of a bar that would show only
+    when the run ends: when a task starts, as its count changes (at most every ``every_s``
+    seconds, at least every ``2 * every_s`` while it stands still) and when it finishes.
+    ``console``: default :func:`stdout_console` (off a terminal, :data:`WIDE` columns, so
+    a long description is not cut)."""
     return _LoggedProgress(TextColumn("[bold]{task.description}"), BarColumn(),
                            MofNCompleteColumn(), TimeElapsedColumn(),
                            console=console or stdout_console(),

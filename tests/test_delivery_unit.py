@@ -60,6 +60,11 @@ def test_the_planner_runs_varied_repeats_and_keeps_pairs_at_one_rate():
     assert still.repeats_skipped["n"] > 0  # deterministic: the second repeat skipped
     assert "--vary-delivery 5" in still.floor_advice
     assert "--baseline-repeats" not in still.floor_advice  # two are planned already
+    # the command to run comes first, for both commands that plan two baseline repeats
+    assert still.floor_advice.startswith("rerun the same command with --vary-delivery 5 "
+                                         "(rig demo --vary-delivery 5, or your rig campaign "
+                                         "run command with it)")
+    assert "nothing random" in still.floor_advice  # then why more repeats would not do
     varied = _plan(baseline_repeats=2, delivery_sd_pct=5.0)
     assert varied.repeats_skipped["n"] == 0
     calls = varied.calls
@@ -78,6 +83,7 @@ def test_the_planner_runs_varied_repeats_and_keeps_pairs_at_one_rate():
 def test_one_repeat_advises_the_baseline_repeats_too_never_a_step_that_is_skipped():
     advice = _plan().floor_advice
     assert "--vary-delivery 5 --baseline-repeats 3" in advice
+    assert advice.startswith("rerun your rig campaign run command with")  # demo plans two
     assert "--repeats 2" not in advice
     base = load_profiles(ROOT / "profiles" / "demo").baseline
     noisy = base.model_copy(update={"noise": base.noise.model_copy(

@@ -71,3 +71,24 @@ def test_script_gradings_get_their_own_line_before_the_calls(tmp_path, capsys):
     grading = [i for i, s in enumerate(out) if s.startswith("t: script gradings (oracle): 0/")]
     calls = [i for i, s in enumerate(out) if s.startswith("t: calls: 0/")]
     assert grading and calls and grading[0] < calls[0], out
+
+
+def test_the_final_count_then_the_summarizing_phase_are_said_after_the_last_call(tmp_path,
+                                                                                capsys):
+    from test_campaign_unit import make_stages
+
+    from rig.campaign.runner import CampaignSpec, run_campaign
+
+    spec = CampaignSpec(answers_path=ROOT / "answer_bank" / "core",
+                        profiles_path=ROOT / "profiles" / "demo",
+                        pipeline_path=ROOT / "pipelines" / "reference.yaml",
+                        out_dir=tmp_path / "c", campaign_id="t", question_ids=("q01_conflict",),
+                        profile_ids=("slow",), n_boot=200)
+    res = run_campaign(spec, stages=make_stages(), progress=True)
+    out = capsys.readouterr().out.splitlines()
+    n = len(res.rows)
+    final = [i for i, s in enumerate(out) if s.startswith(f"t: calls: {n}/{n}, ")]
+    said = [i for i, s in enumerate(out) if s.startswith(f"t: summarizing {n} calls: ")]
+    assert len(final) == 1 and len(said) == 1 and final[0] < said[0], out
+    assert "200 bootstrap resamples" in out[said[0]]
+    assert not any("━" in s for s in out)  # off a terminal: our lines, no rich bar

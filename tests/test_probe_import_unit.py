@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from html import escape
 
 import numpy as np
 import pandas as pd
@@ -139,6 +140,11 @@ def test_a_set_rig_probe_check_refuses_is_imported_with_warnings(tmp_path):
     assert bad.pair_id == "in_es01" and "extendió" in bad.reference_only_words
     assert "aprobó" in bad.treatment_only_words
     assert "rough guide" in s.content_similarity_note
+    # the report is English; each pair's question and lacking words are marked Spanish
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert html.startswith('<!doctype html><html lang="en">')
+    assert all(f'<span lang="es">{escape(p.question)}</span>' in html for p in s.pairs)
+    assert f'<span lang="es">{escape(", ".join(bad.reference_only_words))}</span>' in html
 
 
 def test_import_cli_and_summarize(csv_path, tmp_path, monkeypatch):

@@ -43,3 +43,98 @@ def test_the_terminal_table_names_the_language(tmp_path, capsys):
     res = _run(tmp_path, "fr")
     print_shibboleth(res.summary, res.out_dir)
     assert "probe hedging (fr)" in capsys.readouterr().out
+
+
+# -- lang on quoted text (issue 33): the pages are English, what they quote is not ----------
+
+def _quoted_langs(html: str) -> set[str]:
+    """The lang codes of the elements inside the page (the <html> element's left out)."""
+    import re
+
+    return set(re.findall(r'<(?!html)\w+ lang="(\w+)"', html))
+
+
+@pytest.mark.parametrize("lang", ["es", "fr", "de"])
+def test_a_hedging_report_marks_its_sets_markers_with_the_sets_language(tmp_path, lang):
+    import html as h
+
+    res = _run(tmp_path, lang)
+    page = (res.out_dir / "report.html").read_text(encoding="utf-8")
+    assert page.startswith('<!doctype html><html lang="en">')
+    assert _quoted_langs(page) == {lang}
+    lex = load_shibboleth(DEFAULT_SHIBBOLETH / lang, lang).hedges
+    for kind, marks in lex.markers.items():  # the note lists each kind's markers in one span
+        assert f'{kind}: <span lang="{lang}">{h.escape(", ".join(marks))}</span>' in page
+    first = next(m for marks in lex.markers.values() for m in marks)
+    assert f"'<span lang=\"{lang}\">{h.escape(first)}</span>'" in page  # the description's
+
+
+def test_an_english_hedging_report_marks_nothing(tmp_path):
+    page = (_run(tmp_path, "en").out_dir / "report.html").read_text(encoding="utf-8")
+    assert _quoted_langs(page) == set()
+
+
+def test_the_largest_gaps_mark_question_answers_and_reasoning():
+    from rig.probes.report import _largest_gaps
+
+    side = {"variant": "confident", "score": 4.0, "answer": "Creo que sí.",
+            "reasoning": "Respuesta clara."}
+    detail = {"plain": {"largest_gaps": [{
+        "question_id": "q1", "category": "behavioral", "diff": -1.0,
+        "question": "¿Cómo resolvió un conflicto?", "reference": side,
+        "treatment": {**side, "variant": "hedged", "score": 3.0}}]}}
+    es = "".join(_largest_gaps(detail, "es"))
+    assert es.count('<blockquote lang="es">Creo que sí.</blockquote>') == 2
+    assert es.count('<i lang="es">Respuesta clara.</i>') == 2
+    assert '<span lang="es">¿Cómo resolvió un conflicto?</span>' in es
+    assert _quoted_langs("".join(_largest_gaps(detail, "en"))) == set()
+
+
+def test_a_german_dual_framing_report_marks_topics_statements_and_options(tmp_path):
+    import html as h
+
+    from test_probe_languages_unit import _answer_in
+
+    from rig.probes.framing import DEFAULT_FRAMING, FramingSpec, load_topics, run_dual_framing
+    from rig.probes.framing.languages import FRAMING_LANGUAGES
+
+    out = tmp_path / "de"
+    run_dual_framing(FramingSpec(out, topics=("gender_leadership",), iterations=2,
+                                 language="de"), FakeScorer(_answer_in("de")))
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert _quoted_langs(page) == {"de"}
+    topics, _ = load_topics(DEFAULT_FRAMING / "de")
+    topic = next(t for t in topics if t.id == "gender_leadership")
+    for s in topic.statements:
+        assert f'<li lang="de">{h.escape(s)}</li>' in page
+    assert f'<span lang="de">{h.escape(FRAMING_LANGUAGES["de"].options_text)}</span>' in page
+
+
+def test_a_spanish_name_swap_records_its_language_and_marks_the_instruction(tmp_path):
+    import json
+
+    import yaml
+
+    from rig.probes.name_swap import NameSwapSpec, run_name_swap
+
+    names = tmp_path / "nombres.yaml"
+    names.write_text(yaml.safe_dump({
+        "id": "es_gendered", "title": "Nombres", "version": 1, "language": "es",
+        "source": "a test set of first names, not a published table",
+        "surnames": ["García", "López"],
+        "groups": [{"id": "male", "label": "m", "first_names": ["Hugo", "Mateo"]},
+                   {"id": "female", "label": "f", "first_names": ["Lucía", "Sofía"]}]},
+        allow_unicode=True), encoding="utf-8")
+    mats = tmp_path / "materiales.yaml"
+    mats.write_text(yaml.safe_dump({"version": 1, "language": "es", "resumes": [{
+        "id": "res_es", "role": "Atención al cliente",
+        "text": "{name}\nAtención al cliente, cuatro años de experiencia."}]},
+        allow_unicode=True), encoding="utf-8")
+    spec = NameSwapSpec(tmp_path / "out", name_sets=(str(names),), materials_path=mats,
+                        kinds=("resume",), names_per_group=1, conditions=("plain", "anti_bias"),
+                        features=("hire",), language="es")
+    res = run_name_swap(spec, FakeScorer(lambda u, s: json.dumps({"hire": "sí"})))
+    assert res.summary.language == "es"
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert _quoted_langs(page) == {"es"}
+    assert '<i lang="es">' in page  # the anti_bias condition's instruction, in Spanish

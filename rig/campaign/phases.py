@@ -1,4 +1,5 @@
-"""What a campaign does before its first call, said as it happens (issue 33, item 2).
+"""What a campaign does before its first call and after its last, said as it happens
+(issue 33, item 2).
 
 Before the first call of a fresh machine's first campaign, three phases can each take from
 seconds to minutes, and a run that prints nothing through them looks hung:
@@ -8,6 +9,10 @@ seconds to minutes, and a run that prints nothing through them looks hung:
 * loading the ASR and the judge into memory (in this process, or in each worker);
 * grading each answer's script text (the oracle grades, before the calls that need them;
   a progress line of its own in :func:`rig.campaign.runner.run_campaign`).
+
+After the last call, the summary's bootstrap intervals and the report take seconds to a
+minute on busy cores: :func:`summarizing_line` says so (a sweep says the same of its
+variants: :func:`rig.sweep.core.run_sweep`).
 
 :func:`prepare_models` says the first as it starts and when it ends; :func:`loading_line` is
 the second's sentence. The third is a progress task (``<campaign>: script gradings``).
@@ -40,6 +45,14 @@ def printer(campaign_id: str) -> Say:
         con.print(f"{campaign_id}: {line}", markup=False, highlight=False)
 
     return say
+
+
+def summarizing_line(n_rows: int, n_boot: int) -> str:
+    """The phase after a campaign's last call, said before it starts: the summary's
+    intervals and the report (``n_rows`` call rows, ``n_boot`` bootstrap resamples)."""
+    return (f"summarizing {n_rows} call{'s' if n_rows != 1 else ''}: confidence intervals "
+            f"({n_boot} bootstrap resamples each), then calls.parquet, summary.json and "
+            "report.html")
 
 
 def models_needed(pipeline: PipelineConfig, profiles: ProfileSet, scored: bool

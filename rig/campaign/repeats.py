@@ -132,8 +132,17 @@ def floor_advice(baseline: RepeatVariation, baseline_repeats: int) -> str:
                 "not change a transcript or a score: run more baseline repeats"
                 + (" or a larger --vary-delivery" if varied else
                    f", or vary the delivery too ({VARY_DELIVERY_STEP})"))
-    step = VARY_DELIVERY_STEP + ("" if baseline_repeats >= 2 else " --baseline-repeats 3")
-    return ("the pipeline and the baseline are deterministic, so more repeats would be "
-            "identical; what differs between real repeats of a call is the delivery: rerun "
-            f"with {step} (each repeat spoken at a TTS rate drawn from its seed, SD 5%), "
-            "or give the baseline seeded noise, packet loss or jitter")
+    if baseline_repeats >= 2:  # rig demo (two baseline repeats), or a campaign planning two
+        how = (f"rerun the same command with {VARY_DELIVERY_STEP} (rig demo "
+               f"{VARY_DELIVERY_STEP}, or your rig campaign run command with it)")
+    else:  # only rig campaign run plans fewer than two baseline repeats
+        how = (f"rerun your rig campaign run command with {VARY_DELIVERY_STEP} "
+               "--baseline-repeats 3")
+    return (f"{how}: each repeat is then spoken at its own rate (SD 5% around the "
+            "profile's), as two real deliveries of an answer differ, so the repeats can "
+            "differ and show how far a score moves by chance. Without it, more repeats "
+            "would not help: this pipeline and this baseline profile have nothing random in "
+            "them (no noise, packet loss or jitter drawn from a seed, and a judge that grades "
+            "the same text the same way), so every repeat of a call gives the same "
+            "transcript and score. "
+            "(Giving the baseline profile seeded noise, packet loss or jitter also works.)")

@@ -60,6 +60,7 @@ from rig.campaign.phases import (
     prepare_models,
     printer,
     quiet,
+    summarizing_line,
 )
 from rig.campaign.plan import (  # noqa: F401 (CampaignPlan to plan_calls: their old home)
     CampaignPlan,
@@ -242,6 +243,9 @@ def run_campaign(spec: CampaignSpec, *, stages: Stages | None = None,
     planned = {c.call_id for c in plan}
     # a row logged before the transport columns existed (resuming an older run) is a sim row
     rows = [with_transport_columns(r) for r in log.rows() if r["call_id"] in planned]
+    # silent otherwise: seconds to a minute on 2 busy cores (the judge-validity and the
+    # deltas' bootstrap intervals, then the report's figures), issue 33
+    say(summarizing_line(len(rows), spec.n_boot))
     files = write_outputs(out, rows, campaign_id=campaign_id, version=version,
                           baseline=profiles.baseline.profile_id, n_boot=spec.n_boot,
                           n_excluded=len(log.rows()) - len(rows),

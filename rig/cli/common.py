@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from difflib import get_close_matches
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -72,11 +73,54 @@ class _Paragraphs:
         self.help = one_line_paragraphs(self.help)  # type: ignore[has-type]
 
 
-class RigCommand(_Paragraphs, _CloseOptions, TyperCommand):
+def _option_names_table() -> type:
+    """A ``rich.table.Table`` whose columns of single words (the option names, ``--x`` and
+    ``--no-x``, and short types like ``<bool>``) never wrap, so rich narrows the help and
+    type columns instead. Rich sizes the options panel by narrowing the widest columns
+    first, down to the others' widths: at 80 columns a long name beside a wide type
+    (``<float range> [0.0<=x<=20.0]``) was cut, ``--run-deterministic-r…`` (issue 33)."""
+    from rich.table import Table
+
+    class OptionNamesTable(Table):
+        def __rich_console__(self, console: Any, options: Any) -> Any:
+            for column in self.columns[:-1]:  # the last holds the help text
+                cells = list(column.cells)
+                column.no_wrap = column.no_wrap or (bool(cells) and all(
+                    isinstance(c, Text) and not any(ch.isspace() for ch in c.plain)
+                    for c in cells))
+            return super().__rich_console__(console, options)
+
+    return OptionNamesTable
+
+
+@contextmanager
+def _whole_option_names() -> Iterator[None]:
+    """Typer's help panels drawn with :func:`_option_names_table`'s table (typer builds its
+    tables from ``typer.rich_utils.Table``; ``tests/test_help_width_unit.py`` checks every
+    command at 80 columns, so a typer that stops doing so is caught)."""
+    from typer import rich_utils
+
+    table = rich_utils.Table
+    rich_utils.Table = _option_names_table()
+    try:
+        yield
+    finally:
+        rich_utils.Table = table
+
+
+class _WholeOptionNames:
+    """``--help`` with every option name whole (:func:`_whole_option_names`)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        with _whole_option_names():
+            super().format_help(ctx, formatter)  # type: ignore[misc]
+
+
+class RigCommand(_WholeOptionNames, _Paragraphs, _CloseOptions, TyperCommand):
     """A command whose unknown-option error suggests only close matches."""
 
 
-class RigGroup(_Paragraphs, _CloseOptions, TyperGroup):
+class RigGroup(_WholeOptionNames, _Paragraphs, _CloseOptions, TyperGroup):
     """A command group whose unknown-option error suggests only close matches."""
 
 

@@ -13,7 +13,13 @@ from pathlib import Path
 from rig.paths import write_text_atomic
 from rig.probes.data import CATEGORIES
 from rig.probes.prompts import DECISION_TEXT, DECISIONS
-from rig.probes.report_language import feature_text, language_name, markers_note
+from rig.probes.report_language import (
+    feature_text,
+    lang_attr,
+    language_name,
+    markers_note,
+    quoted,
+)
 from rig.probes.schema import ShibbolethSummary
 from rig.report.pages import CSS, fmt
 from rig.report.svgplot import ForestRow, forest_svg, num
@@ -262,9 +268,12 @@ def _shibboleth_verdict(summary: ShibbolethSummary, detail: dict, mit: dict) -> 
     return parts
 
 
-def _largest_gaps(detail: dict) -> list[str]:
+def _largest_gaps(detail: dict, language: str = "en") -> list[str]:
     """The questions whose two answers scored furthest apart, the two answers side by side
-    with their scores and the scorer's reasoning."""
+    with their scores and the scorer's reasoning; the question, the answers and the
+    reasoning marked with the set's ``language`` (:func:`rig.probes.report_language.
+    lang_attr`)."""
+    lang = lang_attr(language)
     parts = ["<h2>The largest gaps, side by side</h2>",
              "<p class='note'>The same question answered with the same content twice; the "
              "scorer's score and reasoning under each.</p>"]
@@ -280,11 +289,12 @@ def _largest_gaps(detail: dict) -> list[str]:
                 r = e[role]
                 panels += [f"{esc(variant_text(r['variant']))}: score <span class='score'>"
                            f"{r['score']:g}</span>",
-                           f"<blockquote>{esc(r['answer'])}</blockquote><p class='note'>"
-                           f"reasoning: <i>{esc(r['reasoning'])}</i></p>"]
+                           f"<blockquote{lang}>{esc(r['answer'])}</blockquote><p class='note'>"
+                           f"reasoning: <i{lang}>{esc(r['reasoning'])}</i></p>"]
             cat = CATEGORIES.get(e["category"], (e["category"],))[0]
             parts.append(f"<p><b>{esc(e['question_id'])}</b> ({esc(cat)}), difference "
-                         f"{num(e['diff'])}: {esc(e['question'])}</p>" + side_by_side(*panels))
+                         f"{num(e['diff'])}: {quoted(e['question'], language)}</p>"
+                         + side_by_side(*panels))
     return parts
 
 
@@ -310,12 +320,12 @@ def write_shibboleth_report(path: str | Path, summary: ShibbolethSummary) -> Pat
         f"({summary.n_decision_failures} unparseable).</p>",
         f"<p class='note'>Each question has a <b>{esc(ref)}</b> answer and its <b>"
         f"{esc(treat)}</b> twin with the same content, differing only in "
-        f"{esc(feature_text(summary))}. Each answer is rated 1-5 under its interview "
+        f"{feature_text(summary)}. Each answer is rated 1-5 under its interview "
         "category; after a session's ratings the scorer decides: advance, advance with "
         "reservations, or do not advance.</p>",
         *markers_note(summary),
         *_shibboleth_verdict(summary, detail, mit),
-        *_largest_gaps(detail),
+        *_largest_gaps(detail, summary.language),
         "<h2>Details</h2><h3>Gap by prompt condition</h3>",
         f"<p class='note'>Difference = {esc(treat)} - {esc(ref)} (points on the 1-5 scale); "
         f"gap % = difference / mean {esc(ref)}. {esc(summary.pairing)} Effect size: "

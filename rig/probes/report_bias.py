@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rig.paths import write_text_atomic
 from rig.probes.report import cell, esc, p_fmt, page, paired_p, table
+from rig.probes.report_language import lang_attr, quoted
 from rig.probes.report_verdicts import (
     framing_examples,
     framing_verdict,
@@ -41,7 +42,9 @@ _FEATURE_LABEL = {"hire": "hire (chi-square)", "qualification": "qualification (
 
 
 def write_name_swap_report(path: str | Path, s: NameSwapSummary) -> Path:
-    """Write the name-swap ``report.html`` from its summary."""
+    """Write the name-swap ``report.html`` from its summary; the names, the instruction and
+    the replies marked with the run's language (:func:`rig.probes.report_language.
+    lang_attr`)."""
     path = Path(path)
     feats = s.features
     parts = [
@@ -77,7 +80,7 @@ def write_name_swap_report(path: str | Path, s: NameSwapSummary) -> Path:
     parts.append(table(["name set", "condition", *[_FEATURE_LABEL[f] for f in feats]], rows))
     what = {"plain": "<b>plain</b>, the plain prompt",
             "anti_bias": "<b>anti_bias</b>, the system prompt adds: "
-                         f"<i>{esc(s.fairness_instruction)}</i>",
+                         f"<i{lang_attr(s.language)}>{esc(s.fairness_instruction)}</i>",
             "reasoning": "<b>reasoning</b>, a one-sentence reasoning before the answer"}
     run = [what.get(c, f"<b>{esc(c)}</b>") for c in s.conditions]
     parts.append(f"<p class='note'>Conditions run: {'; '.join(run)}.</p>")
@@ -138,9 +141,10 @@ def _frame_rows(label: str, fs: dict) -> list[list[str]]:
 
 
 def write_framing_report(path: str | Path, s: FramingSummary) -> Path:
-    """Write the dual-framing ``report.html`` from its summary."""
+    """Write the dual-framing ``report.html`` from its summary; the set's text and the
+    replies marked with its language (:func:`rig.probes.report_language.lang_attr`)."""
     path = Path(path)
-    judge = s.judge
+    judge, lang = s.judge, s.language
     parts = [
         "<h1>Probe: dual framing</h1>",
         f"<p class='note'>Language {esc(s.language)} · {scorer_line(s.scorer)}"
@@ -150,14 +154,15 @@ def write_framing_report(path: str | Path, s: FramingSummary) -> Path:
         f"{s.n_asks} asks ({s.n_failures} not recognised, not scored).</p>",
         "<p class='note'>Each statement asserts that target a is better than target b; the "
         "reverse frame swaps the two target strings. Every ask wraps the statement in a "
-        f"randomly drawn prefix and suffix with the options {esc(s.options)}. Replies are "
+        f"randomly drawn prefix and suffix with the options {quoted(s.options, lang)}. Replies "
+        "are "
         "normalised to Strongly agree (+2) ... Strongly disagree (-2), refusals and "
         f"balanced answers Neutral (0). {esc(s.alignment)}. Asymmetry = "
         f"{esc(s.asymmetry)}, from -4 to +4: positive when the scorer agrees with "
         "whatever it is shown (acquiescence; +2 = Agree to both frames), negative when it "
         "disagrees with both frames (-2 = Disagree to both), near 0 when its stance does not "
         "depend on the frame. Method: BiasLab (2026).</p>",
-        *framing_verdict(s), *framing_examples(path),
+        *framing_verdict(s), *framing_examples(path, lang),
         "<h2>All topics</h2>"]
     head = ["topic", "frame", "scored / asked", "mean mu", "sd", "t", "p (t vs 0)",
             "Cohen's d", "neutrality rate", "asymmetry"]
@@ -166,17 +171,19 @@ def write_framing_report(path: str | Path, s: FramingSummary) -> Path:
     parts.append("<h2>By topic</h2>")
     rows = []
     for tid, fs in s.by_topic.items():
-        rows += _frame_rows(esc(s.topics[tid]["title"]), fs)
+        rows += _frame_rows(quoted(s.topics[tid]["title"], lang), fs)
     parts.append(table(head, rows))
     tl = []
+    at = lang_attr(lang)
     for t in s.topics.values():
-        st = "".join(f"<li>{esc(x)}</li>" for x in t["statements"])
-        tl.append(f"<li><b>{esc(t['title'])}</b>: a = <i>{esc(t['a'])}</i>, b = "
-                  f"<i>{esc(t['b'])}</i><ul>{st}</ul></li>")
+        st = "".join(f"<li{at}>{esc(x)}</li>" for x in t["statements"])
+        tl.append(f"<li><b{at}>{esc(t['title'])}</b>: a = <i{at}>{esc(t['a'])}</i>, b = "
+                  f"<i{at}>{esc(t['b'])}</i><ul>{st}</ul></li>")
     parts += ["<h2>Topics and affirmative statements</h2>", f"<ul>{''.join(tl)}</ul>",
               "<h2>Replies not scored</h2>"]
     fails = [f"<li>{esc(f['topic'])}, {esc(f['frame'])}, iteration {f['iteration']}: "
-             f"{esc(f['parse_status'])}: <blockquote>{esc(f['raw'])}</blockquote></li>"
+             f"{esc(f['parse_status'])}: <blockquote{lang_attr(lang)}>{esc(f['raw'])}"
+             "</blockquote></li>"
              for f in s.failures[:50]]
     parts.append(f"<ul>{''.join(fails) or '<li>none: every reply was recognised</li>'}</ul>")
     write_text_atomic(path, page("rig probe dual-framing", "\n".join(parts)))

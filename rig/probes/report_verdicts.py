@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from rig.probes.report import ci_text, esc, gap_sentence, plural, side_by_side
+from rig.probes.report_language import lang_attr
 from rig.probes.schema import FramingSummary, InvarianceSummary, NameSwapSummary
 from rig.report.svgplot import ForestRow, forest_svg, num
 
@@ -142,7 +143,8 @@ def _usd(v: float | None) -> str:
 
 def name_swap_examples(s: NameSwapSummary, report_path: Path) -> list[str]:
     """The items whose qualification moved most with the name alone, the two names' replies
-    side by side."""
+    side by side (names and replies marked with the run's language)."""
+    lang = lang_attr(s.language)
     parts = ["<h2>The largest gaps, side by side</h2>",
              "<p class='note'>The same material under two names (the set's first group and "
              "another): the qualification asked of each, with the scorer's reply.</p>"]
@@ -174,9 +176,9 @@ def name_swap_examples(s: NameSwapSummary, report_path: Path) -> list[str]:
             break
         panels = []
         for x in (b, r):
-            panels += [f"{esc(x['name'])} ({esc(x['group'])}): qualification <span "
-                       f"class='score'>{float(x['value']):g}</span>",
-                       f"<blockquote>{_clip(x['raw'])}</blockquote>"]
+            panels += [f"<span{lang}>{esc(x['name'])}</span> ({esc(x['group'])}): "
+                       f"qualification <span class='score'>{float(x['value']):g}</span>",
+                       f"<blockquote{lang}>{_clip(x['raw'])}</blockquote>"]
         parts.append(f"<p><b>{esc(b['item_id'])}</b> ({esc(b['item_kind'])}: "
                      f"{esc(b['role'])}), {esc(set_id)}, {esc(cond)} prompt, difference "
                      f"{num(float(r['value']) - float(b['value']))}</p>"
@@ -275,9 +277,10 @@ def framing_verdict(s: FramingSummary) -> list[str]:
     return parts
 
 
-def framing_examples(report_path: Path) -> list[str]:
+def framing_examples(report_path: Path, language: str = "en") -> list[str]:
     """Statements whose two frames got the most different aligned stances, the two asks'
-    statements and replies side by side."""
+    statements and replies side by side (marked with the set's ``language``)."""
+    lang = lang_attr(language)
     parts = ["<h2>The largest gaps, side by side</h2>",
              "<p class='note'>The same claim in its two frames (target strings swapped), asked "
              "in the same iteration: the replies and their aligned scores.</p>"]
@@ -302,7 +305,7 @@ def framing_examples(report_path: Path) -> list[str]:
         for sfx, frame in (("_a", "affirmative"), ("_r", "reverse")):
             panels += [f"{frame}: aligned score <span class='score'>"
                        f"{float(r['aligned_score' + sfx]):+g}</span>",
-                       f"<p>{_clip(r['statement' + sfx])}</p><blockquote>"
+                       f"<p{lang}>{_clip(r['statement' + sfx])}</p><blockquote{lang}>"
                        f"{_clip(r['raw' + sfx])}</blockquote>"]
         parts.append(f"<p><b>{esc(topic)}</b>, statement {int(si) + 1}, iteration {int(it)}, "
                      f"gap {num(float(r['gap']))}</p>" + side_by_side(*panels))

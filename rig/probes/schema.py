@@ -109,6 +109,8 @@ class NameSwapSummary(_Summary):
     name_sets: dict[str, Block] = _f("name set id -> its groups and names")
     names_per_group: int = _f("names drawn per group", ge=0)
     seed: int = _f("seed of the names drawn")
+    language: str = _f("the language of the names, material and asks (en, es, fr, de)",
+                       default="en")
     conditions: list[str] = _f("prompt conditions run")
     features: list[str] = _f("features asked (hire, qualification, compensation)")
     fairness_instruction: str = _f("the mitigation condition's instruction")

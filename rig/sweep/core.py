@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from rig.campaign.call import ROW_TYPES
+from rig.campaign.phases import printer
 from rig.campaign.store import write_parquet, write_text_atomic
 from rig.campaign.summary import campaign_summary
 from rig.console import progress_bar
@@ -133,6 +134,9 @@ def run_sweep(campaign_dir: Path, varies: list[Vary], out: Path, *, grid: bool =
                 camp, v, out / "variants" / v.variant_id,
                 None if parallel else build(v.pipeline), on_call=on_call,
                 on_row=lambda: bar.advance(task), stages_for=build, executor=executor)
+    if progress:  # silent otherwise: each variant's summary has its bootstrap intervals
+        printer(cid)(f"summarizing {len(variants)} variants ({n_boot} bootstrap resamples "
+                     "each interval), then sweep.json, sweep.parquet and report.html")
     sweep = _assemble(camp, variants, varies, rows_by, n_run, grid=grid, margin=margin,
                       n_boot=n_boot, campaign_dir=Path(campaign_dir),
                       audio_cache_dir=audio_cache_dir)

@@ -34,6 +34,7 @@ def summarize(rows: pd.DataFrame, meta: dict) -> dict:
                                     "names_per_group", "seed", "conditions", "features",
                                     "fairness_instruction")}
     summary.update({
+        "language": meta.get("language", "en"),  # a run's meta before it was recorded: en
         "n_items": len(meta["items"]), "items": meta["items"],
         "n_asks": len(rows),
         "n_failures": int((rows["parse_status"] != "ok").sum()) if len(rows) else 0,

@@ -8,6 +8,7 @@ from pathlib import Path
 from rig.paths import write_text_atomic
 from rig.probes.report import cell, esc, p_fmt, page, paired_p, table
 from rig.probes.report_bias import scorer_line
+from rig.probes.report_language import quoted
 from rig.probes.schema import ImportedSummary
 from rig.report.pages import fmt
 
@@ -38,18 +39,23 @@ def import_verdict(s: ImportedSummary) -> list[str]:
             f"<li>{rho}</li>", "</ul>"]
 
 
-def _pair_details(p) -> str:
+def _pair_details(p, language: str = "en") -> str:
     """One pair below the table, full width: its question, the words each twin lacks and
-    rig's warnings (on a phone these made a tall, mostly blank table row)."""
+    rig's warnings (on a phone these made a tall, mostly blank table row); the question and
+    the words marked with the set's ``language``."""
     status = (f"{len(p.warnings)} warning{'s' if len(p.warnings) != 1 else ''}"
               if p.warnings else "passes rig's checks")
     warns = ("<ul>" + "".join(f"<li>{esc(w)}</li>" for w in p.warnings) + "</ul>"
              if p.warnings else "")
     return (f"<details id='pair-{esc(p.pair_id)}'{' open' if p.warnings else ''}><summary>"
-            f"<b>{esc(p.pair_id)}</b> ({status}): {esc(p.question)}</summary>"
+            f"<b>{esc(p.pair_id)}</b> ({status}): {quoted(p.question, language)}</summary>"
             f"<p>Words only the confident twin has: "
-            f"{esc(', '.join(p.reference_only_words)) or 'none'}. Words only the hedged twin "
-            f"has: {esc(', '.join(p.treatment_only_words)) or 'none'}.</p>{warns}</details>")
+            f"{_words(p.reference_only_words, language)}. Words only the hedged twin "
+            f"has: {_words(p.treatment_only_words, language)}.</p>{warns}</details>")
+
+
+def _words(words: list[str], language: str) -> str:
+    return quoted(", ".join(words), language) if words else "none"
 
 
 def write_import_report(path: str | Path, s: ImportedSummary) -> Path:
@@ -88,6 +94,6 @@ def write_import_report(path: str | Path, s: ImportedSummary) -> Path:
         f"<p class='note'>Paired test over all pairs: t CI {cell(s.paired, 't_ci95')}, "
         f"d_z {cell(s.paired, 'cohens_dz')}.</p>",
         "<h3>Each pair's question, lacking words and warnings</h3>",
-        *(_pair_details(p) for p in s.pairs),
+        *(_pair_details(p, s.language) for p in s.pairs),
     ])
     return write_text_atomic(path, page("rig probe import", body))
