@@ -94,6 +94,8 @@ def test_verdict_rules():
     assert verdict(-48.0, [-52.0, -44.0], 2.0, None, -40.0, [-43.0, -37.0]) == "widens"
     assert verdict(-41.0, [-52.0, -30.0], 5.0, None, -40.0, [-43.0, -37.0]) == "no effect"
     assert verdict(None, None, None, None, -40.0, None) == "not computable"
+    # one pair: a 39-point move with no interval and no standard error is not a verdict
+    assert verdict(-1.2, None, None, None, -40.0, None) == "not computable"
 
 
 def test_tost_p_value_equals_statsmodels_and_handles_constant_deltas():
@@ -359,3 +361,19 @@ def test_ctrl_c_in_a_sweep_says_how_to_resume(campaign, tmp_path, monkeypatch):
                                  str(tmp_path / "s")], env={"COLUMNS": "200"})
     assert r.exit_code == 130 and "rerun the same command to resume" in r.output, r.output
     assert "Traceback" not in r.output
+
+
+def test_the_headline_says_too_few_pairs_rather_than_no_change():
+    """Issue 33: with one pair per variant a 70-point move read 'no ... closes or narrows'."""
+    sweep = {
+        "variants": [{"variant_id": "campaign", "changes": {}},
+                     {"variant_id": "t2000", "dead_air_added_s": 1.2,
+                      "changes": {"endpointing.silence_timeout_ms": 2000}}],
+        "table": [{"variant": "campaign", "profile_id": "long_pauses", "verdict": "campaign",
+                   "mean_delta": -72.0, "ci95": None},
+                  {"variant": "t2000", "profile_id": "long_pauses",
+                   "verdict": "not computable", "mean_delta": -1.2, "ci95": None}]}
+    line = headline(sweep, "long_pauses")
+    assert line.startswith("too few pairs to judge the long_pauses gap (a 2,000 ms timer: "
+                           "delta -1.2; campaign -72.0)"), line
+    assert "sweep more answers" in line

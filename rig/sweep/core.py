@@ -244,5 +244,12 @@ def headline(sweep: dict, profile_id: str, path: str = "endpointing.silence_time
         return (f"{name(v)} narrows the {profile_id} gap: delta {fig(rows[v['variant_id']])}"
                 f" (campaign {fig(camp) if camp else 'n/a'}){wait(v)}")
     tried = ", ".join(str(v["changes"][path]) for v in cands) or "nothing"
+    unknown = [v for v in cands if rows[v["variant_id"]]["verdict"] == "not computable"
+               and rows[v["variant_id"]]["mean_delta"] is not None]
+    if unknown and len(unknown) == len(cands):
+        moved = "; ".join(f"{name(v)}: delta {fig(rows[v['variant_id']])}" for v in unknown)
+        return (f"too few pairs to judge the {profile_id} gap ({moved}; campaign "
+                f"{fig(camp) if camp else 'n/a'}): with one pair per variant there is no "
+                "interval to tell a change from noise; sweep more answers")
     return (f"no {path} tried ({tried}) closes or narrows the {profile_id} gap "
             f"(campaign {fig(camp) if camp else 'n/a'})")

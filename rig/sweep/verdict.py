@@ -22,8 +22,10 @@ campaign (the rules, first that holds; ``docs/sweep.md`` gives the reasons):
     anything else, including a variant that leaves the gap where it was.
 
 The baseline profile gets ``baseline`` (its delta is 0 by construction); a profile whose
-delta cannot be computed (no pairs) gets ``not computable``; the campaign's own rows (variant
-``campaign``) get ``closes`` when the campaign already had no gap, else ``campaign``.
+delta cannot be computed (no pairs), or whose delta has neither an interval nor a standard
+error (a single pair: a move of any size cannot be told from noise), gets ``not computable``;
+the campaign's own rows (variant ``campaign``) get ``closes`` when the campaign already had no
+gap, else ``campaign``.
 
 Costs (per variant, the same for every profile): ``dead_air_added_s``, the endpointing
 timer's change in seconds (variant minus campaign: silence every candidate waits through at
@@ -60,7 +62,7 @@ def verdict(delta: float | None, ci: list | None, se: float | None, tost_p: floa
         tost_p: the paired TOST p-value against the margin (None: not computable).
         campaign_delta, campaign_ci: the same profile's delta and interval in the campaign.
     """
-    if delta is None or campaign_delta is None:
+    if delta is None or campaign_delta is None or (ci is None and se is None):
         return "not computable"
     if ci is not None and ci[0] <= 0 <= ci[1] and tost_p is not None and tost_p < alpha:
         return "closes"
