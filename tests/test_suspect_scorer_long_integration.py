@@ -26,4 +26,4 @@ def test_the_real_judge_records_a_transcript_over_its_context_as_too_long(mode: 
     res = scorer.score(q, _long_text(2500), 0)
     assert res.parse_status == "too_long" and res.score is None and res.points is None
     assert "over the judge's context of 2048 tokens (n_ctx); not scored" in res.error
-    assert scorer.prefix_cache_stats() == {"hits": 0, "misses": 0}  # nothing was evaluated
+    assert scorer.prefix_cache_stats() == {"hits": 0, "misses": 0, "restored": 0}  # nothing
