@@ -41,13 +41,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def node_env() -> dict[str, str]:
+def node_env(fast_health_checks: bool = True) -> dict[str, str]:
     """The environment of the nodes and of a driver that joins them: no token auth (a token
     left in ~/.ray would switch it on for a head, not for the nodes and drivers that join),
-    tests/ on the workers' PYTHONPATH (they import the fakes), fast health checks."""
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    tests/ on the workers' PYTHONPATH (they import the fakes), :data:`FAST_HEALTH_CHECKS`
+    (else Ray's)."""
+    env = {k: v for k, v in os.environ.items()
+           if k != "RAY_ADDRESS" and k not in FAST_HEALTH_CHECKS}
     path = [str(TESTS), *filter(None, [env.get("PYTHONPATH")])]
-    env.update(RAY_AUTH_MODE="disabled", PYTHONPATH=os.pathsep.join(path), **FAST_HEALTH_CHECKS)
+    env.update(RAY_AUTH_MODE="disabled", PYTHONPATH=os.pathsep.join(path))
+    if fast_health_checks:
+        env.update(FAST_HEALTH_CHECKS)
     return env
 
 
@@ -129,12 +133,18 @@ class Node:
 class LocalCluster:
     """A head and any number of nodes on this machine; :meth:`close` kills them all."""
 
-    def __init__(self, object_store_bytes: int = 100_000_000) -> None:
+    def __init__(self, object_store_bytes: int = 100_000_000,
+                 fast_health_checks: bool = True) -> None:
         self.temp_dir = Path(tempfile.mkdtemp(prefix="rig-ray-"))  # short: Unix socket paths
-        self.env = node_env()
+        self.env = node_env(fast_health_checks)
         self.port = free_port()
         self.store = object_store_bytes
         self.nodes: list[Node] = []
+
+    def driver_env(self) -> dict[str, str]:
+        """The ``RAY_*`` variables a driver that joins this cluster needs (set them before
+        ``ray.init``)."""
+        return {k: v for k, v in self.env.items() if k.startswith("RAY_")}
 
     @property
     def address(self) -> str:

@@ -35,9 +35,8 @@ def two_nodes():
     mp = pytest.MonkeyPatch()
     cluster = LocalCluster()
     try:
-        for k, v in cluster.env.items():
-            if k.startswith("RAY_"):
-                mp.setenv(k, v)  # the driver: no token auth, fast health checks
+        for k, v in cluster.driver_env().items():
+            mp.setenv(k, v)  # the driver: no token auth, fast health checks
         mp.delenv("RAY_ADDRESS", raising=False)
         cluster.start_head()
         cluster.add_node()
