@@ -28,30 +28,20 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 RAY_CLI = str(Path(sys.executable).with_name("ray"))
-#: A lost node is declared dead after 3 missed health checks 0.5 s apart (Ray's default is 5
-#: missed checks 3 s apart), so a test does not wait out Ray's timeouts.
-FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "500",
-                      "RAY_health_check_timeout_ms": "1000",
-                      "RAY_health_check_failure_threshold": "3"}
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def node_env(fast_health_checks: bool = True) -> dict[str, str]:
+def node_env() -> dict[str, str]:
     """The environment of the nodes and of a driver that joins them: no token auth (a token
     left in ~/.ray would switch it on for a head, not for the nodes and drivers that join),
-    tests/ on the workers' PYTHONPATH (they import the fakes), :data:`FAST_HEALTH_CHECKS`
-    (else Ray's)."""
-    env = {k: v for k, v in os.environ.items()
-           if k != "RAY_ADDRESS" and k not in FAST_HEALTH_CHECKS}
+    tests/ on the workers' PYTHONPATH (they import the fakes). Ray's own health checks and
+    timeouts (a lost node is noticed by its actors' callers within a second or two)."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     path = [str(TESTS), *filter(None, [env.get("PYTHONPATH")])]
     env.update(RAY_AUTH_MODE="disabled", PYTHONPATH=os.pathsep.join(path))
-    if fast_health_checks:
-        env.update(FAST_HEALTH_CHECKS)
     return env
 
 
@@ -133,10 +123,9 @@ class Node:
 class LocalCluster:
     """A head and any number of nodes on this machine; :meth:`close` kills them all."""
 
-    def __init__(self, object_store_bytes: int = 100_000_000,
-                 fast_health_checks: bool = True) -> None:
+    def __init__(self, object_store_bytes: int = 100_000_000) -> None:
         self.temp_dir = Path(tempfile.mkdtemp(prefix="rig-ray-"))  # short: Unix socket paths
-        self.env = node_env(fast_health_checks)
+        self.env = node_env()
         self.port = free_port()
         self.store = object_store_bytes
         self.nodes: list[Node] = []

@@ -36,7 +36,7 @@ def two_nodes():
     cluster = LocalCluster()
     try:
         for k, v in cluster.driver_env().items():
-            mp.setenv(k, v)  # the driver: no token auth, fast health checks
+            mp.setenv(k, v)  # the driver: no token auth
         mp.delenv("RAY_ADDRESS", raising=False)
         cluster.start_head()
         cluster.add_node()
