@@ -2,7 +2,7 @@
 in one run, and on two nodes of which one is lost a quarter of the way through.
 
 The nodes are started with the real CLI (``ray start --head`` / ``ray start --address``,
-``tests/ray_nodes.py``), one CPU each, **on this one machine** (loopback: the head is joined
+``tests/ray_cluster.py``), one CPU each, **on this one machine** (loopback: the head is joined
 at 127.0.0.1:PORT), so the ratio measures what rig and Ray cost to spread a campaign over two
 raylets (dispatch, an actor on another node, the driver writing every row), not a second
 machine's hardware. The calls are ``tests/executor_fakes.py``'s fake stages (no models):
@@ -61,14 +61,14 @@ def ray_nodes_figures(work: str = "sleep", call_s: float = 0.5, n_profiles: int 
     over 2-node wall) and ``ratio_lost_over_1``; the machine's ``cpus``."""
     sys.path.insert(0, str(TESTS))
     import ray
-    import ray_nodes
+    import ray_cluster
     from executor_fakes import make_stages
 
     stages = (make_stages(sleep_s=call_s) if work == "sleep"
               else make_stages(spin_s=call_s))
     fig: dict = {"work": work, "call_s": call_s, "cpus": os.cpu_count(), "runs": {}}
     with tempfile.TemporaryDirectory(prefix="rig-ray-nodes-") as tmp, \
-            ray_nodes.LocalCluster() as cluster:
+            ray_cluster.LocalCluster() as cluster:
         os.environ.pop("RAY_ADDRESS", None)
         os.environ.update(cluster.driver_env())
         cluster.start_head()

@@ -13,6 +13,7 @@ import threading
 
 import pytest
 from executor_fakes import comparable, make_stages
+from ray_cluster import LocalCluster, raylet_pids
 from test_executors_unit import logged_ids, spec
 
 from rig.campaign.executors import ExecutorSpec
@@ -21,7 +22,6 @@ from rig.campaign.runner import run_campaign
 pytestmark = pytest.mark.integration
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install "
                                         "'rig[ray]')")
-from ray_nodes import LocalCluster, raylet_pids  # noqa: E402 (after the skip)
 
 #: Seconds each fake call sleeps in ASR: long enough for the kill to land mid-call.
 CALL_S = 1.0
