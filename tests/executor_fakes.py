@@ -5,6 +5,8 @@ the instance carries the render's words to the turn detector and ASR of the same
 A :class:`FakeLine` with ``kill_dir`` SIGKILLs its own process in the middle of a call (in
 ASR, after render, channel and VAD) when the file ``kill_dir/<answer_id>`` holds a count
 above zero, decrementing it first: ``1`` kills one worker once, ``9`` every worker that tries.
+``sleep_s`` makes each call's ASR sleep that long; ``spin_s`` makes it busy a core that long
+(CPU time of its process), for timings that load the machine as a real call does.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 class FakeLine:
     """Render, turn detection and ASR of a simulated call, without models."""
 
-    def __init__(self, kill_dir: Path | None = None, sleep_s: float = 0.0) -> None:
-        self.kill_dir, self.sleep_s = kill_dir, sleep_s
+    def __init__(self, kill_dir: Path | None = None, sleep_s: float = 0.0,
+                 spin_s: float = 0.0) -> None:
+        self.kill_dir, self.sleep_s, self.spin_s = kill_dir, sleep_s, spin_s
         self.words: tuple = ()
         self.answer_id = ""
 
@@ -69,6 +72,9 @@ class FakeLine:
         self._maybe_die()
         if self.sleep_s:
             time.sleep(self.sleep_s)
+        end = time.process_time() + self.spin_s
+        while time.process_time() < end:
+            pass
         n = int(audio.duration_s / 0.3) + 1
         return Transcript(" ".join(w.word for w in self.words[: max(0, n)]), -0.2, 0.01,
                           audio.duration_s)
@@ -96,8 +102,9 @@ def same(audio, *_a):
     return audio
 
 
-def make_stages(kill_dir: Path | None = None, sleep_s: float = 0.0) -> Stages:
-    line = FakeLine(kill_dir, sleep_s)
+def make_stages(kill_dir: Path | None = None, sleep_s: float = 0.0,
+                spin_s: float = 0.0) -> Stages:
+    line = FakeLine(kill_dir, sleep_s, spin_s)
     return Stages(scorer=FakeScorer(), render=line.render, caller_channel=same,
                   telephony=same, detect_turn=line.detect_turn, transcribe=line.transcribe,
                   content_similarity=word_recall)

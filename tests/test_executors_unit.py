@@ -261,3 +261,26 @@ def test_a_bad_ray_address_is_refused_in_words(address, words):
     with pytest.raises(RigError, match="--ray-address") as err:
         _check_address(address)
     assert words in str(err.value)
+
+
+def test_ray_refuses_actors_larger_than_any_node(monkeypatch):
+    """Each actor reserves its thread budget in CPUs (sized from the driver machine's cores);
+    on a cluster of smaller nodes Ray kept it pending for good: a silent hang. Refused."""
+    from types import SimpleNamespace
+
+    from rig.campaign.executors import ray as ray_executor
+    from rig.errors import RigError
+    from rig.runtime import Runtime
+
+    fake = SimpleNamespace(
+        is_initialized=lambda: True, cluster_resources=lambda: {"CPU": 2.0},
+        nodes=lambda: [{"Alive": True, "Resources": {"CPU": 1.0}},
+                       {"Alive": False, "Resources": {"CPU": 8.0}}],
+        remote=lambda **kw: lambda cls: cls)
+    monkeypatch.setattr(ray_executor, "_ray", lambda: fake)
+    setup = SimpleNamespace(runtime=Runtime(2, 2))
+    with pytest.raises(RigError, match="largest Ray node has 1; pass --asr-threads"), \
+            ray_executor.RayExecutor(setup, 1, None):
+        pass
+    with ray_executor.RayExecutor(SimpleNamespace(runtime=Runtime(1, 1)), None, None) as ex:
+        assert ex.n_workers == 2

@@ -79,6 +79,15 @@ class RayExecutor:
                 raise RigError(f"--ray-address: cannot start or join Ray at "
                                f"{self.address or 'local'!r}: {exc}") from None
             self._owns = True
+        biggest = _largest_node_cpus(ray)
+        if biggest is not None and biggest < self.cpus:
+            # Ray would keep every actor pending for a node that never comes
+            self.close()
+            raise RigError(
+                f"--executor ray: each actor asks for {self.cpus} CPUs (its ASR and judge "
+                f"threads: this machine's cores split over --workers, or --asr-threads and "
+                f"--scorer-threads), but the largest Ray node has {biggest:g}; pass "
+                f"--asr-threads and --scorer-threads of at most {max(1, int(biggest))}")
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.n_workers = self.requested or max(1, cpus // self.cpus)
         from rig.campaign.executors.worker import Worker
@@ -179,6 +188,16 @@ class RayExecutor:
         self.actors = []
         if self._owns:
             self.ray.shutdown()
+
+
+def _largest_node_cpus(ray) -> float | None:
+    """The CPUs of the largest live node of the cluster (None: Ray does not say)."""
+    try:
+        nodes = ray.nodes()
+    except Exception:
+        return None
+    cpus = [n.get("Resources", {}).get("CPU", 0.0) for n in nodes if n.get("Alive")]
+    return max(cpus) if cpus else None
 
 
 def _check_address(address: str | None) -> None:
