@@ -4,9 +4,9 @@
 node, every planned call is logged exactly once, the rows equal a serial run's, and
 ``campaign.json`` records the death. The campaign's driver runs in a process of its own
 (tests/ray_nodes_driver.py): Ray reads its auth settings once per process, and the pytest
-worker also runs tests that start a local Ray. No assertion on wall time. Integration: Ray is the real
-component here (the extra ``ray``, in the ``test`` extra). Linux (the nodes' processes are
-found in /proc)."""
+worker also runs tests that start a local Ray. No assertion on wall time. Integration: Ray
+is the real component here (the extra ``ray``, in the ``test`` extra). Linux (the nodes'
+processes are found in /proc)."""
 
 from __future__ import annotations
 
