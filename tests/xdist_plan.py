@@ -26,26 +26,28 @@ SHARED = {
 }
 _GROUP = {name: group for group, names in SHARED.items() for name in names}
 
-#: Seconds per file on one core: max(wall, CPU) in a serial run of the whole suite on this
-#: 2-core machine (stop 37, ``benchmarks/test_times.py``), the longest files. Each worker
-#: runs on a core of its own (tests/conftest.py), so a file's time there is about its CPU
-#: time, or its wall time where it waits on real-time audio.
+#: Seconds per file on one core: max(wall, CPU) on this 2-core machine, the longest files
+#: (``benchmarks/test_times.py``; integration files from stop 38's quiet run on two pinned
+#: workers, unit files from stop 37's). Each worker runs on a core of its own
+#: (tests/conftest.py), so a file's time there is about its CPU time, or its wall time where
+#: it waits on real-time audio.
 WALL_S = {
-    "test_replay_integration.py": 285, "test_probes_integration.py": 228,
-    "test_calls_concurrent_integration.py": 221, "test_scorer_integration.py": 217,
-    "test_executors_integration.py": 183, "test_sweep_integration.py": 136,
-    "test_kill_real_integration.py": 120, "test_bot_inproc_integration.py": 113,
-    "test_jobs_real_judge_integration.py": 92, "test_attribution_integration.py": 86,
-    "test_executors_unit.py": 83, "test_kill_sweep_probe_integration.py": 82,
-    "test_probes_bias_integration.py": 79, "test_calls_loopback_integration.py": 77,
-    "test_bot_webrtc_integration.py": 67, "test_kill_campaign_integration.py": 62,
-    "test_probe_languages_integration.py": 50, "test_delivery_integration.py": 49,
-    "test_voices_record_browser_integration.py": 46, "test_demo_language_integration.py": 43,
-    "test_scorer_openai_integration.py": 41, "test_jobs_probe_unit.py": 40,
-    "test_stages_integration.py": 38, "test_runtime_integration.py": 37,
-    "test_snr_wada_integration.py": 36, "test_score_sources_integration.py": 35,
-    "test_properties_stats_unit.py": 34, "test_score_sources_inproc_integration.py": 34,
-    "test_jobs_ray_integration.py": 34, "test_jobs_unit.py": 28,
+    "test_replay_integration.py": 252, "test_probes_integration.py": 179,
+    "test_calls_concurrent_integration.py": 139, "test_scorer_integration.py": 130,
+    "test_executors_integration.py": 128, "test_bot_inproc_integration.py": 122,
+    "test_kill_real_integration.py": 95, "test_kill_campaign_integration.py": 87,
+    "test_sweep_integration.py": 80, "test_calls_loopback_integration.py": 79,
+    "test_kill_sweep_probe_integration.py": 78, "test_executors_unit.py": 74,
+    "test_bot_webrtc_integration.py": 71, "test_probes_bias_integration.py": 65,
+    "test_voices_record_browser_integration.py": 47, "test_jobs_real_judge_integration.py": 43,
+    "test_score_sources_integration.py": 42, "test_probe_languages_integration.py": 39,
+    "test_attribution_integration.py": 38, "test_runtime_integration.py": 36,
+    "test_jobs_ray_integration.py": 36, "test_executors_ray_nodes_integration.py": 35,
+    "test_score_sources_inproc_integration.py": 32, "test_demo_language_integration.py": 30,
+    "test_scorer_openai_integration.py": 30, "test_delivery_integration.py": 29,
+    "test_executors_ray_integration.py": 27, "test_jobs_probe_unit.py": 25,
+    "test_agent_conversation_integration.py": 24, "test_calls_multi_question_integration.py": 24,
+    "test_calls_sip_integration.py": 22, "test_pace_pauses_integration.py": 22,
 }
 
 
