@@ -10,10 +10,10 @@ removes the assembled models, so their assembly (once per machine) is timed too.
 
     python benchmarks/first_run.py [--out /tmp/first-run] [--cold] [--no-sweep]
 
-The README's and ``rig demo --help``'s estimate (about 18 min at a load of 3.4) is issue 33's
-measurement of a fresh machine, taken by hand before this script was written; the script has
-not yet been run full size on a quiet machine here (benchmarks/README.md, "First run"). Run it
-on your own machine and compare.
+The README's and ``rig demo --help``'s estimate (about 3.5 min on 2 idle cores; 18 min at a
+load of 3.4, issue 33's hand timing) comes from this script's run with ``--cold`` and an empty
+``RIG_AUDIO_CACHE`` (benchmarks/README.md, "First run"). Run it on your own machine and
+compare.
 """
 
 from __future__ import annotations

@@ -66,7 +66,7 @@ def demo(
         help=VARY_DELIVERY_HELP)] = 0.0,
 ) -> None:
     """Run the demo campaign on the embedded defaults (offline; 30 calls and the sweep's 10:
-    about 18 min on 2 cores at a load of 3.4, measured in issue 33; benchmarks/first_run.py),
+    about 3.5 min on 2 idle cores, 18 min at a load of 3.4; benchmarks/first_run.py),
     then a small sweep of the endpointing timer on long_pauses (its pauses outlast the 800 ms
     timer; the 2,000 ms timer's 10 calls re-use the campaign's renders) with a one-line answer.
 
