@@ -2,12 +2,10 @@
 sentences with 95% intervals, a forest (dot-and-interval) plot, and the largest gaps side by
 side. Sentences and plots come from the run's summary; the examples from its
 ``scores.parquet`` beside ``report.html`` (left out, with a note, when it is not there).
-
 Intervals: a hire rate's is Wilson's score interval (Wilson 1927), the difference of two
 groups' hire rates Newcombe's hybrid score interval (Newcombe 1998, method 10), both from
 statsmodels; a dual-framing mean's the one-sample t interval mean +- t(0.975, n-1) sd /
-sqrt(n); an invariance difference's the paired t interval of the summary (``t_ci95``).
-"""
+sqrt(n); an invariance difference's the paired t interval of the summary (``t_ci95``)."""
 
 from __future__ import annotations
 
