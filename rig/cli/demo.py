@@ -72,8 +72,8 @@ def demo(
 
     The baseline is planned twice for the noise floor; with the deterministic reference
     pipeline its second repeat could not differ, so it is skipped and reported as such.
-    --vary-delivery 5 speaks each repeat at its own rate, so the floor is measured (5 calls
-    more)."""
+    --vary-delivery 5 speaks each repeat at its own rate, so the floor is measured (35 calls
+    and the sweep's 15 instead of 30 and 10)."""
     from rig.campaign.plan import CampaignSpec
 
     d, which = DEFAULTS, DEMOS[language]

@@ -37,7 +37,9 @@ def print_summary(summary: CampaignSummary, out: Path) -> None:
         return
     from rig.stats.few_pairs import few_pairs_text, too_few_pairs  # rig.stats needs scipy
 
-    t = Table(title=f"{summary.campaign_id} ({summary.pipeline_version})")
+    t = Table(title=f"{summary.campaign_id} ({summary.pipeline_version})",
+              caption="mean delta and its CIs: points on the rubric's 0-100 scale, profile "
+                      "minus baseline; flip rate, truncation: shares of calls (0-1)")
     for col in ("profile", "pairs", "mean delta", "95% CI (bootstrap)", "95% CI (t)",
                 "flip rate", "WER mean", "WER pooled", "content sim.", "truncation"):
         t.add_column(col, justify="right" if col != "profile" else "left", no_wrap=True)
@@ -106,6 +108,23 @@ def print_summary(summary: CampaignSummary, out: Path) -> None:
     if nf is not None and nf.measured is False:
         stdout_console().print(f"noise floor: {nf.reason}", markup=False,
                                highlight=False)
+    elif nf is not None and nf.repeat_sd is not None:
+        stdout_console().print(noise_floor_line(nf), markup=False, highlight=False)
     if summary.content_similarity_note:
         console.print(Text(summary.content_similarity_note), highlight=False)
     stdout_console().print(f"wrote {out}/calls.parquet, {out}/summary.json, {out}/report.html")
+
+
+def noise_floor_line(nf) -> str:
+    """The console's line for a measured noise floor (:class:`rig.campaign.schema.
+    NoiseFloorSummary`): one call's repeat SD in points, the pairs it rests on, the flips."""
+    differ = nf.n_repeat_pairs - nf.n_identical_repeat_pairs
+    line = (f"noise floor ({nf.profile_id}): one call's score moves by SD {nf.repeat_sd:.2f} "
+            f"points (0-100 scale) between repeats (a difference of two repeats: SD "
+            f"{nf.sd_repeat_diff:.2f}), from {nf.n_repeat_pairs} repeat pairs of "
+            f"{nf.n_answers} answers, {nf.n_identical_repeat_pairs} identical; decisions "
+            f"flipped in {nf.n_flips} of {nf.n_repeat_pairs}")
+    if differ < 3:
+        line += (f"; only {differ} pair(s) differed, so this is a rough figure (more answers "
+                 "or repeats narrow it)")
+    return line
