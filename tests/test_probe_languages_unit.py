@@ -252,11 +252,8 @@ def test_accent_markers_english_only_and_name_swap_refuses_a_set_of_another_lang
     assert "name_swap probe in French (fr)" in res.output and "this file is en" in res.output
 
 
-def test_name_swap_runs_with_names_and_material_of_that_language(tmp_path):
-    import json
-
-    from rig.probes.name_swap import NameSwapSpec, run_name_swap
-
+def spanish_name_swap_inputs(tmp_path) -> tuple:
+    """(a Spanish name set, Spanish materials with one resume), written under ``tmp_path``."""
     names = tmp_path / "nombres.yaml"
     names.write_text(yaml.safe_dump({
         "id": "es_gendered", "title": "Nombres", "version": 1, "language": "es",
@@ -270,6 +267,15 @@ def test_name_swap_runs_with_names_and_material_of_that_language(tmp_path):
         "id": "res_es", "role": "Atención al cliente",
         "text": "{name}\nAtención al cliente, cuatro años de experiencia en un centro de "
                 "llamadas."}]}, allow_unicode=True), encoding="utf-8")
+    return names, mats
+
+
+def test_name_swap_runs_with_names_and_material_of_that_language(tmp_path):
+    import json
+
+    from rig.probes.name_swap import NameSwapSpec, run_name_swap
+
+    names, mats = spanish_name_swap_inputs(tmp_path)
     spec = NameSwapSpec(tmp_path / "out", name_sets=(str(names),), materials_path=mats,
                         kinds=("resume",), names_per_group=1, conditions=("plain",),
                         features=("hire",), language="es")

@@ -113,23 +113,11 @@ def test_a_german_dual_framing_report_marks_topics_statements_and_options(tmp_pa
 def test_a_spanish_name_swap_records_its_language_and_marks_the_instruction(tmp_path):
     import json
 
-    import yaml
+    from test_probe_languages_unit import spanish_name_swap_inputs
 
     from rig.probes.name_swap import NameSwapSpec, run_name_swap
 
-    names = tmp_path / "nombres.yaml"
-    names.write_text(yaml.safe_dump({
-        "id": "es_gendered", "title": "Nombres", "version": 1, "language": "es",
-        "source": "a test set of first names, not a published table",
-        "surnames": ["García", "López"],
-        "groups": [{"id": "male", "label": "m", "first_names": ["Hugo", "Mateo"]},
-                   {"id": "female", "label": "f", "first_names": ["Lucía", "Sofía"]}]},
-        allow_unicode=True), encoding="utf-8")
-    mats = tmp_path / "materiales.yaml"
-    mats.write_text(yaml.safe_dump({"version": 1, "language": "es", "resumes": [{
-        "id": "res_es", "role": "Atención al cliente",
-        "text": "{name}\nAtención al cliente, cuatro años de experiencia."}]},
-        allow_unicode=True), encoding="utf-8")
+    names, mats = spanish_name_swap_inputs(tmp_path)
     spec = NameSwapSpec(tmp_path / "out", name_sets=(str(names),), materials_path=mats,
                         kinds=("resume",), names_per_group=1, conditions=("plain", "anti_bias"),
                         features=("hire",), language="es")

@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from difflib import get_close_matches
+from functools import cache
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
@@ -73,6 +74,7 @@ class _Paragraphs:
         self.help = one_line_paragraphs(self.help)  # type: ignore[has-type]
 
 
+@cache
 def _option_names_table() -> type:
     """A ``rich.table.Table`` whose columns of single words (the option names, ``--x`` and
     ``--no-x``, and short types like ``<bool>``) never wrap, so rich narrows the help and

@@ -53,10 +53,10 @@ def agreement(d: pd.DataFrame, score_col: str = "score", ref_col: str = "human",
             "not_computable": why}
 
 
-def inter_rater(rows: pd.DataFrame, ratings: list[Rating], seed: int = 0) -> dict | None:
-    """The first two raters (sorted ids) against each other, over the units both rated, on
-    the calls' cutoffs: None when no unit was rated by both."""
-    r = ratings_frame(ratings)
+def first_two_raters(r: pd.DataFrame) -> tuple[str, str, pd.DataFrame] | None:
+    """``(a, b, both)``: the first two raters of :func:`ratings_frame` ``r`` (sorted ids) and
+    the units both rated (columns ``unit_kind``, ``unit_id``, ``a``, ``b``: their scores);
+    None with fewer than two raters or no unit rated by both."""
     if r.empty:
         return None
     wide = r.pivot_table(index=["unit_kind", "unit_id"], columns="rater_id", values="score")
@@ -65,8 +65,16 @@ def inter_rater(rows: pd.DataFrame, ratings: list[Rating], seed: int = 0) -> dic
         return None
     a, b = raters[:2]
     both = wide[[a, b]].dropna().reset_index()
-    if both.empty:
+    return None if both.empty else (a, b, both)
+
+
+def inter_rater(rows: pd.DataFrame, ratings: list[Rating], seed: int = 0) -> dict | None:
+    """The first two raters (sorted ids) against each other, over the units both rated, on
+    the calls' cutoffs: None when no unit was rated by both."""
+    twice = first_two_raters(ratings_frame(ratings))
+    if twice is None:
         return None
+    a, b, both = twice
     info = rows.drop_duplicates("answer_id").set_index("answer_id")
     calls = rows.drop_duplicates("call_id").set_index("call_id")
     aid = np.where(both["unit_kind"] == "call", both["unit_id"].map(calls["answer_id"]),

@@ -28,22 +28,20 @@ human-scale score per version would be the same number twice, and is not given.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from rig.ratings.agreement import agreement
+from rig.ratings.agreement import agreement, first_two_raters, ratings_frame
 from rig.ratings.model import Rating
 from rig.replay.segments import DIMENSIONS
-from rig.replay.stats import MIN_CLUSTERS_CI
+from rig.replay.stats import cluster_bootstrap_ci
 
 
 def turn_grades(ratings: list[Rating]) -> pd.DataFrame:
     """Per rated turn (``turn_key`` index): ``human`` (mean over raters, points) and
     ``n_raters``; ``could_not_hear`` ratings and answer-script ratings left out."""
-    rows = [(r.unit_id, r.rater_id, r.score) for r in ratings
-            if r.unit_kind == "call" and not r.could_not_hear and r.score is not None]
-    d = pd.DataFrame(rows, columns=["turn_key", "rater_id", "score"])
-    return d.groupby("turn_key").agg(human=("score", "mean"), n_raters=("rater_id", "nunique"))
+    r = ratings_frame(ratings)
+    r = r[r["unit_kind"] == "call"].rename(columns={"unit_id": "turn_key"})
+    return r.groupby("turn_key").agg(human=("score", "mean"), n_raters=("rater_id", "nunique"))
 
 
 def _versions(d: pd.DataFrame, seed: int, n_boot: int) -> dict:
@@ -60,44 +58,34 @@ def _versions(d: pd.DataFrame, seed: int, n_boot: int) -> dict:
 
 
 def _diff(d: pd.DataFrame, seed: int, n_boot: int
-          ) -> tuple[float | None, tuple[float, float] | None]:
+          ) -> tuple[float | None, list[float] | None]:
     """(B's decision agreement - A's, its cluster bootstrap CI) over turns both scored."""
     p = d[d["score_a"].notna() & d["score_b"].notna()]
     if p.empty:
         return None, None
     h = p["human"] >= p["cutoff"]
-    diff = ((p["score_b"] >= p["cutoff"]) == h).astype(float) \
-        - ((p["score_a"] >= p["cutoff"]) == h).astype(float)
-    est = float(diff.mean())
-    by = pd.DataFrame({"c": p["call_id"].to_numpy(), "x": diff.to_numpy()}).groupby("c")["x"]
-    sums, counts = by.sum().to_numpy(), by.count().to_numpy()
-    if len(sums) < MIN_CLUSTERS_CI:
-        return est, None
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(sums), (n_boot, len(sums)))
-    stats = sums[idx].sum(1) / counts[idx].sum(1)
-    lo, hi = np.percentile(stats, [2.5, 97.5])
-    return est, (float(lo), float(hi))
+    p = p.assign(agree_diff=((p["score_b"] >= p["cutoff"]) == h).astype(float)
+                 - ((p["score_a"] >= p["cutoff"]) == h).astype(float))
+    return (float(p["agree_diff"].mean()),
+            cluster_bootstrap_ci(p, "agree_diff", n_boot=n_boot, seed=seed))
 
 
 def _inter_rater(pairs: pd.DataFrame, ratings: list[Rating], seed: int, n_boot: int
                  ) -> dict | None:
-    r = pd.DataFrame([(x.unit_id, x.rater_id, x.score) for x in ratings
-                      if x.unit_kind == "call" and not x.could_not_hear],
-                     columns=["turn_key", "rater_id", "score"])
-    raters = sorted(r["rater_id"].unique())
-    if len(raters) < 2:
+    twice = first_two_raters(ratings_frame(ratings))
+    if twice is None:
         return None
-    wide = r.pivot_table(index="turn_key", columns="rater_id", values="score")
-    both = wide[raters[:2]].dropna()
+    a, b, both = twice
+    both = both[both["unit_kind"] == "call"]
     info = pairs.drop_duplicates("turn_key").set_index("turn_key")
-    both = both[both.index.isin(info.index)]
+    both = both[both["unit_id"].isin(info.index)]
     if both.empty:
         return None
-    d = pd.DataFrame({"rater_a": both[raters[0]], "rater_b": both[raters[1]],
-                      "question_id": info.loc[both.index, "question_id"],
-                      "cutoff": info.loc[both.index, "cutoff"], "tier": ""})
-    return {"raters": raters[:2], **agreement(d, "rater_b", "rater_a", seed, n_boot)}
+    keys = both["unit_id"]
+    d = pd.DataFrame({"rater_a": both[a].to_numpy(), "rater_b": both[b].to_numpy(),
+                      "question_id": info.loc[keys, "question_id"].to_numpy(),
+                      "cutoff": info.loc[keys, "cutoff"].to_numpy(), "tier": ""})
+    return {"raters": [a, b], **agreement(d, "rater_b", "rater_a", seed, n_boot)}
 
 
 def replay_human_ratings(pairs: pd.DataFrame, ratings: list[Rating], *, seed: int = 0,

@@ -250,8 +250,7 @@ class LlamaCppScorer(Scorer):
             self._restored += 1
             return
         self._misses += 1
-        llm.reset()
-        llm.eval(prefix)
+        llm.eval(prefix)  # from position 0 (reset above; a refused restore leaves it there)
         if SNAPSHOT_BYTES <= 0:
             snaps.clear()
             return
