@@ -1,6 +1,6 @@
 """A server a test runs as its own process: a free loopback port, started, polled until it
 answers, stopped (terminate, then kill). The llama server fixture (conftest.py) and the
-example bot (test_bot_webrtc_integration.py) use it."""
+scaffolded bots (test_bot_scaffolded_integration.py) use it."""
 
 from __future__ import annotations
 

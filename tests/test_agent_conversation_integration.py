@@ -153,3 +153,40 @@ def test_the_agent_replies_to_small_talk_waits_out_thanks_and_answers_the_questi
     # the goodbye ended the call (not the agent's time limit)
     assert res.hung_up_by in ("caller", "interviewer"), events
     assert "heard_closing" in kinds and "time_limit" not in kinds
+
+
+def test_a_repeat_that_would_run_past_the_calls_limit_is_not_started():
+    """The interviewer asks the same question again after the answer, so late that the
+    repeat would end after the call's limit: the agent hangs up before it (its limit must not
+    cut the graded answer short and read as words the interviewer lost)."""
+    speech = _speech(ANSWER)
+    answer = AgentAnswer("q01_conflict", speech, 0.5, 0.0, expected_question_s(QUESTION),
+                         QUESTION)
+    q_s = _speech(QUESTION).duration_s
+    # the repeat would start about here (both questions, the answer, the waits between)
+    repeat_at_s = 0.5 + 2 * (q_s + 0.5 + 0.7) + speech.duration_s + 1.0
+    link = ScriptedInterviewer()
+    settings = AgentSettings(time_limit_s=repeat_at_s + speech.duration_s / 2)
+
+    async def interview() -> None:
+        await asyncio.sleep(0.5)
+        await link.say(QUESTION)
+        await link.agent_done()
+        await link.say(QUESTION, pause_after_s=20.0)
+
+    async def call():
+        interviewer = asyncio.ensure_future(interview())
+        try:
+            return await run_agent(link, [answer], settings, replies=render_replies(_speech))
+        finally:
+            link.hung_up = True
+            await asyncio.wait([interviewer], timeout=5)
+
+    res = asyncio.run(call())
+    events = [(round(t, 2), k, d) for t, k, d in res.events]
+    print("agent events:", *events, sep="\n  ")
+    assert [p.question_id for p in res.plays] == ["q01_conflict"], events
+    assert res.hung_up_by == "caller_time_limit", events
+    last = events[-1]
+    assert last[1] == "time_limit" and "would run past" in last[2], events
+    assert last[0] < settings.time_limit_s, events

@@ -433,7 +433,12 @@ def test_campaign_options_that_need_a_real_transport_exit_2(tmp_path):
                         (["--transport", "sip", "--interviewer-url", "http://127.0.0.1:9"],
                          "sip:user@host:port"),
                         (["--transport", "webrtc", "--twilio-to", "+15550000000"],
-                         "--twilio-to needs --transport twilio")):
+                         "--twilio-to needs --transport twilio"),
+                        # a bot's own Media Streams websocket: Twilio only, and no results
+                        (["--transport", "webrtc", "--interviewer-url", "ws://127.0.0.1:9/ws",
+                          "--score-source", "rig"], "it goes with --transport twilio"),
+                        (["--transport", "twilio", "--interviewer-url", "ws://127.0.0.1:9/ws"],
+                         "serves no results: give --score-source rig")):
         res = CliRunner().invoke(app, base + extra)
         assert res.exit_code == 2 and text in res.stderr, res.stderr
 
@@ -570,3 +575,21 @@ def test_simulated_rows_have_the_transport_columns_and_old_rows_read_as_sim(tmp_
                                    str(tmp_path / "ext.csv")])
     assert res.exit_code == 0, res.output
     assert set(pd.read_parquet(tmp_path / "external_scores.parquet")["transport"]) == {"sim"}
+
+
+def test_a_media_streams_websocket_url_is_dialled_as_given():
+    """``--interviewer-url ws://HOST:PORT/ws`` (pipecat's runner) is the stream's URL itself;
+    an http URL is rig's interviewer, whose stream is at ``/twilio/media``."""
+    from rig.calls.run.options import TransportOptions, transport_call_options
+    from rig.calls.run.place import CallPlacing
+
+    class Host(CallPlacing):
+        transport = "twilio"
+
+    params = {"call_id": "c", "question_ids": "q", "seed": "0", "attempt_id": "a"}
+    assert Host()._link("ws://127.0.0.1:7860/ws", params).url == "ws://127.0.0.1:7860/ws"
+    assert Host()._link("http://127.0.0.1:7860", params).url == (
+        "ws://127.0.0.1:7860/twilio/media")
+    opts = transport_call_options(TransportOptions(
+        transport="twilio", interviewer_url="ws://127.0.0.1:7860/ws", score_source="rig"), {})
+    assert opts["no_results_route"] == "ws://127.0.0.1:7860/ws"  # never asked for results

@@ -93,3 +93,15 @@ def test_the_conduct_option_goes_with_a_call_to_a_bot(tmp_path):
         transport_call_options(TransportOptions("sim", conduct=str(f)))
     with pytest.raises(ConfigError, match="--conduct"):
         transport_call_options(TransportOptions("webrtc", conduct=str(tmp_path / "no.yaml")))
+
+
+@pytest.mark.parametrize("said,disclosed", [
+    # pipecat's scaffolded assistant introduced itself so over WebRTC (a real call)
+    ("Hello! I'm a friendly AI designed to assist you. | Let's get started.", True),
+    ("Hi, this is an automated AI screening line.", True),
+    ("You're speaking with the Acme AI interviewer.", True),
+    ("Welcome. The company uses AI in its hiring. | Tell me about yourself.", False),
+    ("I'm a recruiter at a firm that builds AI tools.", False),
+])
+def test_a_disclosure_with_words_before_ai(said, disclosed):
+    assert conduct_columns(said, load_conduct())["conduct_ai_disclosed"] is disclosed

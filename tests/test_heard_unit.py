@@ -18,6 +18,7 @@ from rig.calls.bots.heard import (
     record_turn,
     user_texts,
     user_turn_events,
+    words_unheard,
 )
 from rig.calls.bots.record import BotRecord, BotTurn
 
@@ -55,6 +56,19 @@ def test_events_from_frames_from_rtvi_or_unknown():
     assert user_turn_events(BotRecord(messages=(rtvi(1.0, "bot-started-speaking"),))) == ()
     # nothing from the bot (RTVI off, no frames): unknown
     assert user_turn_events(BotRecord(messages=({"type": "x", "t_s": 1.0},))) is None
+
+
+def test_speech_heard_but_no_words_is_named():
+    """pipecat's scaffolded Twilio bot: its VAD took the caller's turns, its STT (Whisper
+    given 8 kHz audio as 16 kHz) gave no words."""
+    turns = ((1.0, UserStartedSpeakingFrame()), (2.0, UserStoppedSpeakingFrame()),
+             (5.0, UserStartedSpeakingFrame()))
+    note = words_unheard(BotRecord(frames=turns))
+    assert note.startswith(": the interviewer heard the caller speak (2 user turn(s)")
+    assert "gave no words" in note
+    assert words_unheard(BotRecord(frames=turns, heard=((2.5, "hello"),))) == ""
+    assert words_unheard(BotRecord(frames=((1.0, object()),))) == ""  # no speech events
+    assert words_unheard(BotRecord()) == "" and words_unheard(None) == ""  # unknown
 
 
 def test_the_turn_ends_where_the_bot_took_it_not_at_the_answers_first_pause():

@@ -23,11 +23,11 @@ ENV = "RIG_TEST_SERVER_KEY"
 def test_a_tiny_hedging_run_on_the_embedded_scorer(tmp_path):
     pytest.importorskip("llama_cpp")
     out = tmp_path / "hedging"
-    res = run_probe(ProbeSpec("hedging", out, n_sessions=2, questions_per_session=3, seed=0,
+    res = run_probe(ProbeSpec("hedging", out, n_sessions=2, questions_per_session=2, seed=0,
                               conditions=("plain",)), build_scorer("embedded"))
     df = pd.read_parquet(out / "scores.parquet")
     dec = pd.read_parquet(out / "decisions.parquet")
-    assert len(df) == 2 * 2 * 3 and len(dec) == 2 * 2
+    assert len(df) == 2 * 2 * 2 and len(dec) == 2 * 2
     # the grammar makes every reply parse, the score a whole number 1-5, the reasoning short
     assert (df["parse_status"] == "ok").all(), df["raw"].tolist()
     assert df["score"].between(1, 5).all() and (df["score"] % 1 == 0).all()

@@ -38,7 +38,7 @@ WALL_S = {
     "test_kill_real_integration.py": 95, "test_kill_campaign_integration.py": 87,
     "test_sweep_integration.py": 80, "test_calls_loopback_integration.py": 79,
     "test_kill_sweep_probe_integration.py": 78, "test_executors_unit.py": 74,
-    "test_bot_webrtc_integration.py": 71, "test_probes_bias_integration.py": 65,
+    "test_bot_scaffolded_integration.py": 290, "test_probes_bias_integration.py": 65,
     "test_voices_record_browser_integration.py": 47, "test_jobs_real_judge_integration.py": 43,
     "test_score_sources_integration.py": 42, "test_probe_languages_integration.py": 39,
     "test_attribution_integration.py": 38, "test_runtime_integration.py": 36,

@@ -180,7 +180,9 @@ def campaign_run(
              "websocket), sip, pipecat (in-process, with --interviewer)")] = "sim",
     interviewer_url: Annotated[str | None, typer.Option(
         rich_help_panel=_CALLS,
-        help="a running `rig interviewer serve` (default: start one on 127.0.0.1)")] = None,
+        help="a running `rig interviewer serve` or your bot's URL (webrtc: its /api/offer "
+             "server; twilio: ws://HOST:PORT/PATH, its Media Streams websocket, used as "
+             "given; default: start rig's interviewer on 127.0.0.1)")] = None,
     interviewer: Annotated[str | None, typer.Option(
         rich_help_panel=_CALLS,
         help="pipecat:PATH.py:FACTORY: your pipecat bot, run in-process on an in-memory "

@@ -63,7 +63,8 @@ class AgentSettings:
             shorter than this is effectively this long).
         start_ms, confidence, min_volume: pipecat ``VADParams`` for the interviewer's audio.
         asr_model: the faster-whisper model that transcribes the interviewer.
-        time_limit_s: the agent hangs up after this long on the call.
+        time_limit_s: the agent hangs up after this long on the call, or before a repeat of
+            an answer already given that would run past it.
         hangup_delay_s: wait after a goodbye before hanging up (speech in it cancels).
         cue_silence_s: silence after a greeting or statement (no question) that the agent
             takes as its cue to speak, and after a thank-you (all answers given) as the end.
@@ -240,6 +241,14 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
             act = brain.tick(t) if not playing else brain.scheduled
             if (act is not None and act.kind in ("answer", "reply") and t >= act.at_s
                     and not playing and not far_end_gone):
+                if act.kind == "answer" and act.index in brain.played and (
+                        t + len(frames[act.index]) * dt > settings.time_limit_s):
+                    # a repeat the call's limit would cut: the answer already given stays
+                    # the graded one (rig's own limit must not read as words lost)
+                    brain.log.append((t, "time_limit", "hanging up: the repeat of "
+                                      f"{answers[act.index].question_id} would run past "
+                                      f"the call's limit of {settings.time_limit_s:g} s"))
+                    break
                 if act.kind == "answer":
                     a = answers[act.index]
                     playing = list(frames[act.index])

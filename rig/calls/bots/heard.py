@@ -79,6 +79,19 @@ def user_turn_events(record: BotRecord) -> tuple[tuple[float, str], ...] | None:
     return tuple(sorted(out, key=lambda e: e[0]))
 
 
+def words_unheard(record: BotRecord | None) -> str:
+    """``": the interviewer heard the caller speak (N user turns, by its VAD) but its STT gave
+    no words"`` when the bot's user-turn events show speech and it transcribed nothing (a bot
+    deaf to words: say pipecat's WhisperSTTService given 8 kHz telephone audio as 16 kHz),
+    else ``""``."""
+    events = user_turn_events(record) if record is not None else None
+    turns = sum(k == "started" for _, k in events or ())
+    if not turns or record.heard:
+        return ""
+    return (f": the interviewer heard the caller speak ({turns} user turn(s), by its VAD) but "
+            "its speech-to-text gave no words")
+
+
 def user_texts(messages: Sequence[object]) -> list[str]:
     """The text of each ``role: user`` message of an LLM context's messages (pipecat's
     ``LLMContext.get_messages()``: dicts whose ``content`` is a string or a list of parts,

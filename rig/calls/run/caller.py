@@ -55,11 +55,9 @@ from rig.answers import Answer, Question, load_bank
 from rig.audio import Audio
 from rig.calls.agent.answers import AgentAnswer, agent_answer
 from rig.calls.agent.loop import AgentResult, AgentSettings, render_replies
+from rig.calls.bots.heard import words_unheard
 from rig.calls.bots.interview_map import map_interview
-from rig.calls.bots.score_sources import (
-    SourceSpec,
-    load_extractor,
-)
+from rig.calls.bots.score_sources import SourceSpec, load_extractor
 from rig.calls.interviewer.results import NoResultsRoute, ResultStore, poll_result
 from rig.calls.interviewer.session import InterviewerSettings
 from rig.calls.run.call_row import transport_columns, write_recording
@@ -342,7 +340,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
         got.update(bot=bot, imap=imap)  # what the bot said goes in the row, failed or not
         if not res.plays:
             raise RuntimeError("the caller agent never answered (heard: "
-                               f"{[t for _, t in res.heard]})"
+                               f"{[t for _, t in res.heard]}){words_unheard(bot)}"
                                + self._interviewer_said(base, cid, attempt_id, result))
         # the bot's own view of the graded turn (its VAD's close, its transcript): the
         # loopback reference interviewer's result, an in-process bot's frames, else an

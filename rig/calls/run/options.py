@@ -141,7 +141,9 @@ def transport_call_options(opts: TransportOptions,
 
     Raises:
         ConfigError: an unknown transport; an option the transport does not use; a SIP
-            interviewer URL that is not a ``sip:`` URI; with ``twilio_to``, missing Twilio
+            interviewer URL that is not a ``sip:`` URI; a ``ws://``/``wss://`` interviewer URL
+            (a Media Streams websocket, used as given) without ``--transport twilio`` or with
+            only the interviewer as score source; with ``twilio_to``, missing Twilio
             credentials, no ``twilio_from`` or ``stream_url``, or a stream URL Twilio cannot
             reach; ``results_token_env`` naming an unset variable; a bad ``--score-source``
             or a ``--result-wait-s`` or ``--call-limit-s`` not above 0. The message names the
@@ -155,6 +157,14 @@ def transport_call_options(opts: TransportOptions,
     if opts.transport == "sip" and url and not url.startswith("sip:"):
         raise ConfigError("--interviewer-url", "", "a SIP interviewer is a sip:user@host:port "
                                                    "URI", url)
+    media_ws = bool(url) and url.startswith(("ws://", "wss://"))
+    if media_ws and opts.transport != "twilio":
+        raise ConfigError("--interviewer-url", "", "a ws:// or wss:// URL is a Media Streams "
+                          "websocket: it goes with --transport twilio", url)
+    if media_ws and all(s.kind == "interviewer" for s in _sources(opts.score_source)):
+        raise ConfigError("--score-source", "", "a bare Media Streams websocket serves no "
+                          "results: give --score-source rig (or a chain ending in it)",
+                          opts.score_source or "interviewer")
     if opts.twilio_to:
         _check_twilio_account(opts, env)
     if opts.transport == "pipecat":
@@ -169,6 +179,8 @@ def transport_call_options(opts: TransportOptions,
         raise ConfigError("--results-token-env", "", f"the environment variable {token_env} "
                           "is not set (or empty): it must hold the interviewer's results token")
     out: dict[str, object] = {"interviewer_url": url}
+    if media_ws:  # the bot's own websocket (pipecat's runner: /ws): no GET /results to ask
+        out["no_results_route"] = url
     if opts.interviewer:
         out["bot"] = opts.interviewer
     if opts.bot_clock:
@@ -204,3 +216,10 @@ def transport_call_options(opts: TransportOptions,
                    agent_port=DEFAULT_AGENT_PORT if opts.agent_port is None
                    else opts.agent_port)
     return out
+
+
+def _sources(spec: str | None):
+    """The ``--score-source`` chain (the default: the interviewer's result)."""
+    from rig.calls.bots.score_sources import SourceSpec, parse_score_sources
+
+    return parse_score_sources(spec) if spec is not None else (SourceSpec("interviewer"),)

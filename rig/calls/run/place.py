@@ -35,7 +35,10 @@ class CallPlacing:
         if self.transport == "twilio":
             from rig.calls.transports.twilio import TwilioLoopbackLink
 
-            return TwilioLoopbackLink(base.replace("http", "ws", 1) + "/twilio/media", params)
+            # a ws(s):// URL is the bot's own Media Streams websocket (pipecat's runner: /ws)
+            url = base if base.startswith(("ws://", "wss://")) else (
+                base.replace("http", "ws", 1) + "/twilio/media")
+            return TwilioLoopbackLink(url, params)
         if self.transport == "webrtc":
             from rig.calls.transports.webrtc import WebRTCLink
 

@@ -13,8 +13,10 @@ with no network and no ports:
   clock (as pipecat's websocket output does), so the bot's ``BotStartedSpeaking``/
   ``BotStoppedSpeaking`` and interruptions see the time a caller would hear;
 - it fires the events pipecat bots rely on: ``on_client_connected(transport, client)`` once
-  the pipeline has started, ``on_client_disconnected(transport, client)`` when the caller hangs
-  up.
+  the pipeline has started, then an RTVI ``client-ready`` message (as an RTVI client sends on
+  its data channel: a bot that starts talking in its RTVI ``on_client_ready``, as pipecat's
+  scaffolded bots do, starts then), ``on_client_disconnected(transport, client)`` when the
+  caller hangs up.
 
 The call ends when the bot's pipeline ends (its factory's coroutine returns: ``closed`` is
 set) or when the agent hangs up (:meth:`PipecatInprocLink.hangup`: the disconnect event, then
@@ -22,12 +24,8 @@ the bot's worker is cancelled if it has not ended within ``end_timeout_s``).
 
 What the bot did is collected by an observer added to the bot's own pipeline worker (found
 from the transport's processors' setup, so a ``run_bot`` that builds its own task is observed
-too) into a :class:`rig.calls.bots.record.BotRecord` (:meth:`PipecatInprocLink.bot_record`):
-``said`` the bot's TTS text per speaking turn with its start and end on the call clock, ``heard``
-its ``TranscriptionFrame`` s, ``context_heard`` the user messages that entered its LLM
-context (copied when each ``LLMContextFrame`` passed), ``frames`` every non-audio frame on its
-first push, and
-``received_audio`` the caller's audio as the bot's input got it.
+too) into a :class:`rig.calls.bots.record.BotRecord` (:meth:`PipecatInprocLink.bot_record`;
+the recording half is :mod:`rig.calls.transports.inproc_record`).
 
 When the bot's pipeline starts (the input's StartFrame), its processors are walked from rig's
 input along pipecat's links for a VAD or turn detector (:attr:`PipecatInprocLink.pipeline_check`,
@@ -45,10 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rig.audio import Audio, pcm16_to_float
 from rig.calls.bots.app import BotApp
-from rig.calls.bots.record import BotRecord, BotTurn
 from rig.calls.media import CALL_RATE_HZ, PlayoutBuffer, now_s
+from rig.calls.transports.inproc_record import BotRecording
 from rig.errors import RigError
 
 
@@ -69,6 +66,7 @@ def _pipecat_classes():
     """The transport classes (pipecat imported on use: the extra is optional)."""
     from pipecat.frames.frames import (
         InputAudioRawFrame,
+        InputTransportMessageFrame,
         OutputAudioRawFrame,
         StartFrame,
     )
@@ -93,6 +91,14 @@ def _pipecat_classes():
             self._rs = _resampler(CALL_RATE_HZ, self.sample_rate)
             self._link._check_pipeline(self)
             self._link._input_ready.set()
+
+        async def client_ready(self) -> None:
+            # as an RTVI client does over its data channel (both ways: pipecat's worker
+            # puts its RTVI processor before the input)
+            from rig.calls.bots.rtvi import client_ready_message
+
+            await self.broadcast_frame(InputTransportMessageFrame,
+                                       message=client_ready_message())
 
         async def feed(self, pcm: bytes) -> None:
             x = np.frombuffer(pcm, np.int16)
@@ -168,7 +174,7 @@ def _pipecat_classes():
     return InMemoryTransport, RecordObserver
 
 
-class PipecatInprocLink:
+class PipecatInprocLink(BotRecording):
     """The caller agent's side of an in-process call to a pipecat bot.
 
     Args:
@@ -200,14 +206,7 @@ class PipecatInprocLink:
         self._t0: float | None = None
         #: the call clock's zero (epoch s): BotRecord times are seconds from it
         self.t0_epoch_s: float | None = None
-        self._received: list[np.ndarray] = []
-        self._in_rate: int | None = None
-        self._said: list[list] = []  # [start_s, end_s, [spoken texts], [texts given]]
-        self._to_say: list[str] = []
-        self._heard: list[tuple[float, str]] = []
-        self._context_heard: list[tuple[float, str]] = []
-        self._context_users: list[str] = []  # the context's user messages at the last snapshot
-        self._frames: list[tuple[float, object]] = []
+        self._init_recording()
         self._hung_up = False
         #: whether the bot's pipeline has a VAD (checked at its StartFrame; None before)
         self.pipeline_check = None
@@ -231,57 +230,6 @@ class PipecatInprocLink:
     def _now(self) -> float:
         t = asyncio.get_running_loop().time()
         return 0.0 if self._t0 is None else t - self._t0
-
-    def _observe(self, frame) -> None:
-        from pipecat.frames.frames import (
-            AggregatedTextFrame,
-            AudioRawFrame,
-            BotStartedSpeakingFrame,
-            BotStoppedSpeakingFrame,
-            ErrorFrame,
-            InterimTranscriptionFrame,
-            LLMContextFrame,
-            TranscriptionFrame,
-            TTSTextFrame,
-        )
-
-        t = self._now()
-        if isinstance(frame, AudioRawFrame):
-            return
-        self._frames.append((t, frame))
-        if isinstance(frame, BotStartedSpeakingFrame):  # pushed both ways: once per turn
-            if not self._said or self._said[-1][1] is not None:
-                self._said.append([t, None, [], []])
-            self._said[-1][3] = self._to_say
-            self._to_say = []
-        elif isinstance(frame, BotStoppedSpeakingFrame):
-            if self._said and self._said[-1][1] is None:
-                self._said[-1][1] = t
-        elif isinstance(frame, TTSTextFrame):  # spoken (pushed as its audio plays)
-            if not self._said or self._said[-1][1] is not None:
-                self._said.append([t, None, [], []])  # text before its audio started
-            self._said[-1][2].append(frame.text)
-        elif isinstance(frame, AggregatedTextFrame):  # given to the TTS, not yet spoken
-            self._to_say.append(frame.text)
-        elif isinstance(frame, ErrorFrame) and frame.fatal and self.bot_error is None:
-            self.bot_error = RuntimeError(f"the bot's pipeline: {frame.error}")
-        elif isinstance(frame, TranscriptionFrame) and not isinstance(
-                frame, InterimTranscriptionFrame):
-            self._heard.append((t, frame.text.strip()))
-        elif isinstance(frame, LLMContextFrame) and not getattr(frame, "speculation", False):
-            self._snapshot_context(t, frame.context)
-
-    def _snapshot_context(self, t: float, context) -> None:
-        """The user messages new in the bot's LLM context since the last snapshot, copied now
-        (:func:`rig.calls.bots.heard.new_user_messages`)."""
-        from rig.calls.bots.heard import new_user_messages, user_texts
-
-        try:
-            users = user_texts(context.get_messages())
-        except Exception:  # a context of another shape: nothing to read
-            return
-        self._context_heard.extend((t, x) for x in new_user_messages(self._context_users, users))
-        self._context_users = users
 
     async def _run(self) -> None:
         try:
@@ -335,6 +283,7 @@ class PipecatInprocLink:
         self._t0 = asyncio.get_running_loop().time()
         self.t0_epoch_s = now_s()
         await self._transport._call_event_handler("on_client_connected", self._client)
+        await self._transport.input().client_ready()
 
     async def send_frame(self, pcm: bytes) -> None:
         if self.closed.is_set() or self._hung_up or self._transport is None:
@@ -381,19 +330,3 @@ class PipecatInprocLink:
     def local_ports(self) -> dict:
         """None: the call opens no socket."""
         return {}
-
-    def bot_record(self) -> BotRecord:
-        """What the bot said, heard and pushed on this call (module docstring)."""
-        said = []
-        for s, e, spoken, given in self._said:
-            # a turn cut off before any of its text was spoken (an interruption) still says
-            # what the bot had set out to say
-            text = " ".join(" ".join(spoken or given).split())
-            if text:
-                said.append(BotTurn(s, e, text))
-        audio = None
-        if self._received and self._in_rate:
-            audio = Audio(pcm16_to_float(np.concatenate(self._received)), self._in_rate)
-        return BotRecord(said=tuple(said), heard=tuple(self._heard),
-                         context_heard=tuple(self._context_heard), frames=tuple(self._frames),
-                         received_audio=audio)

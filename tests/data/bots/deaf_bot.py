@@ -4,8 +4,10 @@ unmodified, loaded here as its own module instance with its VAD analyzer dropped
 setting would leave it. Without a VAD its user aggregator raises no user-speech event and its
 segmented Whisper STT never transcribes: it hears nothing.
 
-Test-only (``tests/test_bot_inproc_integration.py``): ``--interviewer
-pipecat:tests/data/bots/deaf_bot.py:run_bot``.
+Test-only: in-process (``tests/test_bot_inproc_integration.py``: ``--interviewer
+pipecat:tests/data/bots/deaf_bot.py:run_bot``) and over WebRTC under pipecat's development
+runner (``python tests/data/bots/deaf_bot.py -t webrtc --port P``: the example's own ``bot``
+entry, on this deaf instance).
 """
 
 from __future__ import annotations
@@ -19,3 +21,9 @@ _example = import_file(_EXAMPLE, "rig_test_deaf_example_")  # not the example's 
 _example.SileroVADAnalyzer = lambda *args, **kwargs: None  # no VAD, no turn detector
 
 run_bot = _example.run_bot
+bot = _example.bot  # the runner's entry point, on the deaf instance
+
+if __name__ == "__main__":
+    from pipecat.runner.run import main
+
+    main()
