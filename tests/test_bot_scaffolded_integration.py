@@ -84,13 +84,14 @@ def bot(ollama, tmp_path_factory):
     return path, bot_env(bot_home(root / "home"))
 
 
-def _campaign(out: Path, env: dict, *transport: str) -> subprocess.CompletedProcess:
+def _campaign(out: Path, env: dict, *transport: str, answers: Path = BANK,
+              answer_id: str = ANSWER_ID) -> subprocess.CompletedProcess:
     limit = [] if "--call-limit-s" in transport else ["--call-limit-s", LIMIT_S]
     return subprocess.run(
-        [sys.executable, "-m", "rig.cli", "campaign", "run", "--answers", str(BANK),
+        [sys.executable, "-m", "rig.cli", "campaign", "run", "--answers", str(answers),
          "--profiles", str(ROOT / "profiles" / "demo"), "--profile", "baseline",
          "--pipeline", str(ROOT / "pipelines" / "reference.yaml"), "--out", str(out),
-         "--answer-id", ANSWER_ID, *transport, *limit, "--no-progress", "--no-audio",
+         "--answer-id", answer_id, *transport, *limit, "--no-progress", "--no-audio",
          "--n-boot", "200"],
         env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
 
@@ -293,7 +294,9 @@ def test_a_deaf_bot_over_webrtc_is_reported_as_not_hearing(ollama, tmp_path):
         out = tmp_path / "deaf"
         proc = _campaign(out, env, "--transport", "webrtc", "--interviewer-url",
                          f"http://127.0.0.1:{port}", "--score-source", "interviewer,rig",
-                         "--result-wait-s", "5", "--call-limit-s", "30")
+                         "--result-wait-s", "5", "--call-limit-s", "30",
+                         # the example asks the questions of answer_bank/core it is given
+                         answers=ROOT / "answer_bank" / "core", answer_id="q07_weak")
     assert proc.returncode == 2 and "every call failed" in proc.stderr, (
         proc.stdout[-3000:] + proc.stderr[-3000:])
     (r,) = pd.read_parquet(out / "calls.parquet").to_dict("records")
