@@ -158,3 +158,22 @@ def test_an_accommodation_profile_asks_for_a_slower_repeat_then_answers_it():
     b.finished(act.at_s + 2.0)
     act = hear(b, "Of course. " + Q01, 9.0, 16.0)
     assert act.kind == "answer" and act.index == 0
+
+
+def test_the_shipped_real_call_profiles_differ_from_the_baseline_only_in_the_caller():
+    """profiles/calls: the baseline, backchannel (1.5 s) and ask_repeat_slowly, each the
+    baseline but for its interruption field (so their audio, and any offline call, equal the
+    baseline's)."""
+    from pathlib import Path
+
+    from rig.profiles import load_profiles
+
+    ps = {p.profile_id: p for p in load_profiles(
+        Path(__file__).resolve().parents[1] / "profiles" / "calls").profiles}
+    assert sorted(ps) == ["ask_repeat_slowly", "backchannel", "baseline"]
+    base = ps["baseline"].model_dump(exclude={"profile_id", "description", "interruption"})
+    for pid in ("backchannel", "ask_repeat_slowly"):
+        assert ps[pid].model_dump(exclude={"profile_id", "description", "interruption"}) == base
+    assert ps["backchannel"].interruption.backchannel_after_s == 1.5
+    assert ps["ask_repeat_slowly"].interruption.ask_repeat_slowly is True
+    assert ps["baseline"].interruption.backchannel_after_s == 0
