@@ -69,6 +69,11 @@ def test_speech_heard_but_no_words_is_named():
     assert words_unheard(BotRecord(frames=turns, heard=((2.5, "hello"),))) == ""
     assert words_unheard(BotRecord(frames=((1.0, object()),))) == ""  # no speech events
     assert words_unheard(BotRecord()) == "" and words_unheard(None) == ""  # unknown
+    # from RTVI: speech events but no user-transcription message: only that is claimed
+    msgs = BotRecord(messages=(rtvi(1.0, "user-started-speaking"),
+                               rtvi(2.0, "user-stopped-speaking")))
+    assert words_unheard(msgs).endswith("but it sent no transcript of it (RTVI "
+                                        "user-transcription)")
 
 
 def test_the_turn_ends_where_the_bot_took_it_not_at_the_answers_first_pause():

@@ -80,16 +80,18 @@ def user_turn_events(record: BotRecord) -> tuple[tuple[float, str], ...] | None:
 
 
 def words_unheard(record: BotRecord | None) -> str:
-    """``": the interviewer heard the caller speak (N user turns, by its VAD) but its STT gave
-    no words"`` when the bot's user-turn events show speech and it transcribed nothing (a bot
-    deaf to words: say pipecat's WhisperSTTService given 8 kHz telephone audio as 16 kHz),
-    else ``""``."""
+    """``": the interviewer heard the caller speak (N user turn(s), by its VAD) but its
+    speech-to-text gave no words"`` when the bot's user-turn events show speech and it
+    transcribed nothing (a bot deaf to words: say pipecat's WhisperSTTService given 8 kHz
+    telephone audio as 16 kHz), else ``""``. From RTVI messages only "sent no transcript" is
+    claimed (a bot may turn its ``user-transcription`` messages off)."""
     events = user_turn_events(record) if record is not None else None
     turns = sum(k == "started" for _, k in events or ())
     if not turns or record.heard:
         return ""
-    return (f": the interviewer heard the caller speak ({turns} user turn(s), by its VAD) but "
-            "its speech-to-text gave no words")
+    what = ("its speech-to-text gave no words" if record.frames else
+            "it sent no transcript of it (RTVI user-transcription)")
+    return f": the interviewer heard the caller speak ({turns} user turn(s), by its VAD) but {what}"
 
 
 def user_texts(messages: Sequence[object]) -> list[str]:
