@@ -6,6 +6,8 @@ bot under pipecat's development runner, its own process: ``python bot.py -t webr
 It is a general assistant, not an interviewer: it introduces itself, waits for its RTVI
 ``client-ready`` (sent by rig's WebRTC client and, in-process, by rig's in-memory transport),
 and answers whatever it hears; it never ends the call (the agent's ``--call-limit-s`` does).
+It asks its own questions, never the bank's, so the agent answers in the bank's order
+(``--answer-in-order``: the first question or cue after its small talk gets the answer).
 It is interruptible (pipecat's default: user speech interrupts the bot). Its LLM is a
 ``llama_cpp.server`` on Ollama's port at its default temperature, so what it says varies
 between runs: the checks are on what rig must get right whatever it says.
@@ -39,7 +41,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]
 BANK = ROOT / "tests" / "data" / "calls_bank"
 ANSWER_ID = "qr_strong"
-LIMIT_S = "50"  # the bot never hangs up; its answer comes well inside this
+LIMIT_S = "55"  # the bot never hangs up; its answer and reply come inside this
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +70,9 @@ def ollama(tmp_path_factory):
     cmd = [sys.executable, "-m", "rig.scorer.serve", "--model",
            str(ensure_model(SERVER_MODEL)), "--model_alias", OLLAMA_MODEL, "--n_threads", "2",
            "--n_ctx", "4096", "--host", "127.0.0.1", "--port", str(OLLAMA_PORT),
-           "--verbose", "False"]
+           # concurrent requests wait their turn, as Ollama's do (llama_cpp.server's default
+           # ends the running stream: a second bot's greeting came back empty)
+           "--interrupt_requests", "False", "--verbose", "False"]
     with served(cmd, tmp_path_factory.mktemp("ollama") / "server.log", ready,
                 "llama_cpp.server on Ollama's port", 240):
         yield base
@@ -85,11 +89,13 @@ def bot(ollama, tmp_path_factory):
 
 
 def _campaign(out: Path, env: dict, *transport: str, answers: Path = BANK,
-              answer_id: str = ANSWER_ID) -> subprocess.CompletedProcess:
+              answer_id: str = ANSWER_ID, profiles: str = "demo",
+              profile_ids: tuple[str, ...] = ("baseline",)) -> subprocess.CompletedProcess:
     limit = [] if "--call-limit-s" in transport else ["--call-limit-s", LIMIT_S]
+    chosen = [x for pid in profile_ids for x in ("--profile", pid)]
     return subprocess.run(
         [sys.executable, "-m", "rig.cli", "campaign", "run", "--answers", str(answers),
-         "--profiles", str(ROOT / "profiles" / "demo"), "--profile", "baseline",
+         "--profiles", str(ROOT / "profiles" / profiles), *chosen,
          "--pipeline", str(ROOT / "pipelines" / "reference.yaml"), "--out", str(out),
          "--answer-id", answer_id, *transport, *limit, "--no-progress", "--no-audio",
          "--n-boot", "200"],
@@ -101,45 +107,67 @@ def _script() -> str:
     return next(a for a in q.answers if a.answer_id == ANSWER_ID).clean_text
 
 
-def _check_heard(out: Path, proc: subprocess.CompletedProcess, codec: str) -> dict:
+def _check_heard(out: Path, proc: subprocess.CompletedProcess, codec: str) -> list[dict]:
     """What every call to this bot must say, whatever its LLM said (module docstring)."""
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (r,) = pd.read_parquet(out / "calls.parquet").to_dict("records")
-    log = json.loads(Path(r["recording_path"]).with_suffix(".json").read_text())
-    print("agent events:", *[(round(t, 2), k, d) for t, k, d in log["events"]], sep="\n  ")
-    print({k: r[k] for k in ("interviewer_said", "interviewer_heard", "words_lost",
-                             "response_latency_ms", "talked_over_turns", "score_source")})
-    assert r["status"] == "ok", r["error"]
-    assert r["transport_codec"] == codec
-    assert r["interviewer_said"]  # it introduced itself
-    assert r["time_to_first_answer_s"] > 0  # the agent gave its answer
-    # the answer was not started inside one of the bot's utterances
-    start = log["plays"][0]["start_epoch_s"] - log["t0_epoch_s"]
-    assert not [(a, b) for a, b in log["utterances"] if a < start < b], start
-    # what the bot heard (its user-speech events and its own STT's words) is the answer
-    assert r["interviewer_heard_speech"] == True  # noqa: E712 - numpy bool
-    assert wer(_script(), r["interviewer_heard"] or "").wer < 0.35, r["interviewer_heard"]
-    # the turn ends where the bot took it: it heard every word, none reads as lost
-    assert r["words_lost"] == 0 and r["truncated"] == False, r  # noqa: E712
-    # its response latency: the candidate's end of speech to the bot's first audio
-    assert r["response_latency_ms"] > 0 and r["candidate_turns"] >= 1, r
-    taking = json.loads((out / "summary.json").read_text())["profiles"]["baseline"][
-        "turn_taking"]
-    assert taking["response_latency_p50_ms"] == pytest.approx(r["response_latency_ms"])
-    assert taking["talk_over_rate"] is not None
-    return r
+    rows = pd.read_parquet(out / "calls.parquet").to_dict("records")
+    summary = json.loads((out / "summary.json").read_text())["profiles"]
+    for r in rows:
+        log = json.loads(Path(r["recording_path"]).with_suffix(".json").read_text())
+        print(r["profile_id"], "agent events:",
+              *[(round(t, 2), k, d) for t, k, d in log["events"]], sep="\n  ")
+        print({k: r[k] for k in ("interviewer_said", "interviewer_heard", "words_lost",
+                                 "response_latency_ms", "talked_over_turns", "score_source",
+                                 "backchannel_stopped")})
+        assert r["status"] == "ok", r["error"]
+        assert r["transport_codec"] == codec
+        assert r["interviewer_said"]  # it introduced itself
+        assert r["time_to_first_answer_s"] > 0  # the agent gave its answer
+        # the answer was not started inside one of the bot's utterances
+        start = log["plays"][0]["start_epoch_s"] - log["t0_epoch_s"]
+        assert not [(a, b) for a, b in log["utterances"] if a < start < b], start
+        # what the bot heard (its user-speech events and its own STT's words) is the answer
+        assert r["interviewer_heard_speech"] == True  # noqa: E712 - numpy bool
+        assert wer(_script(), r["interviewer_heard"] or "").wer < 0.35, r["interviewer_heard"]
+        # the turn ends where the bot took it: it heard every word, none reads as lost
+        assert r["words_lost"] == 0 and r["truncated"] == False, r  # noqa: E712
+        assert r["turn_closed_by"] == "silence_timeout", r  # its own end-of-turn decision
+        # its response latency: the candidate's end of speech to the bot's first audio
+        assert r["response_latency_ms"] > 0 and r["candidate_turns"] >= 1, r
+        taking = summary[r["profile_id"]]["turn_taking"]  # per profile
+        assert taking["response_latency_p50_ms"] == pytest.approx(r["response_latency_ms"])
+        assert taking["talk_over_rate"] is not None
+    return rows
 
 
-def test_pipecats_scaffolded_bot_in_process_hears_the_answer(bot, tmp_path):
+def test_pipecats_scaffolded_bot_in_process_hears_the_answer_per_profile(bot, tmp_path):
+    """profiles/calls' baseline and backchannel ("Mm-hm." inside the bot's speech), two calls
+    at once: both answers heard whole, and the backchannel measured (did it stop?)."""
     path, env = bot
     out = tmp_path / "inproc"
-    proc = _campaign(out, env, "--interviewer", f"pipecat:{path}:run_bot")
-    r = _check_heard(out, proc, "pcm_s16le/16000")
-    # in-process the LLM context is read too: the answer's words reached the bot's LLM
-    assert wer(_script(), r["interviewer_heard_context"] or "").wer < 0.35
+    proc = _campaign(out, env, "--interviewer", f"pipecat:{path}:run_bot", "--concurrency",
+                     "2", "--answer-in-order", profiles="calls",
+                     profile_ids=("baseline", "backchannel"))
+    rows = {r["profile_id"]: r for r in _check_heard(out, proc, "pcm_s16le/16000")}
+    assert sorted(rows) == ["backchannel", "baseline"]
+    for r in rows.values():
+        # in-process the LLM context is read too: the answer's words reached the bot's LLM
+        assert wer(_script(), r["interviewer_heard_context"] or "").wer < 0.35
+        assert r["parse_status"] == "not_scored" and pd.isna(r["score"])  # it posts none
     compat = json.loads((out / "bot_compat.json").read_text())
     assert compat["pipeline"]["hearing"] == "hears", compat  # its VAD: in the aggregator
-    assert r["parse_status"] == "not_scored" and pd.isna(r["score"])  # it posts no score
+    # the backchannel: said once inside the bot's speech, and whether the bot stopped for it
+    # (pipecat's default turn start interrupts on any speech) measured, per call and profile
+    bc = rows["backchannel"]
+    log = json.loads(Path(bc["recording_path"]).with_suffix(".json").read_text())
+    assert [k for _, k, _ in log["events"]].count("backchannel_started") == 1
+    assert bc["backchannel_stopped"] in (True, False)
+    assert pd.isna(rows["baseline"]["backchannel_stopped"])
+    taking = json.loads((out / "summary.json").read_text())["profiles"]
+    assert taking["backchannel"]["turn_taking"]["n_backchannel_calls"] == 1
+    assert taking["backchannel"]["turn_taking"]["backchannel_stopped_rate"] == float(
+        bc["backchannel_stopped"])
+    assert taking["baseline"]["turn_taking"]["n_backchannel_calls"] == 0
 
 
 def test_pipecats_scaffolded_bot_over_webrtc_hears_the_answer(bot, tmp_path):
@@ -166,13 +194,13 @@ def test_pipecats_scaffolded_bot_over_webrtc_hears_the_answer(bot, tmp_path):
                 cwd=path.parent):
         out = tmp_path / "webrtc"
         proc = _campaign(out, env, "--transport", "webrtc", "--interviewer-url", url,
-                         "--score-source", "rig", "--result-wait-s", "5")
-    r = _check_heard(out, proc, "opus/48000")
+                         "--score-source", "rig", "--result-wait-s", "5", "--answer-in-order")
+    (r,) = _check_heard(out, proc, "opus/48000")
     # graded by rig on the bot's own transcript (from its RTVI messages), labelled so
     assert r["score_source"] == "rig_grade_bot_transcript" and r["score"] is not None
 
 
-PHONE_LIMIT_S = "30"  # its greeting, the agent's reply, then silence: nothing more to wait for
+PHONE_LIMIT_S = "22"  # its greeting, the agent's reply, then silence or a garbled turn
 
 
 @pytest.fixture(scope="module")
@@ -294,7 +322,7 @@ def test_a_deaf_bot_over_webrtc_is_reported_as_not_hearing(ollama, tmp_path):
         out = tmp_path / "deaf"
         proc = _campaign(out, env, "--transport", "webrtc", "--interviewer-url",
                          f"http://127.0.0.1:{port}", "--score-source", "interviewer,rig",
-                         "--result-wait-s", "5", "--call-limit-s", "30",
+                         "--result-wait-s", "5", "--call-limit-s", "25",
                          # the example asks the questions of answer_bank/core it is given
                          answers=ROOT / "answer_bank" / "core", answer_id="q07_weak")
     assert proc.returncode == 2 and "every call failed" in proc.stderr, (

@@ -593,3 +593,31 @@ def test_a_media_streams_websocket_url_is_dialled_as_given():
     opts = transport_call_options(TransportOptions(
         transport="twilio", interviewer_url="ws://127.0.0.1:7860/ws", score_source="rig"), {})
     assert opts["no_results_route"] == "ws://127.0.0.1:7860/ws"  # never asked for results
+
+
+def test_answer_in_order_turns_off_question_matching_for_calls_to_a_bot():
+    """``--answer-in-order``: the agent's settings say so (every question gets the next answer
+    of the bank); only a call to a bot uses it, and the call limit combines with it."""
+    from typer.testing import CliRunner
+
+    from rig.calls.agent.brain import AgentAnswer, AgentBrain
+    from rig.calls.run.options import TransportOptions, transport_call_options
+    from rig.cli import app
+
+    opts = transport_call_options(TransportOptions(
+        transport="webrtc", interviewer_url="http://127.0.0.1:9", call_limit_s=30,
+        answer_in_order=True), {})
+    assert opts["agent"].match_questions is False and opts["agent"].time_limit_s == 30
+    assert "agent" not in transport_call_options(TransportOptions(transport="webrtc"), {})
+    res = CliRunner().invoke(app, ["campaign", "run", "--answers", "answer_bank/core",
+                                   "--profiles", "profiles/demo", "--pipeline",
+                                   "pipelines/reference.yaml", "--out", "/tmp/unused-rig-out",
+                                   "--answer-in-order"])
+    assert res.exit_code == 2 and "--answer-in-order needs a call to a bot" in res.stderr
+    # what run_agent hands the brain without matching: no question texts, answers in order
+    quiet = Audio(np.zeros(800, np.float32), 8000)
+    answers = [AgentAnswer(q, quiet, 0.5, 0.0, 3.0, f"Tell me about {q}?") for q in "ab"]
+    brain = AgentBrain(answers, 0.3, 6.0, 20.0, {})
+    assert brain.questions == {}
+    idx, sim, _ = brain._match("What would you like to talk about?", 1.0)
+    assert idx == 0 and sim is None

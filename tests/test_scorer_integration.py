@@ -50,10 +50,12 @@ print(json.dumps(LlamaCppScorer(mode=sys.argv[1]).score(q, a.clean_text, 0).scor
 """
 
 
-@pytest.mark.parametrize("mode", ["expected", "argmax"])
-def test_a_grade_does_not_depend_on_what_was_graded_before(mode):
+def test_a_grade_does_not_depend_on_what_was_graded_before():
     """llama.cpp's own prompt cache made the cut between cached and new tokens depend on the
-    previous prompt, and with it the arithmetic; the fixed two-part evaluation does not."""
+    previous prompt, and with it the arithmetic; the fixed two-part evaluation does not. In
+    the reference pipeline's mode (``expected``); ``argmax`` shares the evaluation and the
+    snapshots, and its gradings are compared across workers and executors elsewhere."""
+    mode = "expected"
     s = LlamaCppScorer(mode=mode)
     s._memo.clear()  # an earlier test may have graded these answers in this process
     ids = ["q01_border_lo", "q01_border_hi", "q03_weak"]

@@ -225,6 +225,11 @@ def campaign_run(
         rich_help_panel=_CALLS,
         help="calls over a transport: the caller agent hangs up after this long on a call, s "
              "(default 120; raise it for a long interview)")] = None,
+    answer_in_order: Annotated[bool, typer.Option(
+        rich_help_panel=_CALLS,
+        help="calls to a bot: answer the interviewer's questions in the bank's order, without "
+             "matching their words to the bank's (an interviewer that asks its own questions "
+             "or paraphrases them)")] = False,
     conduct: Annotated[str | None, typer.Option(rich_help_panel=_CALLS, help=CONDUCT_HELP)] = None,
     executor: Annotated[str, typer.Option(
         rich_help_panel=_WORK,
@@ -280,7 +285,7 @@ def campaign_run(
             twilio_to=twilio_to, twilio_from=twilio_from, stream_url=stream_url,
             agent_port=agent_port, interviewer=interviewer, bot_clock=bot_clock,
             score_source=score_source, result_wait_s=result_wait_s, call_limit_s=call_limit_s,
-            conduct=conduct))
+            conduct=conduct, answer_in_order=answer_in_order or None))
     except RigError as exc:
         fail(exc)
     try:

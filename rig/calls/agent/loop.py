@@ -69,6 +69,10 @@ class AgentSettings:
         cue_silence_s: silence after a greeting or statement (no question) that the agent
             takes as its cue to speak, and after a thank-you (all answers given) as the end.
         wait_event_s: with no question heard this long, a ``waiting`` event is logged.
+        match_questions: match what the interviewer asks against the bank's question texts
+            (the matching answer; none matching: the skip line); False: every question or
+            request gets the next answer in the bank's order (an interviewer that asks its
+            own questions or paraphrases them: ``--answer-in-order``).
     """
     stop_ms: int = 300
     start_ms: int = 100
@@ -79,6 +83,7 @@ class AgentSettings:
     hangup_delay_s: float = 0.3
     cue_silence_s: float = CUE_SILENCE_S
     wait_event_s: float = 20.0
+    match_questions: bool = True
 
 
 class CallerLink(Protocol):
@@ -215,7 +220,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
     tracker = TurnTracker(settings.start_ms, settings.stop_ms, frame_ms=FRAME_MS,
                           pre_roll_ms=PRE_ROLL_MS)
     brain = AgentBrain(answers, settings.hangup_delay_s, settings.cue_silence_s,
-                       settings.wait_event_s, questions)
+                       settings.wait_event_s, questions if settings.match_questions else {})
     frames = {i: audio_to_frames(a.audio) for i, a in enumerate(answers)}
     reply_frames = {k: audio_to_frames(a) for k, a in (replies or {}).items()}
     dt = FRAME_MS / 1000

@@ -39,6 +39,7 @@ TRANSPORT_OPTIONS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     ("--score-source", CALL_TRANSPORTS, None),
     ("--result-wait-s", CALL_TRANSPORTS, None),
     ("--call-limit-s", CALL_TRANSPORTS, None),
+    ("--answer-in-order", CALL_TRANSPORTS, None),
     ("--conduct", CALL_TRANSPORTS, None),
 )
 
@@ -70,6 +71,8 @@ class TransportOptions:
     result_wait_s: float | None = None
     #: the caller agent hangs up after this long on a call, s
     call_limit_s: float | None = None
+    #: True: the caller agent answers in the bank's order, without matching questions
+    answer_in_order: bool | None = None
     #: a conduct list (YAML, as rig/data/conduct.yaml)
     conduct: str | None = None
 
@@ -196,13 +199,18 @@ def transport_call_options(opts: TransportOptions,
             raise ConfigError("--result-wait-s", "", "must be > 0 and finite (seconds)",
                               opts.result_wait_s)
         out["result_timeout_s"] = float(opts.result_wait_s)
+    agent: dict[str, object] = {}
     if opts.call_limit_s is not None:
         if not 0 < opts.call_limit_s < math.inf:
             raise ConfigError("--call-limit-s", "", "must be > 0 and finite (seconds)",
                               opts.call_limit_s)
+        agent["time_limit_s"] = float(opts.call_limit_s)
+    if opts.answer_in_order:
+        agent["match_questions"] = False
+    if agent:
         from rig.calls.agent.loop import AgentSettings
 
-        out["agent"] = AgentSettings(time_limit_s=float(opts.call_limit_s))
+        out["agent"] = AgentSettings(**agent)
     if opts.conduct is not None:
         from rig.calls.conduct import load_conduct
 
