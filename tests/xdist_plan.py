@@ -27,27 +27,29 @@ SHARED = {
 _GROUP = {name: group for group, names in SHARED.items() for name in names}
 
 #: Seconds per file on one core: max(wall, CPU) on this 2-core machine, the longest files
-#: (``benchmarks/test_times.py``; integration files from stop 38's quiet run on two pinned
-#: workers, unit files from stop 37's). Each worker runs on a core of its own
-#: (tests/conftest.py), so a file's time there is about its CPU time, or its wall time where
-#: it waits on real-time audio.
+#: (``benchmarks/test_times.py``; integration files from stop 39's quiet run on two pinned
+#: workers, the three files cut after it estimated; unit files from stop 37's). Each worker
+#: runs on a core of its own (tests/conftest.py), so a file's time there is about its CPU
+#: time, or its wall time where it waits on real-time audio.
 WALL_S = {
-    "test_replay_integration.py": 252, "test_probes_integration.py": 179,
-    "test_calls_concurrent_integration.py": 139, "test_scorer_integration.py": 130,
-    "test_executors_integration.py": 128, "test_bot_inproc_integration.py": 122,
-    "test_kill_real_integration.py": 95, "test_kill_campaign_integration.py": 87,
-    "test_sweep_integration.py": 80, "test_calls_loopback_integration.py": 79,
-    "test_kill_sweep_probe_integration.py": 78, "test_executors_unit.py": 74,
-    "test_bot_scaffolded_integration.py": 290, "test_probes_bias_integration.py": 65,
-    "test_voices_record_browser_integration.py": 47, "test_jobs_real_judge_integration.py": 43,
-    "test_score_sources_integration.py": 42, "test_probe_languages_integration.py": 39,
-    "test_attribution_integration.py": 38, "test_runtime_integration.py": 36,
-    "test_jobs_ray_integration.py": 36, "test_executors_ray_nodes_integration.py": 35,
-    "test_score_sources_inproc_integration.py": 32, "test_demo_language_integration.py": 30,
-    "test_scorer_openai_integration.py": 30, "test_delivery_integration.py": 29,
-    "test_executors_ray_integration.py": 27, "test_jobs_probe_unit.py": 25,
-    "test_agent_conversation_integration.py": 24, "test_calls_multi_question_integration.py": 24,
-    "test_calls_sip_integration.py": 22, "test_pace_pauses_integration.py": 22,
+    "test_bot_scaffolded_integration.py": 270, "test_replay_integration.py": 259,
+    "test_probes_integration.py": 148, "test_calls_concurrent_integration.py": 133,
+    "test_executors_integration.py": 124, "test_kill_real_integration.py": 101,
+    "test_scorer_integration.py": 95, "test_kill_campaign_integration.py": 91,
+    "test_kill_sweep_probe_integration.py": 89, "test_calls_loopback_integration.py": 81,
+    "test_bot_inproc_integration.py": 80, "test_probes_bias_integration.py": 77,
+    "test_executors_unit.py": 74, "test_sweep_integration.py": 58,
+    "test_voices_record_browser_integration.py": 54, "test_jobs_real_judge_integration.py": 49,
+    "test_attribution_integration.py": 48, "test_jobs_ray_integration.py": 48,
+    "test_runtime_integration.py": 47, "test_probe_languages_integration.py": 45,
+    "test_agent_conversation_integration.py": 44, "test_score_sources_integration.py": 36,
+    "test_score_sources_inproc_integration.py": 36, "test_scorer_openai_integration.py": 36,
+    "test_executors_ray_nodes_integration.py": 35, "test_demo_language_integration.py": 35,
+    "test_executors_ray_integration.py": 33, "test_delivery_integration.py": 31,
+    "test_stages_integration.py": 31, "test_jobs_probe_unit.py": 25,
+    "test_calls_multi_question_integration.py": 25, "test_pace_pauses_integration.py": 25,
+    "test_bad_inputs_integration.py": 24, "test_calls_sip_integration.py": 22,
+    "test_calls_bargein_integration.py": 22,
 }
 
 
