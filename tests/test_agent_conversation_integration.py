@@ -190,3 +190,44 @@ def test_a_repeat_that_would_run_past_the_calls_limit_is_not_started():
     last = events[-1]
     assert last[1] == "time_limit" and "would run past" in last[2], events
     assert last[0] < settings.time_limit_s, events
+
+
+def test_an_answer_playing_at_the_calls_limit_is_finished():
+    """The call's limit falls a second into the answer: the agent plays it to its end and
+    waits ``ANSWER_TAIL_S`` for the interviewer before hanging up (its own limit must not cut
+    the graded answer)."""
+    from rig.calls.agent.loop import ANSWER_TAIL_S
+
+    speech = _speech(ANSWER)
+    answer = AgentAnswer("q01_conflict", speech, 0.5, 0.0, expected_question_s(QUESTION),
+                         QUESTION)
+    q_s = _speech(QUESTION).duration_s
+    link = ScriptedInterviewer()
+    # the answer starts about 0.5 s (the question's start) + q_s + 0.3-0.8 s; the limit 1 s in
+    settings = AgentSettings(time_limit_s=0.5 + q_s + 1.5)
+
+    async def interview() -> None:
+        await asyncio.sleep(0.5)
+        await link.say(QUESTION, pause_after_s=30.0)
+
+    async def call():
+        interviewer = asyncio.ensure_future(interview())
+        try:
+            return await run_agent(link, [answer], settings, replies=render_replies(_speech))
+        finally:
+            link.hung_up = True
+            await asyncio.wait([interviewer], timeout=5)
+
+    res = asyncio.run(call())
+    events = [(round(t, 2), k, d) for t, k, d in res.events]
+    print("agent events:", *events, sep="\n  ")
+    kinds = [k for _, k, _ in events]
+    assert [p.question_id for p in res.plays] == ["q01_conflict"], events
+    start = res.plays[0].start_epoch_s - res.t0_epoch_s
+    assert start < settings.time_limit_s, events  # it began before the limit
+    assert "limit_extended" in kinds and kinds[-1] == "time_limit", events
+    # hung up only after the whole answer and the tail
+    assert res.duration_s >= start + speech.duration_s + ANSWER_TAIL_S - 0.1, (res.duration_s,
+                                                                             events)
+    (a, b), = [(a, b) for a, b in link.spoke()]  # one talkspurt: the whole answer
+    assert b - a == pytest.approx(speech.duration_s, abs=0.6)

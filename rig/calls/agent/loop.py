@@ -32,6 +32,7 @@ negative by that much).
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -51,6 +52,10 @@ from rig.calls.media import (
 #: Audio kept before the VAD's speech onset in each interviewer utterance (five frames), so
 #: its ASR hears the first word whole; the utterance's start is dated back by it too.
 PRE_ROLL_MS = 100
+#: an answer playing at the call's limit is finished, and the interviewer given this long
+#: after it to close its turn, before the agent hangs up (s): rig's own limit must not cut
+#: the graded answer and read as words the interviewer lost
+ANSWER_TAIL_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,8 @@ class AgentSettings:
         start_ms, confidence, min_volume: pipecat ``VADParams`` for the interviewer's audio.
         asr_model: the faster-whisper model that transcribes the interviewer.
         time_limit_s: the agent hangs up after this long on the call, or before a repeat of
-            an answer already given that would run past it.
+            an answer already given that would run past it; an answer playing at the limit is
+            finished first (and :data:`ANSWER_TAIL_S` after it).
         hangup_delay_s: wait after a goodbye before hanging up (speech in it cancels).
         cue_silence_s: silence after a greeting or statement (no question) that the agent
             takes as its cue to speak, and after a thank-you (all answers given) as the end.
@@ -236,6 +242,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
     seg_start_k = 0  # the frame the current utterance's audio starts at
     far_end_gone = False  # the far end hung up and everything it sent has been heard
     hung_up_by = "caller_time_limit"
+    answer_end_s, extended = -math.inf, False  # the last answer's end on the call clock
     k = 0
     try:
         while True:
@@ -257,6 +264,7 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
                 if act.kind == "answer":
                     a = answers[act.index]
                     playing = list(frames[act.index])
+                    answer_end_s = t + len(playing) * dt
                     start = t0_epoch + t
                     lead = 0.0 if a.barge_in_offset_s > 0 else a.response_delay_s
                     starts.append((start, start - lead))
@@ -310,7 +318,12 @@ async def run_agent(link: CallerLink, answers: Sequence[AgentAnswer],
             if far_end_gone and not pending:
                 hung_up_by = "interviewer"
                 break
-            if t >= settings.time_limit_s:
+            if t >= settings.time_limit_s and t < answer_end_s + ANSWER_TAIL_S:
+                if not extended:
+                    extended = True
+                    brain.log.append((t, "limit_extended", "an answer is playing: the call "
+                                      f"goes on to its end and {ANSWER_TAIL_S:g} s after"))
+            elif t >= settings.time_limit_s:
                 left = len(answers) - len(set(brain.played))
                 brain.log.append((t, "time_limit", f"hanging up at the call's limit of "
                                   f"{settings.time_limit_s:g} s: {left} answer(s) not given, "
