@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -593,6 +594,33 @@ def test_a_media_streams_websocket_url_is_dialled_as_given():
     opts = transport_call_options(TransportOptions(
         transport="twilio", interviewer_url="ws://127.0.0.1:7860/ws", score_source="rig"), {})
     assert opts["no_results_route"] == "ws://127.0.0.1:7860/ws"  # never asked for results
+
+
+def test_a_media_streams_websocket_url_is_checked_whatever_the_schemes_case(monkeypatch):
+    """``WS://`` is ``ws://`` (URL schemes ignore case): refused with webrtc and with only the
+    interviewer's score, as the lower-case one is, and dialled as given (not as rig's
+    interviewer, ``.../twilio/media``); a ws URL without a host, and a results token that a
+    bare websocket never uses, are refused before any call."""
+    from rig.calls.run.options import TransportOptions, transport_call_options
+    from rig.errors import ConfigError
+
+    monkeypatch.setenv("RIG_TEST_TOKEN", "x")
+    for kw, text in (({"transport": "webrtc", "interviewer_url": "WS://127.0.0.1:9/ws"},
+                      "it goes with --transport twilio"),
+                     ({"transport": "twilio", "interviewer_url": "Wss://127.0.0.1:9/ws"},
+                      "serves no results"),
+                     ({"transport": "twilio", "interviewer_url": "ws://", "score_source": "rig"},
+                      "--interviewer-url: a Media Streams websocket is ws://HOST:PORT/PATH"),
+                     ({"transport": "twilio", "interviewer_url": "ws://[::1/ws",
+                       "score_source": "rig"}, "ws://HOST:PORT/PATH"),
+                     ({"transport": "twilio", "interviewer_url": "ws://127.0.0.1:9/ws",
+                       "score_source": "rig", "results_token_env": "RIG_TEST_TOKEN"},
+                      "--results-token-env RIG_TEST_TOKEN: a bare")):
+        with pytest.raises(ConfigError, match=re.escape(text)):
+            transport_call_options(TransportOptions(**kw))
+    opts = transport_call_options(TransportOptions(
+        transport="twilio", interviewer_url="WS://127.0.0.1:7860/ws", score_source="rig"), {})
+    assert opts["interviewer_url"] == opts["no_results_route"] == "ws://127.0.0.1:7860/ws"
 
 
 def test_answer_in_order_turns_off_question_matching_for_calls_to_a_bot():

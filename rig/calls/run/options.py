@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from rig.errors import ConfigError, RigError
 
@@ -145,8 +146,9 @@ def transport_call_options(opts: TransportOptions,
     Raises:
         ConfigError: an unknown transport; an option the transport does not use; a SIP
             interviewer URL that is not a ``sip:`` URI; a ``ws://``/``wss://`` interviewer URL
-            (a Media Streams websocket, used as given) without ``--transport twilio`` or with
-            only the interviewer as score source; with ``twilio_to``, missing Twilio
+            (any case; a Media Streams websocket, used as given) without ``--transport
+            twilio``, without a host, with ``results_token_env`` or with only the interviewer
+            as score source; with ``twilio_to``, missing Twilio
             credentials, no ``twilio_from`` or ``stream_url``, or a stream URL Twilio cannot
             reach; ``results_token_env`` naming an unset variable; a bad ``--score-source``
             or a ``--result-wait-s`` or ``--call-limit-s`` not above 0. The message names the
@@ -160,10 +162,24 @@ def transport_call_options(opts: TransportOptions,
     if opts.transport == "sip" and url and not url.startswith("sip:"):
         raise ConfigError("--interviewer-url", "", "a SIP interviewer is a sip:user@host:port "
                                                    "URI", url)
-    media_ws = bool(url) and url.startswith(("ws://", "wss://"))
+    scheme = url.partition("://")[0].lower() if url and "://" in url else ""
+    media_ws = scheme in ("ws", "wss")
     if media_ws and opts.transport != "twilio":
         raise ConfigError("--interviewer-url", "", "a ws:// or wss:// URL is a Media Streams "
                           "websocket: it goes with --transport twilio", url)
+    if media_ws:
+        try:
+            host = urlsplit(url).hostname
+        except ValueError:  # e.g. an unclosed [IPv6 literal
+            host = None
+        if not host:
+            raise ConfigError("--interviewer-url", "", "a Media Streams websocket is "
+                              "ws://HOST:PORT/PATH", url)
+        url = scheme + url[len(scheme):]  # WS:// is ws:// (schemes ignore case), dialled so
+        if opts.results_token_env:
+            raise OptionConflict("--results-token-env", f"{opts.results_token_env}: a bare "
+                                 f"Media Streams websocket ({url}) serves no GET /results "
+                                 "to send a token to")
     if media_ws and all(s.kind == "interviewer" for s in _sources(opts.score_source)):
         raise ConfigError("--score-source", "", "a bare Media Streams websocket serves no "
                           "results: give --score-source rig (or a chain ending in it)",
