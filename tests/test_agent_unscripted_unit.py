@@ -177,3 +177,23 @@ def test_the_shipped_real_call_profiles_differ_from_the_baseline_only_in_the_cal
     assert ps["backchannel"].interruption.backchannel_after_s == 1.5
     assert ps["ask_repeat_slowly"].interruption.ask_repeat_slowly is True
     assert ps["baseline"].interruption.backchannel_after_s == 0
+
+
+def test_asked_again_how_it_can_help_the_agent_takes_the_floor():
+    """pipecat's scaffolded assistant asked "How can I assist you today?" after every reply:
+    the greeting is said once; asked again, the agent gives its answer (a person would)."""
+    b = AgentBrain([q01()])
+    act = hear(b, "Hello! How can I assist you today?", 0.5, 2.0)
+    assert act.kind == "reply" and act.reply == "greeting"
+    b.started(act, 2.5)
+    b.finished(4.0)
+    act = hear(b, "It's great to meet you. How can I assist you today?", 5.0, 7.0)
+    assert act.kind == "answer" and act.index == 0, b.log
+    assert "taking_the_floor" in kinds(b)
+    # "How are you?" twice is answered twice: only the invitation to speak hands over
+    b = AgentBrain([q01()])
+    for t in (0.5, 5.0):
+        act = hear(b, "How are you today?", t, t + 1.0)
+        assert act.kind == "reply" and act.reply == "wellbeing"
+        b.started(act, t + 1.5)
+        b.finished(t + 2.5)

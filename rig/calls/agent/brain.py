@@ -17,10 +17,10 @@ only when the turn is over (no speech going on, every utterance transcribed):
   :data:`COVERED` of the matched question's words may go on ("Tell me about a time you
   disagreed with a coworker." [pause] "What happened?"): it waits at least
   :data:`REQUEST_GAP_S`. Without question texts, answers go in order.
-- ``small_talk``: the matching short reply; ``hold`` ("One moment, please.", "Could I
-  please have a moment?"): nothing, and no cue from the silence; ``fragment`` (cut off: "Can
-  you"): nothing, no cue: it waits for the full question, and an utterance that says the
-  cut-off words again replaces them in the turn (``restarted``); ``greeting`` and
+- ``small_talk``: the matching short reply (asked again how it can help once greeted, it
+  takes the floor with its next answer: ``taking_the_floor``); ``hold`` ("One moment,
+  please."): nothing, no cue from the silence; ``fragment`` ("Can you"): nothing, no cue:
+  it waits for the full question (words said again replace it: ``restarted``); ``greeting`` and
   ``statement``: nothing until a silence of ``cue_silence_s`` (:data:`CUE_SILENCE_S`, a
   person's cue; a shorter gap is inside the interviewer's turn): then a greeting reply, or for
   a statement the answer it matches (else the next answer).
@@ -58,9 +58,8 @@ from rig.calls.agent.utterances import (  # noqa: F401  (re-exported)
     small_talk_reply,
 )
 
-#: Speaking rate assumed for an interviewer's question when estimating its duration (TTS
-#: interviewers speak fast: the reference interviewer's hibari voice said a 12-word question
-#: at about 255 wpm; a human interviewer nearer 160).
+#: Speaking rate assumed for an interviewer's question when estimating its duration (the
+#: reference interviewer's hibari voice: about 255 wpm; a human interviewer nearer 160).
 QUESTION_WPM = 230.0
 #: A first answer starts before the transcript only after an utterance at least this share of
 #: the question's estimated duration (the hibari interviewer's questions measure about 0.9).
@@ -69,9 +68,8 @@ TENTATIVE_MIN_FRACTION = 0.75
 #: matched question's content words (it may go on after a pause).
 REQUEST_GAP_S = 1.2
 COVERED = 0.7
-#: Silence after a greeting or statement (no question asked) that is a person's cue to speak.
-#: Above the pauses an LLM bot leaves between two sentences of one turn while it generates the
-#: next (3.8 s seen from a pipecat example bot): a silence that short is inside its turn.
+#: Silence after a greeting or statement (no question asked) that is a person's cue to speak:
+#: above the 3.8 s an LLM bot left between two sentences of one turn (inside its turn).
 CUE_SILENCE_S = 6.0
 
 
@@ -277,8 +275,11 @@ class AgentBrain:
             self._asked = (self.plays[-1]["asked_text"], self.plays[-1]["match_similarity"])
             return self._schedule(i, end_s + self.answers[i].response_delay_s, end_s)
         if kind == "small_talk":
-            return self._reply(small_talk_reply(self.turn[-1]) or "greeting",
-                               end_s + self._delay(), end_s)
+            reply = small_talk_reply(self.turn[-1]) or "greeting"
+            if reply == "greeting" and self.greeted:  # asked again: a person would go on
+                self._ev(end_s, "taking_the_floor", "asked again how it can help, once greeted")
+                return self._answer_turn(end_s, end_s + self._delay(), cue=True)
+            return self._reply(reply, end_s + self._delay(), end_s)
         if kind in ("question", "request") and not self.asked_slower and self.current < \
                 len(self.answers) and self.answers[self.current].ask_repeat_slowly:
             self.asked_slower = True
