@@ -226,7 +226,7 @@ def campaign_run(
         help="calls over a transport: the caller agent hangs up after this long on a call, s "
              "(default 120; raise it for a long interview)")] = None,
     answer_in_order: Annotated[bool, typer.Option(
-        rich_help_panel=_CALLS,
+        "--answer-in-order", rich_help_panel=_CALLS,
         help="calls to a bot: answer the interviewer's questions in the bank's order, without "
              "matching their words to the bank's (an interviewer that asks its own questions "
              "or paraphrases them)")] = False,
