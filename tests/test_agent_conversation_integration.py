@@ -111,17 +111,15 @@ async def _interview(link: ScriptedInterviewer) -> None:
     link.closed.set()
 
 
-def test_the_agent_replies_to_small_talk_waits_out_thanks_and_answers_the_question():
-    answer = AgentAnswer("q01_conflict", _speech(ANSWER), 0.5, 0.0,
-                         expected_question_s(QUESTION), QUESTION)
-    replies = render_replies(_speech)
-    link = ScriptedInterviewer()
-    settings = AgentSettings(time_limit_s=60.0)
+def _call(link: ScriptedInterviewer, answer: AgentAnswer, settings: AgentSettings,
+          interview) -> tuple:
+    """The agent against ``interview`` (a coroutine driving ``link``): its result and its
+    events rounded for printing."""
 
     async def call():
-        interviewer = asyncio.ensure_future(_interview(link))
+        interviewer = asyncio.ensure_future(interview)
         try:
-            return await run_agent(link, [answer], settings, replies=replies)
+            return await run_agent(link, [answer], settings, replies=render_replies(_speech))
         finally:
             link.hung_up = True
             await asyncio.wait([interviewer], timeout=5)
@@ -129,6 +127,14 @@ def test_the_agent_replies_to_small_talk_waits_out_thanks_and_answers_the_questi
     res = asyncio.run(call())
     events = [(round(t, 2), k, d) for t, k, d in res.events]
     print("agent events:", *events, sep="\n  ")
+    return res, events
+
+
+def test_the_agent_replies_to_small_talk_waits_out_thanks_and_answers_the_question():
+    answer = AgentAnswer("q01_conflict", _speech(ANSWER), 0.5, 0.0,
+                         expected_question_s(QUESTION), QUESTION)
+    link = ScriptedInterviewer()
+    res, events = _call(link, answer, AgentSettings(time_limit_s=60.0), _interview(link))
     kinds = [k for _, k, _ in events]
     said = {text: (a, b) for text, a, b in link.said}
     spurts = link.spoke()
@@ -174,17 +180,7 @@ def test_a_repeat_that_would_run_past_the_calls_limit_is_not_started():
         await link.agent_done()
         await link.say(QUESTION, pause_after_s=20.0)
 
-    async def call():
-        interviewer = asyncio.ensure_future(interview())
-        try:
-            return await run_agent(link, [answer], settings, replies=render_replies(_speech))
-        finally:
-            link.hung_up = True
-            await asyncio.wait([interviewer], timeout=5)
-
-    res = asyncio.run(call())
-    events = [(round(t, 2), k, d) for t, k, d in res.events]
-    print("agent events:", *events, sep="\n  ")
+    res, events = _call(link, answer, settings, interview())
     assert [p.question_id for p in res.plays] == ["q01_conflict"], events
     assert res.hung_up_by == "caller_time_limit", events
     last = events[-1]
@@ -210,17 +206,7 @@ def test_an_answer_playing_at_the_calls_limit_is_finished():
         await asyncio.sleep(0.5)
         await link.say(QUESTION, pause_after_s=30.0)
 
-    async def call():
-        interviewer = asyncio.ensure_future(interview())
-        try:
-            return await run_agent(link, [answer], settings, replies=render_replies(_speech))
-        finally:
-            link.hung_up = True
-            await asyncio.wait([interviewer], timeout=5)
-
-    res = asyncio.run(call())
-    events = [(round(t, 2), k, d) for t, k, d in res.events]
-    print("agent events:", *events, sep="\n  ")
+    res, events = _call(link, answer, settings, interview())
     kinds = [k for _, k, _ in events]
     assert [p.question_id for p in res.plays] == ["q01_conflict"], events
     start = res.plays[0].start_epoch_s - res.t0_epoch_s

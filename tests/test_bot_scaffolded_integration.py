@@ -25,6 +25,8 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -102,6 +104,35 @@ def _campaign(out: Path, env: dict, *transport: str, answers: Path = BANK,
         env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
 
 
+@contextmanager
+def _runner(log_path: Path, env: dict, cwd: Path, *bot_args: str,
+            proxy: bool = False) -> Iterator[str]:
+    """``python BOT.py ARGS`` under pipecat's development runner on a free loopback port
+    (``proxy``: named as its public host too, which its Twilio mode wants), until it answers
+    HTTP (404 without its web UI); yields ``http://127.0.0.1:PORT``."""
+    from procs import free_port, served
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def ready() -> bool:
+        try:
+            with opener.open(url + "/", timeout=5):
+                return True
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            return True
+        except OSError:
+            return False
+
+    args = [*bot_args, "--proxy", f"127.0.0.1:{port}"] if proxy else list(bot_args)
+    with served([sys.executable, *args, "--host", "127.0.0.1", "--port", str(port)],
+                log_path, ready, f"{Path(bot_args[0]).name} under pipecat's runner", 180,
+                env=env, cwd=cwd):
+        yield url
+
+
 def _script() -> str:
     (q,) = load_bank(BANK).questions[:1]
     return next(a for a in q.answers if a.answer_id == ANSWER_ID).clean_text
@@ -174,27 +205,8 @@ def test_pipecats_scaffolded_bot_in_process_hears_the_answer_per_profile(bot, tm
 
 
 def test_pipecats_scaffolded_bot_over_webrtc_hears_the_answer(bot, tmp_path):
-    from procs import free_port, served
-
     path, env = bot
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-    def ready() -> bool:
-        try:
-            with opener.open(url + "/", timeout=5):
-                return True
-        except urllib.error.HTTPError as exc:  # the runner answers (404 without its web UI)
-            exc.close()
-            return True
-        except OSError:
-            return False
-
-    log_path = tmp_path / "bot.log"
-    with served([sys.executable, str(path), "-t", "webrtc", "--host", "127.0.0.1", "--port",
-                 str(port)], log_path, ready, "the scaffolded bot's runner", 180, env=env,
-                cwd=path.parent):
+    with _runner(tmp_path / "bot.log", env, path.parent, str(path), "-t", "webrtc") as url:
         out = tmp_path / "webrtc"
         proc = _campaign(out, env, "--transport", "webrtc", "--interviewer-url", url,
                          "--score-source", "rig", "--result-wait-s", "5", "--answer-in-order",
@@ -260,29 +272,12 @@ def test_pipecats_scaffolded_phone_bot_over_twilio_media_streams(phone_bot, tmp_
     """The same bot under pipecat's runner (``python bot.py -t twilio``), called the way Twilio
     connects a call: rig's Media Streams loopback (``connected``, ``start``, 20 ms mu-law
     ``media`` messages) to the runner's ``/ws``."""
-    from procs import free_port, served
-
     path, env = phone_bot
-    port = free_port()
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-    def ready() -> bool:
-        try:
-            with opener.open(f"http://127.0.0.1:{port}/", timeout=5):
-                return True
-        except urllib.error.HTTPError as exc:
-            exc.close()
-            return True
-        except OSError:
-            return False
-
     log_path = tmp_path / "bot.log"
-    with served([sys.executable, str(path), "-t", "twilio", "--host", "127.0.0.1", "--port",
-                 str(port), "--proxy", f"127.0.0.1:{port}"], log_path, ready,
-                "the scaffolded phone bot's runner", 180, env=env, cwd=path.parent):
+    with _runner(log_path, env, path.parent, str(path), "-t", "twilio", proxy=True) as url:
         out = tmp_path / "twilio"
         proc = _campaign(out, env, "--transport", "twilio", "--interviewer-url",
-                         f"ws://127.0.0.1:{port}/ws", "--score-source", "rig",
+                         url.replace("http", "ws", 1) + "/ws", "--score-source", "rig",
                          "--call-limit-s", PHONE_LIMIT_S)
     r = _phone_call(out, proc, "PCMU/8000")
     if r["status"] == "ok":  # over a bare stream rig cannot see what the bot heard: the
@@ -304,30 +299,14 @@ def test_a_deaf_bot_over_webrtc_is_reported_as_not_hearing(ollama, tmp_path):
     no user-speech event: the call fails "the interviewer did not hear the answer", never
     scored, though rig could have graded the audio it sent (``--score-source interviewer,rig``)."""
     from pipecat_scaffold import OLLAMA_MODEL
-    from procs import free_port, served
 
     from rig.calls.bots.heard import NOT_HEARD
 
-    port = free_port()
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-    def ready() -> bool:
-        try:
-            with opener.open(f"http://127.0.0.1:{port}/", timeout=5):
-                return True
-        except urllib.error.HTTPError as exc:
-            exc.close()
-            return True
-        except OSError:
-            return False
-
     env = {**os.environ, "RIG_BOT_LLM_URL": ollama, "RIG_BOT_LLM_MODEL": OLLAMA_MODEL}
-    with served([sys.executable, str(DEAF), "-t", "webrtc", "--host", "127.0.0.1", "--port",
-                 str(port)], tmp_path / "bot.log", ready, "the deaf bot's runner", 180,
-                env=env, cwd=ROOT):
+    with _runner(tmp_path / "bot.log", env, ROOT, str(DEAF), "-t", "webrtc") as url:
         out = tmp_path / "deaf"
-        proc = _campaign(out, env, "--transport", "webrtc", "--interviewer-url",
-                         f"http://127.0.0.1:{port}", "--score-source", "interviewer,rig",
+        proc = _campaign(out, env, "--transport", "webrtc", "--interviewer-url", url,
+                         "--score-source", "interviewer,rig",
                          "--result-wait-s", "5", "--call-limit-s", "25",
                          # the example asks the questions of answer_bank/core it is given
                          answers=ROOT / "answer_bank" / "core", answer_id="q07_weak")

@@ -28,21 +28,21 @@ _GROUP = {name: group for group, names in SHARED.items() for name in names}
 
 #: Seconds per file on one core: max(wall, CPU) on this 2-core machine, the longest files
 #: (``benchmarks/test_times.py``; integration files from stop 39's quiet run on two pinned
-#: workers, the three files cut after it estimated; unit files from stop 37's). Each worker
-#: runs on a core of its own (tests/conftest.py), so a file's time there is about its CPU
-#: time, or its wall time where it waits on real-time audio.
+#: workers; unit files from stop 37's). Each worker runs on a core of its own
+#: (tests/conftest.py), so a file's time there is about its CPU time, or its wall time where
+#: it waits on real-time audio.
 WALL_S = {
-    "test_bot_scaffolded_integration.py": 270, "test_replay_integration.py": 259,
-    "test_probes_integration.py": 148, "test_calls_concurrent_integration.py": 133,
+    "test_bot_scaffolded_integration.py": 309, "test_replay_integration.py": 259,
+    "test_probes_integration.py": 142, "test_calls_concurrent_integration.py": 133,
     "test_executors_integration.py": 124, "test_kill_real_integration.py": 101,
-    "test_scorer_integration.py": 95, "test_kill_campaign_integration.py": 91,
+    "test_scorer_integration.py": 91, "test_kill_campaign_integration.py": 91,
     "test_kill_sweep_probe_integration.py": 89, "test_calls_loopback_integration.py": 81,
-    "test_bot_inproc_integration.py": 80, "test_probes_bias_integration.py": 77,
+    "test_bot_inproc_integration.py": 81, "test_probes_bias_integration.py": 77,
     "test_executors_unit.py": 74, "test_sweep_integration.py": 58,
     "test_voices_record_browser_integration.py": 54, "test_jobs_real_judge_integration.py": 49,
     "test_attribution_integration.py": 48, "test_jobs_ray_integration.py": 48,
     "test_runtime_integration.py": 47, "test_probe_languages_integration.py": 45,
-    "test_agent_conversation_integration.py": 44, "test_score_sources_integration.py": 36,
+    "test_agent_conversation_integration.py": 58, "test_score_sources_integration.py": 36,
     "test_score_sources_inproc_integration.py": 36, "test_scorer_openai_integration.py": 36,
     "test_executors_ray_nodes_integration.py": 35, "test_demo_language_integration.py": 35,
     "test_executors_ray_integration.py": 33, "test_delivery_integration.py": 31,
