@@ -77,6 +77,10 @@ class SourceSpec:
                 else "rig:asr" if self.own_asr else self.kind)
 
 
+#: The chain without ``--score-source``: the interviewer's own result.
+DEFAULT_SCORE_SOURCES: tuple[SourceSpec, ...] = (SourceSpec("interviewer"),)
+
+
 def parse_score_sources(text: str) -> tuple[SourceSpec, ...]:
     """``interviewer``, ``rig``, ``rig:asr``, ``extractor:MODULE:FUNCTION`` or a
     comma-separated chain of them (each kind at most once), in the order they are tried.

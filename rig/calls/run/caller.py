@@ -57,7 +57,7 @@ from rig.calls.agent.answers import AgentAnswer, agent_answer
 from rig.calls.agent.loop import AgentResult, AgentSettings, render_replies
 from rig.calls.bots.heard import words_unheard
 from rig.calls.bots.interview_map import map_interview
-from rig.calls.bots.score_sources import SourceSpec, load_extractor
+from rig.calls.bots.score_sources import DEFAULT_SCORE_SOURCES, SourceSpec, load_extractor
 from rig.calls.interviewer.results import NoResultsRoute, ResultStore, poll_result
 from rig.calls.interviewer.session import InterviewerSettings
 from rig.calls.run.call_row import transport_columns, write_recording
@@ -133,7 +133,7 @@ class TransportCaller(CallPlacing, ScoreChoice):
     agent_host: str = "127.0.0.1"
     agent_port: int = 0
     http_client: object | None = None
-    score_sources: tuple[SourceSpec, ...] = (SourceSpec("interviewer"),)
+    score_sources: tuple[SourceSpec, ...] = DEFAULT_SCORE_SOURCES
     progress: Callable[[str], None] | None = None
     replay: dict | None = None
     keep_calls: bool = False

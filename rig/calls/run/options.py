@@ -162,20 +162,20 @@ def transport_call_options(opts: TransportOptions,
     if opts.transport == "sip" and url and not url.startswith("sip:"):
         raise ConfigError("--interviewer-url", "", "a SIP interviewer is a sip:user@host:port "
                                                    "URI", url)
-    scheme = url.partition("://")[0].lower() if url and "://" in url else ""
-    media_ws = scheme in ("ws", "wss")
+    media_ws = is_media_stream_url(url)
     if media_ws and opts.transport != "twilio":
         raise ConfigError("--interviewer-url", "", "a ws:// or wss:// URL is a Media Streams "
                           "websocket: it goes with --transport twilio", url)
     if media_ws:
         try:
-            host = urlsplit(url).hostname
+            parts = urlsplit(url)
+            host = parts.hostname
         except ValueError:  # e.g. an unclosed [IPv6 literal
             host = None
         if not host:
             raise ConfigError("--interviewer-url", "", "a Media Streams websocket is "
                               "ws://HOST:PORT/PATH", url)
-        url = scheme + url[len(scheme):]  # WS:// is ws:// (schemes ignore case), dialled so
+        url = parts.scheme + url[len(parts.scheme):]  # WS:// is ws:// (urlsplit lowers it)
         if opts.results_token_env:
             raise OptionConflict("--results-token-env", f"{opts.results_token_env}: a bare "
                                  f"Media Streams websocket ({url}) serves no GET /results "
@@ -242,8 +242,14 @@ def transport_call_options(opts: TransportOptions,
     return out
 
 
+def is_media_stream_url(url: str | None) -> bool:
+    """Whether ``--interviewer-url`` is a bot's own Media Streams websocket (``ws://`` or
+    ``wss://``, any case), dialled as given, rather than rig's interviewer (``http://``)."""
+    return bool(url) and url.lower().startswith(("ws://", "wss://"))
+
+
 def _sources(spec: str | None):
     """The ``--score-source`` chain (the default: the interviewer's result)."""
-    from rig.calls.bots.score_sources import SourceSpec, parse_score_sources
+    from rig.calls.bots.score_sources import DEFAULT_SCORE_SOURCES, parse_score_sources
 
-    return parse_score_sources(spec) if spec is not None else (SourceSpec("interviewer"),)
+    return parse_score_sources(spec) if spec is not None else DEFAULT_SCORE_SOURCES

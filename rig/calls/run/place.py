@@ -33,10 +33,11 @@ class CallPlacing:
             return PipecatInprocLink(self._bot_app, {**params, "question_ids": ids,
                                                      "questions": [texts[i] for i in ids]})
         if self.transport == "twilio":
+            from rig.calls.run.options import is_media_stream_url
             from rig.calls.transports.twilio import TwilioLoopbackLink
 
-            # a ws(s):// URL is the bot's own Media Streams websocket (pipecat's runner: /ws)
-            url = base if base.startswith(("ws://", "wss://")) else (
+            # the bot's own Media Streams websocket (pipecat's runner: /ws) is dialled as given
+            url = base if is_media_stream_url(base) else (
                 base.replace("http", "ws", 1) + "/twilio/media")
             return TwilioLoopbackLink(url, params)
         if self.transport == "webrtc":
