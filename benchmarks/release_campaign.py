@@ -33,6 +33,7 @@ import argparse
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -57,16 +58,45 @@ def release_answer_ids(bank, fraction: float) -> tuple[str, ...]:
     return tuple(order[:max(1, round(N_ANSWERS * fraction))])
 
 
+class LoadMeter:
+    """The 1-minute load average sampled every ``every_s`` seconds while the block runs (the
+    machine's other work, which these figures depend on): ``str()`` gives min/mean/max."""
+
+    def __init__(self, every_s: float = 15.0):
+        self.every_s, self.samples = every_s, [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.samples.append(os.getloadavg()[0])
+
+    def __enter__(self) -> LoadMeter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(os.getloadavg()[0])
+
+    def __str__(self) -> str:
+        x = self.samples
+        return f"load average {min(x):.1f}/{sum(x) / len(x):.1f}/{max(x):.1f} (min/mean/max)"
+
+
 def _run(spec, label: str, **kwargs) -> dict:
     from rig.campaign.runner import run_campaign
 
     t0 = time.perf_counter()
-    res = run_campaign(spec, progress=False, **kwargs)
+    with LoadMeter() as load:
+        res = run_campaign(spec, progress=False, **kwargs)
     wall = time.perf_counter() - t0
     ok = [r for r in res.rows if r["status"] == "ok"]
     audio_s = sum(r["audio_duration_s"] or 0.0 for r in ok)
     print(f"  {label:28s} {len(res.rows):4d} calls ({len(ok)} ok)  wall {wall:7.1f} s  "
-          f"audio {audio_s:7.1f} s  -> {audio_s / wall:5.2f} audio s per wall s", flush=True)
+          f"audio {audio_s:7.1f} s  -> {audio_s / wall:5.2f} audio s per wall s; {load}",
+          flush=True)
     return {"label": label, "wall_s": wall, "audio_s": audio_s, "rows": res.rows,
             "result": res}
 
@@ -122,8 +152,12 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=max(2, (os.cpu_count() or 2) // 2),
                     help="N for the local and Ray runs (default: one per two cores, >= 2)")
     ap.add_argument("--executors", default="serial,local,ray",
-                    help="runs to time: serial (1 worker, in this process), local, ray")
+                    help="runs to time: serial (1 worker, in this process), local1 (the local "
+                         "executor's 1 worker, when serial is not run), local (N workers), ray")
     ap.add_argument("--no-bare", action="store_true", help="skip the bare-model pass")
+    ap.add_argument("--bare-processes", default="1,N",
+                    help="bare passes: 1 (one process, all cores), N (split over --workers "
+                         "processes), or both (default 1,N)")
     ap.add_argument("--out", type=Path, default=None, help="keep the campaigns here")
     args = ap.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="rig-release-bench-"))
@@ -182,9 +216,15 @@ def main() -> None:
         runs["serial"] = _run(spec("serial"), "1 worker (in-process)", stages=stages)
         _stage_shares(runs["serial"])
     bare: dict[int, float] = {}
+    procs = {k.strip() for k in args.bare_processes.split(",")}
     if "serial" in runs and not args.no_bare:  # before the executor runs: a lost Ray
-        bare = _bare_pass(runs["serial"], bank, profiles, pipeline, cores, args.workers)
-    _executor_runs(wanted, args.workers, cores, spec, runs)
+        bare = _bare_pass(runs["serial"], bank, profiles, pipeline, cores, args.workers, procs)
+    _executor_runs([k for k in wanted if k != "ray"], args.workers, cores, spec, runs)
+    if not bare and runs and not args.no_bare:  # between local and Ray, for the same reason
+        bare = _bare_pass(next(iter(runs.values())), bank, profiles, pipeline, cores,
+                          args.workers, procs)
+    _executor_runs([k for k in wanted if k == "ray"], args.workers, cores, spec, runs)
+    _executor_ratios(args.workers, cores, runs)
 
     base = runs.get("serial") or next(iter(runs.values()), None)
     for name, r in runs.items():
@@ -197,8 +237,6 @@ def main() -> None:
             print(f"  judge prefix cache, {r['label']:28s}: {pc['hits']} hits, "
                   f"{pc['misses']} misses ({rate}; as the workers reported them; memoised "
                   "repeats of a text are neither)")
-    if not bare and base is not None and not args.no_bare:
-        bare = _bare_pass(base, bank, profiles, pipeline, cores, args.workers)
     for name, r in runs.items():
         n = 1 if name in ("serial", "local1") else args.workers
         if n in bare:
@@ -231,7 +269,7 @@ def _asr_options(pipeline):
 
 def _executor_runs(wanted, workers, cores, spec, runs) -> None:
     """Local 1 vs N and Ray N, through the executors when they are installed."""
-    todo = [k for k in wanted if k in ("local", "ray")]
+    todo = [k for k in wanted if k in ("local1", "local", "ray")]
     if not todo:
         return
     try:
@@ -239,10 +277,10 @@ def _executor_runs(wanted, workers, cores, spec, runs) -> None:
     except ImportError:
         print("  (local and Ray runs skipped: rig.campaign.executors is not in this rig)")
         return
-    if "local" in todo:  # 1 local worker is the serial executor: timed above when asked
-        for n in ((workers,) if "serial" in runs else (1, workers)):
-            runs[f"local{n}"] = _run(spec(f"local{n}"), f"local executor, {n} worker(s)",
-                                     executor=ExecutorSpec(kind="local", workers=n))
+    for n in ((1,) if "local1" in todo and "serial" not in runs else ()) + (
+            (workers,) if "local" in todo else ()):  # local1: the serial executor's 1 worker
+        runs[f"local{n}"] = _run(spec(f"local{n}"), f"local executor, {n} worker(s)",
+                                 executor=ExecutorSpec(kind="local", workers=n))
     if "ray" in todo:
         try:
             import ray  # noqa: F401
@@ -253,6 +291,9 @@ def _executor_runs(wanted, workers, cores, spec, runs) -> None:
         os.environ.setdefault("RAY_ADDRESS", "local")
         runs["ray"] = _run(spec("ray"), f"Ray (local head), {workers} actors",
                            executor=ExecutorSpec(kind="ray", workers=workers))
+
+
+def _executor_ratios(workers: int, cores: int, runs: dict) -> None:
     one = runs.get("local1") or runs.get("serial")
     if one is not None and f"local{workers}" in runs:
         n = runs[f"local{workers}"]
@@ -263,42 +304,48 @@ def _executor_runs(wanted, workers, cores, spec, runs) -> None:
         print(f"  Ray / local wall time at {workers} workers: {ratio:.2f}")
 
 
-def _bare_pass(base, bank, profiles, pipeline, cores, workers: int) -> dict[int, float]:
+def _bare_pass(base, bank, profiles, pipeline, cores, workers: int,
+               procs: set[str]) -> dict[int, float]:
     """Bare-model compute seconds for ``base``'s calls, in one process of ``cores`` threads
-    and split over ``workers`` processes of ``cores // workers`` threads (print both);
-    ``{processes: seconds}``."""
+    (``"1" in procs``) and split over ``workers`` processes of ``cores // workers`` threads
+    (``"N" in procs``), each printed; ``{processes: seconds}``."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bare_models import bare_asr, bare_judge, bare_split
 
     rows = base["rows"]
     audios = list(_line_audio_16k(rows, bank, profiles, pipeline))
     texts = _graded_texts(rows, bank)
-    threads = max(1, cores)  # one process: the whole machine, as the 1-worker run had
-    times = bare_asr(audios, pipeline, threads)
-    times = bare_judge(texts, pipeline, threads, times=times)
     rig_asr = sum(r["t_asr_s"] or 0.0 for r in rows)
     rig_judge = sum(r["t_scorer_s"] or 0.0 for r in rows)
-    print(f"bare models on the same inputs ({threads} threads each, loads apart: Whisper "
-          f"{times.asr_load_s:.1f} s, GGUF {times.judge_load_s:.1f} s; load average "
-          f"{os.getloadavg()[0]:.1f}):")
-    print(f"  faster-whisper: {times.n_transcribed} calls, {times.audio_transcribed_s:.1f} s "
-          f"of line audio up to turn close, {times.asr_s:.1f} s  (rig's ASR stage: "
-          f"{rig_asr:.1f} s)")
-    print(f"  llama.cpp:      {times.n_graded} distinct gradings (oracle scripts and "
-          f"transcripts; rig's token evaluations), {times.judge_s:.1f} s  (rig's scorer "
-          f"stage: {rig_judge:.1f} s without the oracle phase)")
-    print(f"  bare compute {times.compute_s:.1f} s -> physical limit "
-          f"{base['audio_s'] / times.compute_s:.2f} audio s per wall s on one process",
-          flush=True)
-    out = {1: times.compute_s}
-    if workers > 1:
+    print(f"bare models on the same inputs ({len(audios)} calls' line audio, {len(texts)} "
+          f"distinct gradings; rig's stages: ASR {rig_asr:.1f} s, scorer {rig_judge:.1f} s "
+          f"without the oracle phase; load average {os.getloadavg()[0]:.1f}):")
+    out: dict[int, float] = {}
+    if "1" in procs:
+        threads = max(1, cores)  # one process: the whole machine, as the 1-worker run had
+        with LoadMeter() as load:
+            times = bare_asr(audios, pipeline, threads)
+            times = bare_judge(texts, pipeline, threads, times=times)
+        print(f"  one process of {threads} threads ({load}; loads apart: Whisper "
+              f"{times.asr_load_s:.1f} s, GGUF {times.judge_load_s:.1f} s):")
+        print(f"  faster-whisper: {times.n_transcribed} calls, "
+              f"{times.audio_transcribed_s:.1f} s of line audio up to turn close, "
+              f"{times.asr_s:.1f} s")
+        print(f"  llama.cpp:      {times.n_graded} distinct gradings (oracle scripts and "
+              f"transcripts; rig's token evaluations), {times.judge_s:.1f} s")
+        print(f"  bare compute {times.compute_s:.1f} s -> physical limit "
+              f"{base['audio_s'] / times.compute_s:.2f} audio s per wall s on one process",
+              flush=True)
+        out[1] = times.compute_s
+    if workers > 1 and "N" in procs:
         each = max(1, cores // workers)
-        wall, parts = bare_split(audios, texts, pipeline, workers, each)
+        with LoadMeter() as load:
+            wall, parts = bare_split(audios, texts, pipeline, workers, each)
         print(f"  split over {workers} processes of {each} thread(s): "
-              + ", ".join(f"{t.compute_s:.1f} s ({t.n_transcribed} calls, {t.n_graded} "
-                          "gradings)" for t in parts)
+              + ", ".join(f"{t.compute_s:.1f} s ({t.n_transcribed} calls, ASR {t.asr_s:.1f} "
+                          f"s; {t.n_graded} gradings, {t.judge_s:.1f} s)" for t in parts)
               + f" -> {wall:.1f} s, limit {base['audio_s'] / wall:.2f} audio s per wall s "
-              f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+              f"({load})", flush=True)
         out[workers] = wall
     return out
 
