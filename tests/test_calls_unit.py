@@ -649,3 +649,18 @@ def test_answer_in_order_turns_off_question_matching_for_calls_to_a_bot():
     assert brain.questions == {}
     idx, sim, _ = brain._match("What would you like to talk about?", 1.0)
     assert idx == 0 and sim is None
+
+
+def test_interviewer_url_keeps_a_media_stream_path_as_given(tmp_path):
+    """An http interviewer's base URL loses its trailing slash (paths are joined to it); a
+    bot's own Media Streams websocket is dialled exactly as given, trailing slash included."""
+    from rig.calls.run.caller import TransportCaller
+
+    def base(url):
+        caller = TransportCaller("twilio", Path("answer_bank/core"), tmp_path,
+                                 interviewer_url=url)
+        return caller._ensure_interviewer(None, None)
+
+    assert base("http://127.0.0.1:8770/") == "http://127.0.0.1:8770"
+    assert base("ws://127.0.0.1:7860/ws/") == "ws://127.0.0.1:7860/ws/"
+    assert base("WSS://bot.example/media/") == "WSS://bot.example/media/"

@@ -62,6 +62,7 @@ from rig.calls.interviewer.results import NoResultsRoute, ResultStore, poll_resu
 from rig.calls.interviewer.session import InterviewerSettings
 from rig.calls.run.call_row import transport_columns, write_recording
 from rig.calls.run.compat_log import CompatLog, network_note
+from rig.calls.run.options import is_media_stream_url
 from rig.calls.run.place import CallPlacing
 from rig.calls.run.score import ScoreChoice
 from rig.calls.run.stages import call_stages, score_source, stage_columns
@@ -181,8 +182,9 @@ class TransportCaller(CallPlacing, ScoreChoice):
     def _ensure_interviewer(self, pipeline, scorer: Scorer) -> str:
         """The interviewer's base URL; the loopback interviewer is started on first use, once
         (the first of K concurrent calls starts it, the others wait on the lock)."""
-        if self.interviewer_url:
-            return self.interviewer_url.rstrip("/")
+        if self.interviewer_url:  # a bot's Media Streams websocket is dialled as given
+            url = self.interviewer_url
+            return url if is_media_stream_url(url) else url.rstrip("/")
         if self.transport == "pipecat":  # the bot runs in-process: no interviewer service
             return ""
         with self._lock:
