@@ -139,10 +139,7 @@ def floor_advice(baseline: RepeatVariation, baseline_repeats: int) -> str:
         how = (f"rerun your rig campaign run command with {VARY_DELIVERY_STEP} "
                "--baseline-repeats 3")
     return (f"{how}: each repeat is then spoken at its own rate (SD 5% around the "
-            "profile's), as two real deliveries of an answer differ, so the repeats can "
-            "differ and show how far a score moves by chance. Without it, more repeats "
-            "would not help: this pipeline and this baseline profile have nothing random in "
-            "them (no noise, packet loss or jitter drawn from a seed, and a judge that grades "
-            "the same text the same way), so every repeat of a call gives the same "
-            "transcript and score. "
-            "(Giving the baseline profile seeded noise, packet loss or jitter also works.)")
+            "profile's), as two real deliveries differ, and the repeats show how far a score "
+            "moves by chance. More repeats alone would not: this pipeline and baseline have "
+            "nothing random in them (nothing drawn from a seed; a judge that grades a text "
+            "the same way each time). Seeded noise, loss or jitter on the baseline also works.")
