@@ -5,18 +5,22 @@ Used by ``benchmarks/release_campaign.py``. Everything that is input preparation
 channel and telephony path, resampling to 16 kHz, building the prompt text) happens before
 the clock starts; what is timed is the model call and its tokenising:
 
+* VAD: pipecat's ``SileroVADAnalyzer`` (the pipeline's settings) on every call's line audio up
+  to turn close, 20 ms frames of int16 PCM at the line's rate, the model's state reset per
+  call: the model and pipecat's state machine, not rig's turn tracking around them.
 * ASR: ``WhisperModel.transcribe`` with the pipeline's settings on every call's line audio up
   to turn close (the audio rig transcribed), segments consumed.
-* Judge: every distinct (question, text) the campaign graded, transcripts and oracle scripts
-  alike (rig grades an identical prompt once per process; so does this), doing exactly rig's
-  token evaluations (:mod:`rig.scorer.llamacpp`): the prompt cut after the rubric head; the
-  head kept in the KV cache while the next prompt shares it, else the cache reset and the head
-  evaluated; then the rest. ``expected`` mode: the rest and the reply skeleton in one batch,
-  then each criterion's key from the same fork, logits read; ``argmax``: one
-  grammar-constrained completion. (Keeping the longest common prefix with the previous prompt
-  instead, as this file did before, evaluates fewer tokens than rig for transcripts of one
-  answer that start alike, and rig cannot do that without making a grade depend on what was
-  graded before; ``judge_overhead.py`` measures both.)
+* Judge: every distinct (question, text) the campaign graded, transcripts, oracle scripts and
+  the turn texts of calls that lost words (stage attribution's grade) alike (rig grades an
+  identical prompt once per process; so does this), doing exactly rig's token evaluations
+  (:mod:`rig.scorer.llamacpp`): the prompt cut after the rubric head; the head kept in the KV
+  cache while the next prompt shares it, else the cache reset and the head evaluated; then the
+  rest. ``expected`` mode: the rest and the reply skeleton in one batch, then each criterion's
+  key from the same fork, logits read; ``argmax``: one grammar-constrained completion. (Keeping
+  the longest common prefix with the previous prompt instead, as this file did before,
+  evaluates fewer tokens than rig for transcripts of one answer that start alike, and rig
+  cannot do that without making a grade depend on what was graded before; ``judge_overhead.py``
+  measures both.)
 * ``bare_split``: the same work over N processes of ``cores // N`` threads, as N workers
   share the machine: its wall time is the limit an N-worker campaign compares with.
 
@@ -36,15 +40,51 @@ class BareTimes:
     """Seconds of model compute, and of model loading, for one bare pass."""
     asr_s: float = 0.0
     judge_s: float = 0.0
+    vad_s: float = 0.0
     asr_load_s: float = 0.0
     judge_load_s: float = 0.0
     n_transcribed: int = 0
     n_graded: int = 0
+    n_vad: int = 0
     audio_transcribed_s: float = 0.0
 
     @property
     def compute_s(self) -> float:
-        return self.asr_s + self.judge_s
+        return self.vad_s + self.asr_s + self.judge_s
+
+
+def bare_vad(lines_pcm16: list[bytes], pipeline, times: BareTimes | None = None) -> BareTimes:
+    """Run pipecat's Silero VAD analyzer over each call's int16 PCM line audio (at the
+    pipeline's telephony rate) in 20 ms frames, model state reset per call."""
+    import asyncio
+
+    from loguru import logger
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+    from pipecat.audio.vad.vad_analyzer import VADParams
+
+    logger.disable("pipecat")  # as rig.vad.analyzers: no DEBUG line per (re)configuration
+    times = times or BareTimes()
+    v, rate = pipeline.vad, pipeline.telephony.sample_rate_hz
+    vad = SileroVADAnalyzer(sample_rate=rate, params=VADParams(
+        confidence=v.confidence, start_secs=v.start_ms / 1000,
+        stop_secs=pipeline.endpointing.silence_timeout_ms / 1000, min_volume=v.min_volume))
+    vad.set_sample_rate(rate)
+    frame = rate * 20 // 1000 * 2
+
+    async def run(pcm: bytes) -> None:
+        for i in range(0, len(pcm) - frame + 1, frame):
+            await vad.analyze_audio(pcm[i:i + frame])
+
+    try:
+        for pcm in lines_pcm16:
+            t0 = time.perf_counter()
+            vad._model.reset_states()
+            asyncio.run(run(pcm))
+            times.vad_s += time.perf_counter() - t0
+            times.n_vad += 1
+    finally:
+        vad._executor.shutdown(wait=False)
+    return times
 
 
 def bare_asr(audios_16k: list[np.ndarray], pipeline, threads: int, device: str = "cpu",
@@ -173,7 +213,7 @@ def bare_judge(items: list[tuple], pipeline, threads: int, n_gpu_layers: int = 0
     return times
 
 
-def _split_worker(audios, items, pipeline, threads, barrier, results, index) -> None:
+def _split_worker(audios, lines, items, pipeline, threads, barrier, results, index) -> None:
     """One process of :func:`bare_split`: load both models, wait for the others, compute."""
     import os
 
@@ -188,17 +228,20 @@ def _split_worker(audios, items, pipeline, threads, barrier, results, index) -> 
           verbose=False).close()
     barrier.wait()  # every process computes at once, as N workers do
     t0 = time.perf_counter()
-    times = bare_asr(audios, pipeline, threads)
+    times = bare_vad(lines, pipeline)
+    times = bare_asr(audios, pipeline, threads, times=times)
     times = bare_judge(items, pipeline, threads, times=times)
     results.put((index, os.getpid(), time.perf_counter() - t0 - times.asr_load_s
                  - times.judge_load_s, times))
 
 
 def bare_split(audios_16k: list[np.ndarray], items: list[tuple], pipeline, n_procs: int,
-               threads: int) -> tuple[float, list[BareTimes]]:
-    """The same ASR and judge work over ``n_procs`` spawned processes of ``threads`` threads
-    each (N workers of ``cores // N`` threads): audio dealt out longest first to the least
-    loaded process, gradings by question (as rig's queue keeps a worker on one question).
+               threads: int, lines_pcm16: list[bytes] | None = None
+               ) -> tuple[float, list[BareTimes]]:
+    """The same VAD, ASR and judge work over ``n_procs`` spawned processes of ``threads``
+    threads each (N workers of ``cores // N`` threads): audio dealt out longest first to the
+    least loaded process (a call's line audio for the VAD with its 16 kHz audio for the ASR),
+    gradings by question (as rig's queue keeps a worker on one question).
 
     Returns (seconds until the last process finished its compute, loads excluded; each
     process's :class:`BareTimes`). The processes start computing together (a barrier after
@@ -206,10 +249,15 @@ def bare_split(audios_16k: list[np.ndarray], items: list[tuple], pipeline, n_pro
     import multiprocessing as mp
 
     audio_share: list[list] = [[] for _ in range(n_procs)]
+    line_share: list[list] = [[] for _ in range(n_procs)]
+    lines = lines_pcm16 if lines_pcm16 is not None else [b""] * len(audios_16k)
     load = [0.0] * n_procs
-    for a in sorted(audios_16k, key=len, reverse=True):
+    for a, line in sorted(zip(audios_16k, lines, strict=True), key=lambda al: len(al[0]),
+                          reverse=True):
         i = load.index(min(load))
         audio_share[i].append(a)
+        if line:
+            line_share[i].append(line)
         load[i] += len(a)
     groups: dict[str, list] = {}
     for q, text in items:
@@ -223,8 +271,9 @@ def bare_split(audios_16k: list[np.ndarray], items: list[tuple], pipeline, n_pro
         text_share = [flat[i::n_procs] for i in range(n_procs)]
     ctx = mp.get_context("spawn")
     barrier, results = ctx.Barrier(n_procs), ctx.Queue()
-    procs = [ctx.Process(target=_split_worker, args=(audio_share[i], text_share[i], pipeline,
-                                                     threads, barrier, results, i))
+    procs = [ctx.Process(target=_split_worker, args=(audio_share[i], line_share[i],
+                                                     text_share[i], pipeline, threads,
+                                                     barrier, results, i))
              for i in range(n_procs)]
     for p in procs:
         p.start()

@@ -12,8 +12,9 @@ run, as in any campaign.
 Prints, in one run on the same inputs:
   * audio seconds per wall second for the campaign (the rendered call audio of the calls run,
     over the campaign's wall time), per executor run;
-  * the same audio (each call's line audio up to turn close) and the same transcripts and
-    oracle scripts through bare faster-whisper and bare llama.cpp (``bare_models.py``), and
+  * the same model work with no rig around it (``bare_models.py``): each call's line audio up
+    to turn close through pipecat's Silero VAD and bare faster-whisper, and every distinct
+    oracle script, turn text and transcript the campaign graded through bare llama.cpp; and
     rig's overhead over them: campaign wall / bare compute;
   * 1 worker vs N (local executor), and local vs Ray on this machine (when the executors are
     installed: ``rig.campaign.executors``, Ray from the ``ray`` extra);
@@ -24,7 +25,7 @@ re-runs a release on an unchanged bank has): the campaign runs then all start fr
 warm cache and differ only in how they run. The warm-up time is printed apart.
 
     python benchmarks/release_campaign.py --fraction 0.1 [--workers 2]
-        [--executors serial,local,ray] [--out DIR]
+        [--executors serial,local1,local,ray] [--bare-processes 1,N] [--out DIR]
 """
 
 from __future__ import annotations
@@ -113,8 +114,12 @@ def _same_rows(a: list[dict], b: list[dict]) -> str:
             f"ids only in one: {len(ka.keys() ^ kb.keys())}")
 
 
-def _line_audio_16k(rows, bank, profiles, pipeline):
-    """Each ok call's line audio up to turn close, float32 at 16 kHz (made before timing)."""
+def _call_inputs(rows, bank, profiles, pipeline):
+    """Per ok call (made before timing): its line audio up to turn close as float32 at
+    16 kHz (the ASR's input) and as int16 PCM bytes at the line's rate (the VAD's), and its
+    turn text (the script's words, fillers left out, that started before the turn closed)
+    when words were lost, else None: what :func:`rig.campaign.call.run_call_front` builds.
+    The release profiles have no line outage, whose window would also drop words."""
     from rig.asr.whisper import ASR_SAMPLE_RATE_HZ
     from rig.campaign.call import render_call_audio
 
@@ -124,21 +129,31 @@ def _line_audio_16k(rows, bank, profiles, pipeline):
         if r["status"] != "ok":
             continue
         p = profs[r["profile_id"]]
-        audio = render_call_audio(answers[r["answer_id"]], p, r["seed"],
-                                  resolve_path=lambda rel, p=p: profiles.resolve_path(p, rel),
-                                  telephony=pipeline.telephony).audio
-        yield audio.head(r["turn_close_s"]).resample(ASR_SAMPLE_RATE_HZ).samples
+        if p.outage.duration_s:
+            raise SystemExit(f"profile {p.profile_id}: a line outage's turn text is not "
+                             "rebuilt here")
+        made = render_call_audio(answers[r["answer_id"]], p, r["seed"],
+                                 resolve_path=lambda rel, p=p: profiles.resolve_path(p, rel),
+                                 telephony=pipeline.telephony)
+        close = r["turn_close_s"]
+        line = made.audio.head(close)
+        turn_text = (" ".join(w.word for w in made.rendered.words
+                              if not w.is_filler and w.start_s < close)
+                     if r["words_lost"] else None)
+        yield (line.resample(ASR_SAMPLE_RATE_HZ).samples, line.to_pcm16().tobytes(),
+               turn_text)
 
 
-def _graded_texts(rows, bank) -> list[tuple]:
-    """Every distinct (question, text) the campaign graded: oracle scripts, then transcripts,
-    grouped by question in plan order."""
+def _graded_texts(rows, bank, turn_texts: list[str | None]) -> list[tuple]:
+    """Every distinct (question, text) the campaign graded: oracle scripts, turn texts of
+    calls that lost words, transcripts; grouped by question in plan order."""
     questions = {q.question_id: q for q in bank.questions}
     answers = {a.answer_id: a for _, a in bank.answers()}
     seen, out = set(), []
-    for r in rows:
+    ok = [r for r in rows if r["status"] == "ok"]
+    for r, turn_text in zip(ok, turn_texts, strict=True):
         q = questions[r["question_id"]]
-        for text in (answers[r["answer_id"]].clean_text, r["transcript"]):
+        for text in (answers[r["answer_id"]].clean_text, turn_text, r["transcript"]):
             if text is not None and (q.question_id, text.strip()) not in seen:
                 seen.add((q.question_id, text.strip()))
                 out.append((q, text))
@@ -310,24 +325,31 @@ def _bare_pass(base, bank, profiles, pipeline, cores, workers: int,
     (``"1" in procs``) and split over ``workers`` processes of ``cores // workers`` threads
     (``"N" in procs``), each printed; ``{processes: seconds}``."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bare_models import bare_asr, bare_judge, bare_split
+    from bare_models import bare_asr, bare_judge, bare_split, bare_vad
 
     rows = base["rows"]
-    audios = list(_line_audio_16k(rows, bank, profiles, pipeline))
-    texts = _graded_texts(rows, bank)
+    audios, lines, turn_texts = (list(x) for x in
+                                 zip(*_call_inputs(rows, bank, profiles, pipeline), strict=True))
+    texts = _graded_texts(rows, bank, turn_texts)
+    graded = base["result"].runtime.get("judge_prefix_cache") or {}
     rig_asr = sum(r["t_asr_s"] or 0.0 for r in rows)
     rig_judge = sum(r["t_scorer_s"] or 0.0 for r in rows)
+    rig_vad = sum(r["t_vad_s"] or 0.0 for r in rows)
     print(f"bare models on the same inputs ({len(audios)} calls' line audio, {len(texts)} "
-          f"distinct gradings; rig's stages: ASR {rig_asr:.1f} s, scorer {rig_judge:.1f} s "
-          f"without the oracle phase; load average {os.getloadavg()[0]:.1f}):")
+          f"distinct gradings ({sum(t is not None for t in turn_texts)} turn texts); rig: "
+          f"{graded.get('hits', 0) + graded.get('misses', 0)} gradings, stages VAD "
+          f"{rig_vad:.1f} s, ASR {rig_asr:.1f} s, scorer {rig_judge:.1f} s without the oracle "
+          f"phase; load average {os.getloadavg()[0]:.1f}):")
     out: dict[int, float] = {}
     if "1" in procs:
         threads = max(1, cores)  # one process: the whole machine, as the 1-worker run had
         with LoadMeter() as load:
-            times = bare_asr(audios, pipeline, threads)
+            times = bare_vad(lines, pipeline)
+            times = bare_asr(audios, pipeline, threads, times=times)
             times = bare_judge(texts, pipeline, threads, times=times)
         print(f"  one process of {threads} threads ({load}; loads apart: Whisper "
               f"{times.asr_load_s:.1f} s, GGUF {times.judge_load_s:.1f} s):")
+        print(f"  Silero VAD:     {times.n_vad} calls, {times.vad_s:.1f} s")
         print(f"  faster-whisper: {times.n_transcribed} calls, "
               f"{times.audio_transcribed_s:.1f} s of line audio up to turn close, "
               f"{times.asr_s:.1f} s")
@@ -340,10 +362,11 @@ def _bare_pass(base, bank, profiles, pipeline, cores, workers: int,
     if workers > 1 and "N" in procs:
         each = max(1, cores // workers)
         with LoadMeter() as load:
-            wall, parts = bare_split(audios, texts, pipeline, workers, each)
+            wall, parts = bare_split(audios, texts, pipeline, workers, each, lines)
         print(f"  split over {workers} processes of {each} thread(s): "
-              + ", ".join(f"{t.compute_s:.1f} s ({t.n_transcribed} calls, ASR {t.asr_s:.1f} "
-                          f"s; {t.n_graded} gradings, {t.judge_s:.1f} s)" for t in parts)
+              + ", ".join(f"{t.compute_s:.1f} s ({t.n_transcribed} calls, VAD {t.vad_s:.1f} s, "
+                          f"ASR {t.asr_s:.1f} s; {t.n_graded} gradings, {t.judge_s:.1f} s)"
+                          for t in parts)
               + f" -> {wall:.1f} s, limit {base['audio_s'] / wall:.2f} audio s per wall s "
               f"({load})", flush=True)
         out[workers] = wall
