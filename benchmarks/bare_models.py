@@ -58,18 +58,13 @@ def bare_vad(lines_pcm16: list[bytes], pipeline, times: BareTimes | None = None)
     pipeline's telephony rate) in 20 ms frames, model state reset per call."""
     import asyncio
 
-    from loguru import logger
-    from pipecat.audio.vad.silero import SileroVADAnalyzer
-    from pipecat.audio.vad.vad_analyzer import VADParams
+    from rig.vad.analyzers import silero_analyzer
+    from rig.vad.params import FRAME_MS, TurnParams
 
-    logger.disable("pipecat")  # as rig.vad.analyzers: no DEBUG line per (re)configuration
     times = times or BareTimes()
-    v, rate = pipeline.vad, pipeline.telephony.sample_rate_hz
-    vad = SileroVADAnalyzer(sample_rate=rate, params=VADParams(
-        confidence=v.confidence, start_secs=v.start_ms / 1000,
-        stop_secs=pipeline.endpointing.silence_timeout_ms / 1000, min_volume=v.min_volume))
-    vad.set_sample_rate(rate)
-    frame = rate * 20 // 1000 * 2
+    rate = pipeline.telephony.sample_rate_hz
+    vad = silero_analyzer(rate, TurnParams.from_pipeline(pipeline))  # rig's settings, as built
+    frame = rate * FRAME_MS // 1000 * 2
 
     async def run(pcm: bytes) -> None:
         for i in range(0, len(pcm) - frame + 1, frame):
@@ -158,14 +153,46 @@ def _split_tokens(llm, pre: str, post: str) -> tuple[list[int], list[int]]:
     return prefix, whole[len(prefix):]
 
 
+def prime_prefix(llm, prefix: list[int], held: list[int] | None) -> list[int]:
+    """rig's prime: keep the KV cache when it holds ``prefix`` (``held``), else reset it and
+    evaluate ``prefix``; returns the prefix now held."""
+    if prefix and held == prefix and llm.n_tokens >= len(prefix):
+        llm.n_tokens = len(prefix)  # the rubric prefix is kept: evaluate the rest
+    else:
+        llm.reset()
+        if prefix:
+            llm.eval(prefix)
+    return prefix
+
+
+def expected_digit_logits(llm, question, rest: list[int]) -> np.ndarray:
+    """``expected`` mode after the prime: ``rest`` and the reply skeleton in one batch, then
+    each criterion's key from that fork; the level digits' logits, float32 (criteria, 5)."""
+    import llama_cpp
+
+    from rig.scorer.levels import LEVEL_DIGITS, reply_key, reply_prefix
+
+    def tok(text: str) -> list[int]:
+        return llm.tokenize(text.encode(), add_bos=False, special=False)
+
+    digits = [tok(d)[0] for d in LEVEL_DIGITS]
+    llm.eval(rest + tok(reply_prefix()))
+    fork, rows = llm.n_tokens, []
+    for c in question.rubric:
+        llm.n_tokens = fork
+        llm.eval(tok(reply_key(c.id, True)))
+        row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1),
+                                    shape=(llm.n_vocab(),))
+        rows.append(row[digits])
+    return np.array(rows)
+
+
 def bare_judge(items: list[tuple], pipeline, threads: int, n_gpu_layers: int = 0,
                times: BareTimes | None = None) -> BareTimes:
     """Grade each (question, text) with a bare ``llama_cpp.Llama``, in the given order."""
-    import llama_cpp
     from llama_cpp import Llama, LlamaGrammar
 
     from rig.models import ensure_model
-    from rig.scorer.levels import LEVEL_DIGITS, reply_key, reply_prefix
     from rig.scorer.prompt import grammar
 
     times = times or BareTimes()
@@ -182,27 +209,9 @@ def bare_judge(items: list[tuple], pipeline, threads: int, n_gpu_layers: int = 0
         for q, (pre, post) in parts:
             t0 = time.perf_counter()
             prefix, rest = _split_tokens(llm, pre, post)
-            if prefix and held == prefix and llm.n_tokens >= len(prefix):
-                llm.n_tokens = len(prefix)  # the rubric prefix is kept: evaluate the rest
-            else:
-                llm.reset()
-                if prefix:
-                    llm.eval(prefix)
-            held = prefix
+            held = prime_prefix(llm, prefix, held)
             if s.mode == "expected":
-                digits = [llm.tokenize(d.encode(), add_bos=False, special=False)[0]
-                          for d in LEVEL_DIGITS]
-                llm.eval(rest + llm.tokenize(reply_prefix().encode(), add_bos=False,
-                                             special=False))
-                fork = llm.n_tokens
-                for c in q.rubric:
-                    llm.n_tokens = fork
-                    llm.eval(llm.tokenize(reply_key(c.id, True).encode(), add_bos=False,
-                                          special=False))
-                    row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1),
-                                                shape=(llm.n_vocab(),))
-                    z = row[digits].astype(np.float64)
-                    np.exp(z - z.max())
+                expected_digit_logits(llm, q, rest)
             else:
                 llm.create_completion(prefix + rest, grammar=grammars[q.rubric_hash],
                                       temperature=s.temperature, max_tokens=s.max_tokens)
@@ -235,9 +244,8 @@ def _split_worker(audios, lines, items, pipeline, threads, barrier, results, ind
                  - times.judge_load_s, times))
 
 
-def bare_split(audios_16k: list[np.ndarray], items: list[tuple], pipeline, n_procs: int,
-               threads: int, lines_pcm16: list[bytes] | None = None
-               ) -> tuple[float, list[BareTimes]]:
+def bare_split(audios_16k: list[np.ndarray], lines_pcm16: list[bytes], items: list[tuple],
+               pipeline, n_procs: int, threads: int) -> tuple[float, list[BareTimes]]:
     """The same VAD, ASR and judge work over ``n_procs`` spawned processes of ``threads``
     threads each (N workers of ``cores // N`` threads): audio dealt out longest first to the
     least loaded process (a call's line audio for the VAD with its 16 kHz audio for the ASR),
@@ -250,14 +258,12 @@ def bare_split(audios_16k: list[np.ndarray], items: list[tuple], pipeline, n_pro
 
     audio_share: list[list] = [[] for _ in range(n_procs)]
     line_share: list[list] = [[] for _ in range(n_procs)]
-    lines = lines_pcm16 if lines_pcm16 is not None else [b""] * len(audios_16k)
     load = [0.0] * n_procs
-    for a, line in sorted(zip(audios_16k, lines, strict=True), key=lambda al: len(al[0]),
+    for a, line in sorted(zip(audios_16k, lines_pcm16, strict=True), key=lambda al: len(al[0]),
                           reverse=True):
         i = load.index(min(load))
         audio_share[i].append(a)
-        if line:
-            line_share[i].append(line)
+        line_share[i].append(line)
         load[i] += len(a)
     groups: dict[str, list] = {}
     for q, text in items:

@@ -57,32 +57,15 @@ def _tok(llm, text: str) -> list[int]:
 
 
 def one_at_a_time(llm, question, texts: list[str]) -> list[np.ndarray]:
-    """rig's evaluations, transcript by transcript; per transcript a (criteria, 5) array of the
-    level digits' logits."""
-    import llama_cpp
-    from bare_models import _prompt_parts, _split_tokens
+    """rig's evaluations, transcript by transcript (``bare_models``' prime and forks); per
+    transcript a (criteria, 5) array of the level digits' logits."""
+    from bare_models import _prompt_parts, _split_tokens, expected_digit_logits, prime_prefix
 
-    from rig.scorer.levels import LEVEL_DIGITS, reply_key, reply_prefix
-
-    digits = [_tok(llm, d)[0] for d in LEVEL_DIGITS]
     out, held = [], None
     for text in texts:
         prefix, rest = _split_tokens(llm, *_prompt_parts(llm, question, text, "expected"))
-        if held == prefix and llm.n_tokens >= len(prefix):
-            llm.n_tokens = len(prefix)
-        else:
-            llm.reset()
-            llm.eval(prefix)
-        held = prefix
-        llm.eval(rest + _tok(llm, reply_prefix()))
-        fork, rows = llm.n_tokens, []
-        for c in question.rubric:
-            llm.n_tokens = fork
-            llm.eval(_tok(llm, reply_key(c.id, True)))
-            row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1),
-                                        shape=(llm.n_vocab(),))
-            rows.append(row[digits].copy())
-        out.append(np.array(rows))
+        held = prime_prefix(llm, prefix, held)
+        out.append(expected_digit_logits(llm, question, rest))
     return out
 
 

@@ -353,8 +353,8 @@ def _bare_pass(base, bank, profiles, pipeline, cores, workers: int,
         print(f"  faster-whisper: {times.n_transcribed} calls, "
               f"{times.audio_transcribed_s:.1f} s of line audio up to turn close, "
               f"{times.asr_s:.1f} s")
-        print(f"  llama.cpp:      {times.n_graded} distinct gradings (oracle scripts and "
-              f"transcripts; rig's token evaluations), {times.judge_s:.1f} s")
+        print(f"  llama.cpp:      {times.n_graded} distinct gradings (oracle scripts, turn "
+              f"texts and transcripts; rig's token evaluations), {times.judge_s:.1f} s")
         print(f"  bare compute {times.compute_s:.1f} s -> physical limit "
               f"{base['audio_s'] / times.compute_s:.2f} audio s per wall s on one process",
               flush=True)
@@ -362,7 +362,7 @@ def _bare_pass(base, bank, profiles, pipeline, cores, workers: int,
     if workers > 1 and "N" in procs:
         each = max(1, cores // workers)
         with LoadMeter() as load:
-            wall, parts = bare_split(audios, texts, pipeline, workers, each, lines)
+            wall, parts = bare_split(audios, lines, texts, pipeline, workers, each)
         print(f"  split over {workers} processes of {each} thread(s): "
               + ", ".join(f"{t.compute_s:.1f} s ({t.n_transcribed} calls, VAD {t.vad_s:.1f} s, "
                           f"ASR {t.asr_s:.1f} s; {t.n_graded} gradings, {t.judge_s:.1f} s)"
