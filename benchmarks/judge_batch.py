@@ -156,6 +156,8 @@ def main() -> None:
     ap.add_argument("--per", type=int, default=4, help="transcripts per question (batch size)")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
+    if not args.calls.is_file():
+        raise SystemExit(f"--calls: no such file: {args.calls}")
     from llama_cpp import Llama
 
     from rig.models import ensure_model

@@ -175,6 +175,8 @@ def main() -> None:
                          "processes), or both (default 1,N)")
     ap.add_argument("--out", type=Path, default=None, help="keep the campaigns here")
     args = ap.parse_args()
+    if not 0 < args.fraction <= 1:  # before any folder is made or model loaded
+        raise SystemExit(f"--fraction: in (0, 1] (got {args.fraction})")
     root = args.out or Path(tempfile.mkdtemp(prefix="rig-release-bench-"))
     os.environ["RIG_AUDIO_CACHE"] = str(root / "audio-cache")  # workers inherit it
 
