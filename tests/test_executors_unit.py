@@ -284,3 +284,34 @@ def test_ray_refuses_actors_larger_than_any_node(monkeypatch):
         pass
     with ray_executor.RayExecutor(SimpleNamespace(runtime=Runtime(1, 1)), None, None) as ex:
         assert ex.n_workers == 2
+
+
+def _pool_env(q) -> None:
+    from rig.campaign.executors.base import THREAD_POOL_ENV
+
+    q.put({k: os.environ.get(k) for k in THREAD_POOL_ENV})
+
+
+def test_a_local_worker_sizes_its_thread_pools_to_its_cpus_and_keeps_the_users(monkeypatch):
+    """A spawned worker starts with OMP/OpenBLAS/MKL pools of its own CPUs, as a Ray actor does;
+    a value the user set is kept, and the driver's environment is left as it was."""
+    import multiprocessing as mp
+    from types import SimpleNamespace
+
+    from rig.campaign.executors.base import worker_cpus
+    from rig.campaign.executors.local import thread_pools_sized
+
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")
+    setup = SimpleNamespace(runtime=SimpleNamespace(asr_threads=1, scorer_threads=2))
+    assert worker_cpus(setup) == 2 and worker_cpus(SimpleNamespace(runtime=None)) == 1
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    with thread_pools_sized(worker_cpus(setup)):
+        p = ctx.Process(target=_pool_env, args=(q,))
+        p.start()
+    seen = q.get(timeout=60)
+    p.join(timeout=60)
+    assert seen == {"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "3"}
+    assert "OMP_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "3"

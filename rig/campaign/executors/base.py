@@ -39,6 +39,19 @@ def default_workers() -> int:
     return max(1, usable_cpus() // 2)
 
 
+#: The thread pools a worker's libraries size from the environment at load (OpenMP: libgomp
+#: in CTranslate2 and llama.cpp; OpenBLAS and MKL under numpy and scipy).
+THREAD_POOL_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def worker_cpus(setup: object) -> int:
+    """The CPUs one worker uses: the larger of its ASR and judge thread budgets (``setup``'s
+    ``runtime``, a :class:`rig.runtime.Runtime`), at least 1. A Ray actor asks for this many
+    ``num_cpus``; a local worker's OpenMP and BLAS pools are sized to it."""
+    rt = getattr(setup, "runtime", None)
+    return max(1, getattr(rt, "asr_threads", 1) or 1, getattr(rt, "scorer_threads", 1) or 1)
+
+
 @dataclass(frozen=True)
 class ExecutorSpec:
     """How a campaign's calls are spread.

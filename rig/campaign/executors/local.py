@@ -16,12 +16,14 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import multiprocessing.connection as mpc
+import os
 import pickle
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rig.campaign.executors.base import (
+    THREAD_POOL_ENV,
     OnFailure,
     OnResult,
     RunStats,
@@ -29,6 +31,7 @@ from rig.campaign.executors.base import (
     TaskQueue,
     WorkerSetup,
     describe_exit,
+    worker_cpus,
 )
 from rig.errors import RigError
 from rig.sigint import sigint_ignored
@@ -45,6 +48,25 @@ def _portable(exc: BaseException) -> BaseException:
         return exc
     except Exception:
         return RigError(f"{type(exc).__name__}: {exc}")
+
+
+@contextlib.contextmanager
+def thread_pools_sized(cpus: int):
+    """The environment a worker process starts with: each of
+    :data:`~rig.campaign.executors.base.THREAD_POOL_ENV` the user has not set is ``cpus``
+    inside, restored after (a spawned child copies the environment at its start).
+
+    Without it each of N workers sizes its OpenMP and OpenBLAS pools to the whole machine,
+    N x cores threads on cores CPUs. Ray does the same for its actors (``OMP_NUM_THREADS`` =
+    the actor's ``num_cpus``), so local and Ray workers run with the same pools."""
+    unset = [k for k in THREAD_POOL_ENV if k not in os.environ]
+    for k in unset:
+        os.environ[k] = str(cpus)
+    try:
+        yield
+    finally:
+        for k in unset:
+            os.environ.pop(k, None)
 
 
 #: how often a worker checks that its driver is alive (seconds)
@@ -141,7 +163,7 @@ class LocalExecutor:
                                 name=f"rig-worker-{self.stats.n_workers_started}")
         # the child starts with SIGINT ignored (a disposition exec keeps): no Ctrl-C
         # traceback from a worker still importing
-        with sigint_ignored():
+        with sigint_ignored(), thread_pools_sized(worker_cpus(self.setup)):
             proc.start()
         child.close()
         self.procs.append(_Proc(proc, parent))

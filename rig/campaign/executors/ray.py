@@ -26,6 +26,7 @@ from rig.campaign.executors.base import (
     Task,
     TaskQueue,
     WorkerSetup,
+    worker_cpus,
 )
 from rig.errors import EngineUnavailable, RigError
 
@@ -60,8 +61,7 @@ class RayExecutor:
         self.setup, self.address = setup, address
         self.ray = _ray()
         self._owns = False
-        rt = setup.runtime
-        self.cpus = max(1, getattr(rt, "asr_threads", 1), getattr(rt, "scorer_threads", 1))
+        self.cpus = worker_cpus(setup)
         self.requested = n_workers
         self.actors: list[_Actor] = []
         self.stats = RunStats()
