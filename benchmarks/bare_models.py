@@ -281,8 +281,11 @@ def bare_split(audios_16k: list[np.ndarray], lines_pcm16: list[bytes], items: li
                                                      text_share[i], pipeline, threads,
                                                      barrier, results, i))
              for i in range(n_procs)]
-    for p in procs:
-        p.start()
+    from rig.campaign.executors.local import thread_pools_sized
+
+    with thread_pools_sized(threads):  # the OpenMP and BLAS pools rig's local workers have
+        for p in procs:
+            p.start()
     out = [results.get() for _ in procs]
     for p in procs:
         p.join()
