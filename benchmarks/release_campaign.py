@@ -260,6 +260,32 @@ def main() -> None:
             print(f"  rig overhead, {r['label']:28s}: wall / bare compute on {n} "
                   f"process(es) = {r['wall_s'] / bare[n]:.2f}  ({r['audio_s'] / r['wall_s']:.2f}"
                   f" vs {base['audio_s'] / bare[n]:.2f} audio s per wall s)")
+    for name, r in runs.items():
+        n = 1 if name in ("serial", "local1") else args.workers
+        if n in bare:
+            print("  " + in_run_split(r["label"], r["wall_s"], models_seconds(
+                r["rows"], r["result"].out_dir) / n, bare[n]))
+
+
+def models_seconds(rows: list[dict], out_dir: Path) -> float:
+    """The models' own seconds in a campaign run, summed over its workers: the rows' VAD,
+    ASR and judge stages (turn-text gradings included) and the oracle phase's gradings
+    (``oracle.jsonl``'s ``seconds``; a memoised repeat is 0)."""
+    import json
+
+    stages = sum((r.get(k) or 0.0) for r in rows for k in ("t_vad_s", "t_asr_s", "t_scorer_s"))
+    oracle = Path(out_dir) / "oracle.jsonl"
+    lines = oracle.read_text().splitlines() if oracle.exists() else []
+    return stages + sum(json.loads(x).get("seconds") or 0.0 for x in lines if x.strip())
+
+
+def in_run_split(label: str, wall_s: float, models_per_worker_s: float, bare_s: float) -> str:
+    """wall / bare split into two factors that multiply to it: rig's share outside the models
+    (wall / the models' own seconds per worker, both timed in the same run) and the models'
+    speed in that run against the bare pass's (timed minutes apart: the machine's drift)."""
+    return (f"split, {label:28s}: wall / the models' own time per worker in this run "
+            f"({models_per_worker_s:.1f} s) = {wall_s / models_per_worker_s:.3f}; those "
+            f"models took {models_per_worker_s / bare_s:.3f}x the bare pass's time")
 
 
 def _stage_shares(run: dict) -> None:
