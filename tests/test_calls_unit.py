@@ -664,3 +664,24 @@ def test_interviewer_url_keeps_a_media_stream_path_as_given(tmp_path):
     assert base("http://127.0.0.1:8770/") == "http://127.0.0.1:8770"
     assert base("ws://127.0.0.1:7860/ws/") == "ws://127.0.0.1:7860/ws/"
     assert base("WSS://bot.example/media/") == "WSS://bot.example/media/"
+
+
+@pytest.mark.parametrize(("url", "problem"), [
+    ("", "--interviewer-url: is empty: leave the option out to start rig's interviewer (got '')"),
+    ("  ", "is empty"),
+    (" ws://127.0.0.1:7860/ws", "a URL holds no spaces, tabs or line breaks (a copy-paste?) "
+                                "(got ' ws://127.0.0.1:7860/ws')"),
+    ("http://127.0.0.1:8770\n", "(got 'http://127.0.0.1:8770\\n')"),
+    ("http://127.0.0.1:8770/a b", "no spaces"),
+])
+def test_an_empty_or_blank_holding_interviewer_url_is_refused_with_its_value(url, problem):
+    """``--interviewer-url "$BOT_URL"`` with the variable unset must not start rig's own
+    interviewer (the wrong one measured), and a pasted URL with a blank is named as given,
+    before any model loads or call is placed."""
+    from rig.calls.run.options import TransportOptions, transport_call_options
+    from rig.errors import ConfigError
+
+    for transport in ("webrtc", "twilio"):
+        with pytest.raises(ConfigError, match=re.escape(problem)):
+            transport_call_options(TransportOptions(transport=transport, interviewer_url=url,
+                                                    score_source="rig"), {})

@@ -150,7 +150,8 @@ def transport_call_options(opts: TransportOptions,
             twilio``, without a host, with ``results_token_env`` or with only the interviewer
             as score source; with ``twilio_to``, missing Twilio
             credentials, no ``twilio_from`` or ``stream_url``, or a stream URL Twilio cannot
-            reach; ``results_token_env`` naming an unset variable; a bad ``--score-source``
+            reach; an empty ``interviewer_url`` or one with blanks in it;
+            ``results_token_env`` naming an unset variable; a bad ``--score-source``
             or a ``--result-wait-s`` or ``--call-limit-s`` not above 0. The message names the
             option and the value (a password in the stream URL is not shown).
     """
@@ -159,6 +160,12 @@ def transport_call_options(opts: TransportOptions,
         raise ConfigError("--transport", "", f"one of {', '.join(TRANSPORTS)}", opts.transport)
     check_transport_options(opts)
     url = opts.interviewer_url
+    if url is not None and (not url.strip() or any(c.isspace() for c in url)):
+        # "" is most often an unset variable ("$BOT_URL"): starting rig's own interviewer
+        # instead would measure the wrong one; a URL holds no blanks (RFC 3986, 2)
+        raise ConfigError("--interviewer-url", "", "is empty: leave the option out to start "
+                          "rig's interviewer" if not url.strip() else "a URL holds no spaces, "
+                          "tabs or line breaks (a copy-paste?)", url)
     if opts.transport == "sip" and url and not url.startswith("sip:"):
         raise ConfigError("--interviewer-url", "", "a SIP interviewer is a sip:user@host:port "
                                                    "URI", url)
