@@ -286,22 +286,19 @@ def test_ray_refuses_actors_larger_than_any_node(monkeypatch):
         assert ex.n_workers == 2
 
 
-def _pool_env(q) -> None:
-    from rig.campaign.executors.base import THREAD_POOL_ENV
-
-    q.put({k: os.environ.get(k) for k in THREAD_POOL_ENV})
-
-
 def test_a_local_worker_sizes_its_thread_pools_to_its_cpus_and_keeps_the_users(monkeypatch):
     """A spawned worker starts with OMP/OpenBLAS/MKL pools of its own CPUs, as a Ray actor does;
     a value the user set is kept, and the driver's environment is left as it was."""
     import multiprocessing as mp
     from types import SimpleNamespace
 
-    from rig.campaign.executors.base import worker_cpus
+    from spawn_env import POOL_ENV, pool_env
+
+    from rig.campaign.executors.base import THREAD_POOL_ENV, worker_cpus
     from rig.campaign.executors.local import thread_pools_sized
 
-    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    assert POOL_ENV == THREAD_POOL_ENV
+    for k in POOL_ENV:
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("MKL_NUM_THREADS", "3")
     setup = SimpleNamespace(runtime=SimpleNamespace(asr_threads=1, scorer_threads=2))
@@ -309,7 +306,7 @@ def test_a_local_worker_sizes_its_thread_pools_to_its_cpus_and_keeps_the_users(m
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     with thread_pools_sized(worker_cpus(setup)):
-        p = ctx.Process(target=_pool_env, args=(q,))
+        p = ctx.Process(target=pool_env, args=(q,))
         p.start()
     seen = q.get(timeout=60)
     p.join(timeout=60)
