@@ -301,6 +301,7 @@ def test_a_local_worker_sizes_its_thread_pools_to_its_cpus_and_keeps_the_users(m
     for k in POOL_ENV:
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("MKL_NUM_THREADS", "3")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "")  # empty: unset for OpenBLAS too
     setup = SimpleNamespace(runtime=SimpleNamespace(asr_threads=1, scorer_threads=2))
     assert worker_cpus(setup) == 2 and worker_cpus(SimpleNamespace(runtime=None)) == 1
     ctx = mp.get_context("spawn")
@@ -312,3 +313,4 @@ def test_a_local_worker_sizes_its_thread_pools_to_its_cpus_and_keeps_the_users(m
     p.join(timeout=60)
     assert seen == {"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "3"}
     assert "OMP_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "3"
+    assert os.environ["OPENBLAS_NUM_THREADS"] == ""

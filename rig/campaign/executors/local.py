@@ -53,20 +53,25 @@ def _portable(exc: BaseException) -> BaseException:
 @contextlib.contextmanager
 def thread_pools_sized(cpus: int):
     """The environment a worker process starts with: each of
-    :data:`~rig.campaign.executors.base.THREAD_POOL_ENV` the user has not set is ``cpus``
-    inside, restored after (a spawned child copies the environment at its start).
+    :data:`~rig.campaign.executors.base.THREAD_POOL_ENV` the user has not set (or set empty,
+    which OpenMP reads as unset) is ``cpus`` inside, restored after (a spawned child copies
+    the environment at its start).
 
     Without it each of N workers sizes its OpenMP and OpenBLAS pools to the whole machine,
     N x cores threads on cores CPUs. Ray does the same for its actors (``OMP_NUM_THREADS`` =
     the actor's ``num_cpus``), so local and Ray workers run with the same pools."""
-    unset = [k for k in THREAD_POOL_ENV if k not in os.environ]
+    unset = [k for k in THREAD_POOL_ENV if not os.environ.get(k, "").strip()]  # "" is unset
+    before = {k: os.environ.get(k) for k in unset}
     for k in unset:
         os.environ[k] = str(cpus)
     try:
         yield
     finally:
         for k in unset:
-            os.environ.pop(k, None)
+            if before[k] is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = before[k]
 
 
 #: how often a worker checks that its driver is alive (seconds)
