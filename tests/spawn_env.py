@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import os
 
-POOL_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
-
-def pool_env(q) -> None:
-    """Put the thread-pool variables of this process's environment on ``q``."""
-    q.put({k: os.environ.get(k) for k in POOL_ENV})
+def env_of(q, keys) -> None:
+    """Put this process's values of the environment variables ``keys`` on ``q``."""
+    q.put({k: os.environ.get(k) for k in keys})

@@ -292,13 +292,12 @@ def test_a_local_worker_sizes_its_thread_pools_to_its_cpus_and_keeps_the_users(m
     import multiprocessing as mp
     from types import SimpleNamespace
 
-    from spawn_env import POOL_ENV, pool_env
+    from spawn_env import env_of
 
     from rig.campaign.executors.base import THREAD_POOL_ENV, worker_cpus
     from rig.campaign.executors.local import thread_pools_sized
 
-    assert POOL_ENV == THREAD_POOL_ENV
-    for k in POOL_ENV:
+    for k in THREAD_POOL_ENV:
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("MKL_NUM_THREADS", "3")
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "")  # empty: unset for OpenBLAS too
@@ -307,7 +306,7 @@ def test_a_local_worker_sizes_its_thread_pools_to_its_cpus_and_keeps_the_users(m
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     with thread_pools_sized(worker_cpus(setup)):
-        p = ctx.Process(target=pool_env, args=(q,))
+        p = ctx.Process(target=env_of, args=(q, THREAD_POOL_ENV))
         p.start()
     seen = q.get(timeout=60)
     p.join(timeout=60)

@@ -160,12 +160,14 @@ def transport_call_options(opts: TransportOptions,
         raise ConfigError("--transport", "", f"one of {', '.join(TRANSPORTS)}", opts.transport)
     check_transport_options(opts)
     url = opts.interviewer_url
-    if url is not None and (not url.strip() or any(c.isspace() for c in url)):
-        # "" is most often an unset variable ("$BOT_URL"): starting rig's own interviewer
-        # instead would measure the wrong one; a URL holds no blanks (RFC 3986, 2)
+    # "" is most often an unset variable ("$BOT_URL"): starting rig's own interviewer
+    # instead would measure the wrong one; a URL holds no blanks (RFC 3986, 2)
+    if url is not None and not url.strip():
         raise ConfigError("--interviewer-url", "", "is empty: leave the option out to start "
-                          "rig's interviewer" if not url.strip() else "a URL holds no spaces, "
-                          "tabs or line breaks (a copy-paste?)", url)
+                          "rig's interviewer", url)
+    if url is not None and any(c.isspace() for c in url):
+        raise ConfigError("--interviewer-url", "", "a URL holds no spaces, tabs or line "
+                          "breaks (a copy-paste?)", url)
     if opts.transport == "sip" and url and not url.startswith("sip:"):
         raise ConfigError("--interviewer-url", "", "a SIP interviewer is a sip:user@host:port "
                                                    "URI", url)

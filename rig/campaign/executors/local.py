@@ -60,18 +60,17 @@ def thread_pools_sized(cpus: int):
     Without it each of N workers sizes its OpenMP and OpenBLAS pools to the whole machine,
     N x cores threads on cores CPUs. Ray does the same for its actors (``OMP_NUM_THREADS`` =
     the actor's ``num_cpus``), so local and Ray workers run with the same pools."""
-    unset = [k for k in THREAD_POOL_ENV if not os.environ.get(k, "").strip()]  # "" is unset
-    before = {k: os.environ.get(k) for k in unset}
-    for k in unset:
-        os.environ[k] = str(cpus)
+    before = {k: os.environ.get(k) for k in THREAD_POOL_ENV
+              if not os.environ.get(k, "").strip()}  # "" is unset, for OpenMP too
+    os.environ.update(dict.fromkeys(before, str(cpus)))
     try:
         yield
     finally:
-        for k in unset:
-            if before[k] is None:
+        for k, v in before.items():
+            if v is None:
                 os.environ.pop(k, None)
             else:
-                os.environ[k] = before[k]
+                os.environ[k] = v
 
 
 #: how often a worker checks that its driver is alive (seconds)
