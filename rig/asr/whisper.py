@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 
 from rig.audio import Audio
+from rig.cpus import blas_one_thread
 from rig.errors import EngineUnavailable
 from rig.models import ensure_model
 
@@ -104,6 +105,7 @@ def _model(name: str, compute_type: str, cpu_threads: int, device: str = "cpu"):
         raise EngineUnavailable("ASR needs faster-whisper: pip install 'faster-whisper==1.2.1'"
                                 " (or 'rig[pipeline]')") from exc
     path = ensure_model(name)
+    blas_one_thread()  # the features' rounding must not depend on the BLAS pool (rig.cpus)
     return WhisperModel(str(path), device=device, compute_type=compute_type,
                         cpu_threads=cpu_threads)
 
@@ -129,7 +131,8 @@ def transcribe(audio: Audio, options: AsrOptions = AsrOptions()) -> Transcript:
     """Transcribe float32 mono audio (any rate; resampled to 16 kHz with soxr).
 
     Equal 16 kHz samples with equal options (``cpu_threads`` aside: CTranslate2's threads
-    change the speed, not the result) are transcribed once per process and the transcript
+    change the speed, not the result; numpy's BLAS pool would change it and is pinned to one
+    thread, :func:`rig.cpus.blas_one_thread`) are transcribed once per process and the transcript
     reused (the last 512 kept).
 
     Raises:
