@@ -26,8 +26,9 @@ def test_two_local_workers_give_the_serial_rows_with_the_real_stages(tmp_path,
     assert len(serial.rows) == 4
     assert all(r["status"] == "ok" for r in serial.rows), [r["error"] for r in serial.rows]
     assert comparable(local.rows) == comparable(serial.rows)
-    # the real judge's prefix-cache counts came back from the workers (and the device used)
+    # the real judge's prefix-cache counts came back from the workers (and the device used);
+    # a rubric another process left on disk is a hit (rig.scorer.kv_store)
     for res in (serial, local):
         pc = res.runtime["judge_prefix_cache"]
-        assert pc["misses"] >= 1 and pc["hits"] + pc["misses"] >= 2, pc
+        assert pc["hits"] + pc["misses"] >= 2, pc
         assert res.runtime["devices_used"]["scorer"] == ["cpu"]

@@ -94,8 +94,12 @@ def test_asr_thread_count_does_not_change_the_transcript():
     assert one.text and one == two
 
 
-def test_judge_prefix_cache_hits_within_a_question_and_misses_across():
+def test_judge_prefix_cache_hits_within_a_question_and_misses_across(monkeypatch):
     # expected mode generates nothing: the prompt's evaluation is what is measured
+    from rig.scorer.llamacpp import forget_snapshots
+
+    monkeypatch.setenv("RIG_JUDGE_KV", "off")  # no rubric from disk (an earlier process's)
+    forget_snapshots()  # ... or from this process's memory: a new question is a miss
     pipeline = PipelineConfig(name="p", scorer=ScorerSettings(mode="expected"))
     scorer = build_stages(pipeline, Runtime(1, 2)).scorer
     answers = list(load_bank("answer_bank/mini").answers())

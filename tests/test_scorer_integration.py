@@ -5,6 +5,7 @@ validate` with its figures recomputed from its own rows."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -46,11 +47,12 @@ from rig.answers import load_bank
 from rig.scorer.llamacpp import LlamaCppScorer
 q, a = next((q, a) for q, a in load_bank("answer_bank/mini").answers()
             if a.answer_id == sys.argv[2])
-print(json.dumps(LlamaCppScorer(mode=sys.argv[1]).score(q, a.clean_text, 0).score))
+s = LlamaCppScorer(mode=sys.argv[1])
+print(json.dumps([s.score(q, a.clean_text, 0).score, s.prefix_cache_stats()]))
 """
 
 
-def test_a_grade_does_not_depend_on_what_was_graded_before():
+def test_a_grade_does_not_depend_on_what_was_graded_before(tmp_path):
     """llama.cpp's own prompt cache made the cut between cached and new tokens depend on the
     previous prompt, and with it the arithmetic; the fixed two-part evaluation does not. In
     the reference pipeline's mode (``expected``); ``argmax`` shares the evaluation and the
@@ -70,10 +72,20 @@ def test_a_grade_does_not_depend_on_what_was_graded_before():
     assert first == second
     # q01's rubric was last evaluated before q03's: the second pass restored its snapshot
     assert s.prefix_cache_stats()["restored"] >= 1
-    # a fresh process, with nothing graded before, gives the same grade
-    out = subprocess.run([sys.executable, "-c", GRADE_ONE, mode, "q01_border_hi"],
-                         capture_output=True, text=True, check=True, timeout=600)
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == first["q01_border_hi"]
+    # a fresh process, with nothing graded before, gives the same grade; so does the next
+    # one, which restores the rubric the first left on disk (rig.scorer.kv_store)
+    kv = tmp_path / "kv"
+
+    def fresh_process() -> tuple[float, dict]:
+        out = subprocess.run([sys.executable, "-c", GRADE_ONE, mode, "q01_border_hi"],
+                             env={**os.environ, "RIG_JUDGE_KV": str(kv)}, capture_output=True,
+                             text=True, check=True, timeout=600)
+        return tuple(json.loads(out.stdout.strip().splitlines()[-1]))
+
+    evaluated, restored = fresh_process(), fresh_process()
+    assert evaluated[1] == {"hits": 0, "misses": 1, "restored": 0}, evaluated
+    assert restored[1] == {"hits": 1, "misses": 0, "restored": 1}, restored
+    assert evaluated[0] == restored[0] == first["q01_border_hi"]
 
 
 class _LoadedClock:

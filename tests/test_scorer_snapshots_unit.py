@@ -1,11 +1,15 @@
 """The judge's rubric snapshots (rig.scorer.llamacpp._prime), on a stand-in for llama.cpp's
 ``Llama`` that records what is evaluated: a hit keeps the prefix, a miss evaluates it and
 keeps a snapshot, a later miss restores it instead of evaluating, the oldest snapshots go
-first past the byte budget, and a refused restore falls back to evaluating. That a restore
+first past the byte budget, and a refused restore falls back to evaluating; snapshots on
+disk (rig.scorer.kv_store) are read by a process that never evaluated the prefix, and a
+damaged or foreign file is evaluated over, never trusted. That a restore
 gives the grade of a fresh evaluation, bit for bit, is checked on the real model in
 tests/test_scorer_integration.py."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -50,6 +54,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(L, "_snapshot", snapshot)
     monkeypatch.setattr(L, "_restore", restore)
     monkeypatch.setattr(L, "SNAPSHOT_BYTES", 250)
+    monkeypatch.setenv("RIG_JUDGE_KV", "off")  # this process's snapshots only (disk: below)
     L.forget_snapshots()
     yield L.LlamaCppScorer(n_threads=1), FakeLlama(), restores, ok
     L.forget_snapshots()
@@ -98,3 +103,69 @@ def test_no_budget_keeps_no_snapshot_and_an_empty_prefix_is_a_miss(fake, monkeyp
     assert llm.evaluated == [A, B, A] and not restores and not L._SNAPSHOTS.get(llm)
     scorer._prime(llm, [])
     assert scorer.prefix_cache_stats()["misses"] == 4 and llm.n_tokens == 0
+
+
+@pytest.fixture
+def on_disk(fake, monkeypatch, tmp_path):
+    """``fake`` with snapshots written to ``tmp_path`` (distinct bytes per prefix) and the
+    model identity fixed (no llama_cpp needed)."""
+    monkeypatch.setenv("RIG_JUDGE_KV", str(tmp_path))
+    monkeypatch.setattr(L, "_snapshot", lambda llm: bytes(llm.input_ids[:llm.n_tokens].tolist()))
+    monkeypatch.setattr(L.LlamaCppScorer, "_kv_identity", lambda self: ("sha", "0.3", 2048))
+    return fake
+
+
+def test_a_snapshot_on_disk_is_restored_by_a_process_that_never_evaluated_it(on_disk,
+                                                                            tmp_path):
+    from rig.scorer import kv_store
+
+    scorer, llm, restores, _ = on_disk
+    scorer._prime(llm, A)                       # miss: evaluated, written to disk
+    assert len(list(tmp_path.glob("*.kv"))) == 1
+    assert kv_store.load(("sha", "0.3", 2048), A) == bytes(A)
+    L.forget_snapshots()                        # as a new process: nothing in memory
+    other, llm2 = L.LlamaCppScorer(n_threads=1), FakeLlama()
+    other._prime(llm2, A)
+    assert llm.evaluated == [A] and not llm2.evaluated and restores == [tuple(A)]
+    assert other.prefix_cache_stats() == {"hits": 1, "misses": 0, "restored": 1}
+    # another identity (model, version, context, threads, GPU layers) is another file
+    assert kv_store.load(("sha", "0.3", 4096), A) is None
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "empty"])
+def test_a_damaged_snapshot_file_is_evaluated_over_never_trusted(on_disk, tmp_path, damage):
+    scorer, llm, restores, _ = on_disk
+    scorer._prime(llm, A)
+    (f,) = tmp_path.glob("*.kv")
+    blob = f.read_bytes()
+    f.write_bytes({"truncated": blob[:-1], "flipped": blob[:-1] + bytes([blob[-1] ^ 1]),
+                   "empty": b""}[damage])
+    L.forget_snapshots()
+    llm2 = FakeLlama()
+    scorer._prime(llm2, A)
+    assert llm2.evaluated == [A] and restores == []
+    assert f.read_bytes() == blob                # rewritten whole by the fresh evaluation
+
+
+def test_off_writes_nothing_and_a_full_folder_drops_the_oldest(on_disk, tmp_path,
+                                                               monkeypatch):
+    from rig.scorer import kv_store
+
+    scorer, llm, _, _ = on_disk
+    monkeypatch.setattr(kv_store, "MAX_BYTES", 2 * (32 + 3))  # two 3-token snapshots
+    for i, p in enumerate((A, B, C)):
+        scorer._prime(llm, p)
+        f = tmp_path / f"{kv_store.key(('sha', '0.3', 2048), p)}.kv"
+        if f.exists():  # written in one clock tick: order them by hand
+            os.utime(f, (1000 + i, 1000 + i))
+    kept = {f.read_bytes()[32:] for f in tmp_path.glob("*.kv")}
+    assert len(kept) == 2 and bytes(A) not in kept
+    assert not list(tmp_path.glob("*.tmp"))
+    stale, fresh = tmp_path / "killed.tmp", tmp_path / "writing.tmp"  # a writer killed / busy
+    stale.write_bytes(b"x")
+    fresh.write_bytes(b"x")
+    os.utime(stale, (1000, 1000))
+    kv_store.store(("sha", "0.3", 2048), A, bytes(A))
+    assert not stale.exists() and fresh.exists()
+    monkeypatch.setenv("RIG_JUDGE_KV", "off")
+    assert kv_store.kv_dir() is None and kv_store.load(("sha", "0.3", 2048), B) is None

@@ -19,6 +19,10 @@ prefix's KV cells are copied out (``llama_state_seq_get_data``, ~28 KB per token
 (``llama_state_seq_set_data``) instead of evaluating: the same bytes in the same cells at the
 same positions as the fresh evaluation, so the grade is unchanged (the order test above
 covers it). Up to ``SNAPSHOT_BYTES`` are kept per loaded model, least recently used dropped.
+Each snapshot is also written to disk (:mod:`rig.scorer.kv_store`), where a process that never
+evaluated the prefix (a local worker, a Ray actor on the node, a resumed run, the next
+``rig`` command) finds it and restores it: a campaign's workers evaluate each rubric once
+between them (twice when two reach it at the same moment), not once each.
 
 **Where an ``argmax`` grading's time goes.** It generates about 40-47 tokens (the points JSON,
 which the model pretty-prints), each sampled under the GBNF grammar, after evaluating the
@@ -59,6 +63,7 @@ import numpy as np
 from rig.cpus import usable_cpus
 from rig.errors import EngineUnavailable
 from rig.models import ensure_model
+from rig.scorer import kv_store
 from rig.scorer.amx import safe_model_params
 from rig.scorer.base import (
     LevelsReply,
@@ -244,8 +249,12 @@ class LlamaCppScorer(Scorer):
             return
         snaps = _SNAPSHOTS.setdefault(llm, OrderedDict())
         key = tuple(prefix)
-        if key in snaps and _restore(llm, prefix, snaps[key]):
-            snaps.move_to_end(key)
+        data = snaps.get(key)
+        on_disk = data is None and SNAPSHOT_BYTES > 0
+        if on_disk:  # another process of this machine may have evaluated it (kv_store)
+            data = kv_store.load(self._kv_identity(), prefix)
+        if data is not None and _restore(llm, prefix, data):
+            self._keep(snaps, key, data)
             self._hits += 1
             self._restored += 1
             return
@@ -254,9 +263,28 @@ class LlamaCppScorer(Scorer):
         if SNAPSHOT_BYTES <= 0:
             snaps.clear()
             return
-        snaps[key] = _snapshot(llm)
+        data = _snapshot(llm)
+        self._keep(snaps, key, data)
+        kv_store.store(self._kv_identity(), prefix, data)
+
+    @staticmethod
+    def _keep(snaps: OrderedDict, key: tuple, data: bytes) -> None:
+        """Keep ``data`` as the most recent snapshot; drop the oldest past the budget."""
+        snaps[key] = data
+        snaps.move_to_end(key)
         while snaps and sum(map(len, snaps.values())) > SNAPSHOT_BYTES:
             snaps.popitem(last=False)
+
+    def _kv_identity(self) -> tuple:
+        """What a snapshot's bytes depend on besides the prefix (:mod:`rig.scorer.kv_store`):
+        the model's verified sha256, llama-cpp-python's version, context, threads, GPU
+        layers."""
+        import llama_cpp
+
+        from rig.models import MODELS
+
+        return (MODELS[self.model].sha256, llama_cpp.__version__, self._n_ctx,
+                self._n_threads, self._n_gpu_layers)
 
     def _complete(self, system: str, user: str, grammar: str, seed: int, *, head: str = "",
                   deadline: float | None = None) -> str:
