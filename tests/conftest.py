@@ -253,8 +253,9 @@ def small_real_campaign_spec(tmp_path_factory):
 def real_serial_reference(tmp_path_factory):
     """kill_drivers.real_spec's 4 calls on the real stages, run once per session by the serial
     executor: the uninterrupted reference the real-stage kill test and the local-executor test
-    compare their rows with. Returns ``(pipeline_path, result)``; the folder is
-    ``result.out_dir``, which tests must not change."""
+    compare their rows with, and the campaign the real-stage sweep test sweeps. Returns
+    ``(pipeline_path, result)``; the folder is ``result.out_dir``, which tests must not
+    change."""
     from kill_drivers import real_pipeline, real_spec
 
     from rig.campaign.executors import ExecutorSpec
@@ -266,7 +267,7 @@ def real_serial_reference(tmp_path_factory):
     from rig.scorer.llamacpp import forget_snapshots
 
     forget_gradings()  # its judge counts are checked: grade here, not from an earlier test
-    forget_snapshots()  # ... and evaluate each rubric here (misses), not restore it
+    forget_snapshots()  # ... and prime each rubric here (evaluated, or restored from disk)
     res = run_campaign(real_spec(base / "ref", pipeline), progress=False,
                        executor=ExecutorSpec("serial"))
     return pipeline, res

@@ -4,29 +4,26 @@ scoring (llama.cpp Qwen2.5-Coder-1.5B) from the campaign's cached renders: no sp
 synthesised again, and truncation falls to 0 once the timer exceeds the pause."""
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from rig.campaign.runner import CampaignSpec, run_campaign
 from rig.sweep import parse_vary, recompute, run_sweep
 from rig.synth import render as render_mod
 from rig.synth.cache import default_cache_dir
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory):
+def swept(tmp_path_factory, real_serial_reference):
+    # the campaign: conftest's 4 real calls (q01_strong and q03_strong x baseline and
+    # long_pauses on reference.yaml), run once per session and shared with the executor and
+    # kill tests (tests/xdist_plan.py); copied, as the sweep must not touch that folder
+    import shutil
+
     base = tmp_path_factory.mktemp("sweep")
-    spec = CampaignSpec(answers_path=ROOT / "answer_bank" / "mini",
-                        profiles_path=ROOT / "profiles" / "demo",
-                        pipeline_path=ROOT / "pipelines" / "reference.yaml",
-                        out_dir=base / "camp", answer_ids=("q01_strong", "q03_strong"),
-                        profile_ids=("long_pauses",), n_boot=500)
-    run_campaign(spec, progress=False)
+    shutil.copytree(real_serial_reference[1].out_dir, base / "camp")
     cache = default_cache_dir()
     before = sorted(p.name for p in cache.rglob("*") if p.is_file())
     stored = []

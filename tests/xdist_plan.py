@@ -22,7 +22,7 @@ SHARED = {
                             "test_ratings_summary_integration.py",
                             "test_report_browser_integration.py"),
     "real_serial_reference": ("test_executors_integration.py",
-                              "test_kill_real_integration.py"),
+                              "test_kill_real_integration.py", "test_sweep_integration.py"),
 }
 _GROUP = {name: group for group, names in SHARED.items() for name in names}
 
