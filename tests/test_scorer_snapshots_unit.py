@@ -152,13 +152,13 @@ def test_off_writes_nothing_and_a_full_folder_drops_the_oldest(on_disk, tmp_path
     from rig.scorer import kv_store
 
     scorer, llm, _, _ = on_disk
-    monkeypatch.setattr(kv_store, "MAX_BYTES", 2 * (32 + 3))  # two 3-token snapshots
+    monkeypatch.setattr(kv_store, "MAX_BYTES", 2 * (64 + 3))  # two 3-token snapshots
     for i, p in enumerate((A, B, C)):
         scorer._prime(llm, p)
         f = tmp_path / f"{kv_store.key(('sha', '0.3', 2048), p)}.kv"
         if f.exists():  # written in one clock tick: order them by hand
             os.utime(f, (1000 + i, 1000 + i))
-    kept = {f.read_bytes()[32:] for f in tmp_path.glob("*.kv")}
+    kept = {f.read_bytes()[64:] for f in tmp_path.glob("*.kv")}
     assert len(kept) == 2 and bytes(A) not in kept
     assert not list(tmp_path.glob("*.tmp"))
     stale, fresh = tmp_path / "killed.tmp", tmp_path / "writing.tmp"  # a writer killed / busy
@@ -169,3 +169,58 @@ def test_off_writes_nothing_and_a_full_folder_drops_the_oldest(on_disk, tmp_path
     assert not stale.exists() and fresh.exists()
     monkeypatch.setenv("RIG_JUDGE_KV", "off")
     assert kv_store.kv_dir() is None and kv_store.load(("sha", "0.3", 2048), B) is None
+
+
+def test_a_snapshot_renamed_to_another_rubrics_key_is_refused(on_disk, tmp_path):
+    """A file copied over another prefix's name passes its checksum but names its own key:
+    refused, the prefix evaluated and the right file written (found by the fresh-clone check:
+    a restored foreign rubric had made every grading of that question a decode error)."""
+    from rig.scorer import kv_store
+
+    scorer, llm, restores, _ = on_disk
+    scorer._prime(llm, A)
+    scorer._prime(llm, B)
+    ident = ("sha", "0.3", 2048)
+    fa, fb = (tmp_path / f"{kv_store.key(ident, p)}.kv" for p in (A, B))
+    fa.write_bytes(fb.read_bytes())
+    assert kv_store.load(ident, A) is None
+    L.forget_snapshots()
+    llm2 = FakeLlama()
+    scorer._prime(llm2, A)
+    assert llm2.evaluated == [A] and restores == []
+    assert kv_store.load(ident, A) == bytes(A)
+
+
+def test_a_file_that_cannot_be_removed_does_not_stop_the_size_limit(on_disk, tmp_path,
+                                                                   monkeypatch):
+    from rig.scorer import kv_store
+
+    scorer, llm, _, _ = on_disk
+    import pathlib
+
+    stuck = tmp_path / "old.kv"  # the oldest, and undeletable (another user's): unlink raises
+    stuck.write_bytes(bytes(64 + 3))
+    os.utime(stuck, (1000, 1000))
+    real_unlink = pathlib.Path.unlink
+
+    def unlink(self, missing_ok=False):
+        if self == stuck:
+            raise PermissionError(13, "Operation not permitted", str(self))
+        return real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(pathlib.Path, "unlink", unlink)
+    monkeypatch.setattr(kv_store, "MAX_BYTES", 2 * (64 + 3))
+    for i, p in enumerate((A, B, C)):
+        scorer._prime(llm, p)
+        f = tmp_path / f"{kv_store.key(('sha', '0.3', 2048), p)}.kv"
+        os.utime(f, (2000 + i, 2000 + i))
+    kept = {f.read_bytes()[64:] for f in tmp_path.glob("*.kv") if f != stuck}
+    assert kept == {bytes(C)} and stuck.exists()  # A and B went in its place
+
+
+def test_a_folder_given_with_a_tilde_is_under_home(monkeypatch, tmp_path):
+    from rig.scorer import kv_store
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("RIG_JUDGE_KV", "~/kv")
+    assert kv_store.kv_dir() == tmp_path / "kv"

@@ -9,9 +9,10 @@ instead of evaluating: the same bytes in the same cells, so the grade is the one
 evaluation gives (``tests/test_scorer_integration.py`` grades in a fresh process both ways).
 
 A file is keyed by everything the bytes depend on: the model's verified sha256,
-llama-cpp-python's version, the context size, the thread count, the GPU layers and the
-prefix's tokens. It holds a sha256 of its payload, checked on read; a damaged, truncated or
-foreign file is ignored (the prefix is evaluated) and never raises. Files are written to a
+llama-cpp-python's version, llama.cpp's system info (the CPU features it was built for), the
+context size, the thread count, the GPU layers and the prefix's tokens. It holds its key and a
+sha256 of both, checked on read; a damaged, truncated or renamed file is ignored (the prefix
+is evaluated) and never raises. Files are written to a
 temporary name and renamed, so a reader never sees half of one. Past :data:`MAX_BYTES` the
 least recently written go first; a temporary file left by a killed writer goes after an hour.
 
@@ -42,7 +43,7 @@ def kv_dir() -> Path | None:
     if env.lower() == "off":
         return None
     if env:
-        return Path(env)
+        return Path(env).expanduser()
     root = os.environ.get("RIG_CACHE_DIR") or str(Path.home() / ".cache" / "rig")
     return Path(root) / "judge-kv"
 
@@ -56,19 +57,23 @@ def key(identity: tuple, prefix: list[int]) -> str:
 
 
 def load(identity: tuple, prefix: list[int]) -> bytes | None:
-    """The snapshot of ``prefix`` stored under ``identity``, or None (no folder, no file, or
-    a file whose checksum does not match)."""
+    """The snapshot of ``prefix`` stored under ``identity``, or None (no folder, no file, a
+    file whose checksum does not match, or one that names another key: a file copied or
+    renamed from another rubric's)."""
     folder = kv_dir()
     if folder is None:
         return None
+    name = key(identity, prefix)
     try:
-        blob = (folder / f"{key(identity, prefix)}{_SUFFIX}").read_bytes()
+        blob = (folder / f"{name}{_SUFFIX}").read_bytes()
     except OSError:
         return None
     digest, data = blob[:32], blob[32:]
-    if len(blob) <= 32 or hashlib.sha256(data).digest() != digest:
+    if len(blob) <= 64 or hashlib.sha256(data).digest() != digest:
         return None
-    return data
+    if data[:32] != bytes.fromhex(name):
+        return None
+    return data[32:]
 
 
 def store(identity: tuple, prefix: list[int], data: bytes) -> None:
@@ -81,10 +86,12 @@ def store(identity: tuple, prefix: list[int], data: bytes) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         try:
+            name = key(identity, prefix)
+            body = bytes.fromhex(name) + data  # the key inside too: a renamed file is refused
             with os.fdopen(fd, "wb") as fh:
-                fh.write(hashlib.sha256(data).digest())
-                fh.write(data)
-            os.replace(tmp, folder / f"{key(identity, prefix)}{_SUFFIX}")
+                fh.write(hashlib.sha256(body).digest())
+                fh.write(body)
+            os.replace(tmp, folder / f"{name}{_SUFFIX}")
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
@@ -103,12 +110,20 @@ def _prune(folder: Path) -> None:
         except OSError:  # removed by another process meanwhile
             continue
         if p.suffix == ".tmp" and now - st.st_mtime > 3600:
-            p.unlink(missing_ok=True)
-        elif p.suffix == _SUFFIX:
+            _unlink(p)
+        elif p.suffix == _SUFFIX and p.is_file():
             files.append((st.st_mtime, st.st_size, p))
     total = sum(size for _, size, _ in files)
     for _, size, p in sorted(files):
         if total <= MAX_BYTES:
             break
-        p.unlink(missing_ok=True)
-        total -= size
+        if _unlink(p):  # one file that cannot go (another user's) does not stop the rest
+            total -= size
+
+
+def _unlink(path: Path) -> bool:
+    try:
+        path.unlink(missing_ok=True)
+        return True
+    except OSError:
+        return False

@@ -277,14 +277,14 @@ class LlamaCppScorer(Scorer):
 
     def _kv_identity(self) -> tuple:
         """What a snapshot's bytes depend on besides the prefix (:mod:`rig.scorer.kv_store`):
-        the model's verified sha256, llama-cpp-python's version, context, threads, GPU
-        layers."""
+        the model's verified sha256, llama-cpp-python's version, llama.cpp's system info,
+        context, threads, GPU layers."""
         import llama_cpp
 
         from rig.models import MODELS
 
-        return (MODELS[self.model].sha256, llama_cpp.__version__, self._n_ctx,
-                self._n_threads, self._n_gpu_layers)
+        return (MODELS[self.model].sha256, llama_cpp.__version__, _system_info(),
+                self._n_ctx, self._n_threads, self._n_gpu_layers)
 
     def _complete(self, system: str, user: str, grammar: str, seed: int, *, head: str = "",
                   deadline: float | None = None) -> str:
@@ -333,6 +333,15 @@ class LlamaCppScorer(Scorer):
             dists.append(p.tolist())
             chosen[cid] = int(np.argmax(z))
         return LevelsReply(dists, chosen)
+
+
+@lru_cache(maxsize=1)
+def _system_info() -> str:
+    """llama.cpp's build and CPU features (``llama_print_system_info``): a snapshot from a
+    build with other kernels is not read back (a cache on a network home)."""
+    import llama_cpp
+
+    return llama_cpp.llama_print_system_info().decode(errors="replace")
 
 
 def forget_snapshots() -> None:
