@@ -12,9 +12,9 @@ A file is keyed by everything the bytes depend on: the model's verified sha256,
 llama-cpp-python's version, llama.cpp's system info (the CPU features it was built for), the
 context size, the thread count, the GPU layers and the prefix's tokens. It holds its key and a
 sha256 of both, checked on read; a damaged, truncated or renamed file is ignored (the prefix
-is evaluated) and never raises. Files are written to a
-temporary name and renamed, so a reader never sees half of one. Past :data:`MAX_BYTES` the
-least recently written go first; a temporary file left by a killed writer goes after an hour.
+is evaluated) and never raises. Files are written to a temporary name and renamed, so a
+reader never sees half of one. Past :data:`MAX_BYTES` the least recently written go first; a
+temporary file left by a killed writer goes after an hour.
 
 Where: ``$RIG_JUDGE_KV`` (a folder, or ``off``), else ``$RIG_CACHE_DIR/judge-kv``, else
 ``~/.cache/rig/judge-kv`` (beside the assembled models, :func:`rig.models.cache_dir`).
@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rig.models import cache_dir
+
 #: the folder's size past which the oldest snapshots are removed (bytes)
 MAX_BYTES = 1024 * 2**20
 ENV = "RIG_JUDGE_KV"
@@ -44,8 +46,7 @@ def kv_dir() -> Path | None:
         return None
     if env:
         return Path(env).expanduser()
-    root = os.environ.get("RIG_CACHE_DIR") or str(Path.home() / ".cache" / "rig")
-    return Path(root) / "judge-kv"
+    return cache_dir().parent / "judge-kv"  # beside the assembled models
 
 
 def key(identity: tuple, prefix: list[int]) -> str:

@@ -250,8 +250,7 @@ class LlamaCppScorer(Scorer):
         snaps = _SNAPSHOTS.setdefault(llm, OrderedDict())
         key = tuple(prefix)
         data = snaps.get(key)
-        on_disk = data is None and SNAPSHOT_BYTES > 0
-        if on_disk:  # another process of this machine may have evaluated it (kv_store)
+        if data is None and SNAPSHOT_BYTES > 0:  # another process may have evaluated it
             data = kv_store.load(self._kv_identity(), prefix)
         if data is not None and _restore(llm, prefix, data):
             self._keep(snaps, key, data)
