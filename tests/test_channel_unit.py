@@ -516,3 +516,26 @@ def test_write_wav_refuses_a_non_wav_path_and_names_it(tmp_path) -> None:
     with pytest.raises(RigError, match="cannot write"):
         write_wav(tmp_path / "f" / "y.wav", a)
     assert write_wav(tmp_path / "ok.wav", a).is_file()
+
+
+def test_a_codec_missing_from_pyav_is_named_with_the_fix() -> None:
+    """PyAV's wheels from 18.1.1 on have no libopencore_amrnb: the error names the codec, the
+    installed PyAV and the pin, instead of PyAV's bare UnknownCodecError."""
+    av = pytest.importorskip("av")
+    from rig.channel.transport import _context
+    from rig.errors import EngineUnavailable
+
+    with pytest.raises(EngineUnavailable) as err:
+        _context(av, "libopencore_amrnb_gone", "w")
+    text = str(err.value)
+    assert "libopencore_amrnb_gone encoder" in text and av.__version__ in text
+    assert "amr_nb channel step" in text and "<18.1.1" in text
+
+
+def test_the_installed_pyav_encodes_and_decodes_amr_nb() -> None:
+    """The mobile profiles' codec: rig's pin on PyAV (pyproject's pipeline extra) keeps it."""
+    av = pytest.importorskip("av")
+    from rig.channel.transport import _context
+
+    assert _context(av, "libopencore_amrnb", "w") is not None
+    assert _context(av, "libopencore_amrnb", "r") is not None

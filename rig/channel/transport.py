@@ -54,6 +54,24 @@ def _av() -> Any:
     return av
 
 
+def _context(av: Any, codec: str, mode: str) -> Any:
+    """PyAV's codec context for ``codec`` (``"w"``: encoder, ``"r"``: decoder).
+
+    Raises:
+        EngineUnavailable: this PyAV's FFmpeg has no such codec (PyAV's wheels from 18.1.1 on
+            have no ``libopencore_amrnb``).
+    """
+    try:
+        return av.CodecContext.create(codec, mode)
+    except av.codec.codec.UnknownCodecError as exc:
+        role = "encoder" if mode == "w" else "decoder"
+        raise EngineUnavailable(
+            f"PyAV {av.__version__} has no {codec} {role}: the "
+            f"{'amr_nb' if 'amr' in codec else 'opus'} channel step needs it. PyAV's wheels "
+            f"from 18.1.1 on are built without opencore-amr; install rig's pin: "
+            f"pip install 'av>=14,<18.1.1'") from exc
+
+
 @dataclass
 class Encoded:
     """One transport's packets.
@@ -143,7 +161,7 @@ def _assemble(frames: list[np.ndarray], n_out: int, rate_hz: int, skip: int = 0)
 def _encode_av(codec: str, pcm: np.ndarray, rate_hz: int, bitrate_bps: int,
                options: dict[str, str] | None = None) -> tuple[list[bytes], bytes | None, int]:
     av = _av()
-    ctx = av.CodecContext.create(codec, "w")
+    ctx = _context(av, codec, "w")
     ctx.sample_rate = rate_hz
     ctx.layout = "mono"
     ctx.format = "s16"
@@ -170,7 +188,7 @@ def _decode_av(codec: str, packets: list[bytes], missing: np.ndarray, concealmen
                ) -> list[np.ndarray]:
     """Decode packet by packet into ``slot``-sample frames (right-aligned in their slot)."""
     av = _av()
-    ctx = av.CodecContext.create(codec, "r")
+    ctx = _context(av, codec, "r")
     ctx.sample_rate = rate_hz
     ctx.layout = "mono"
     if extradata:
