@@ -1,0 +1,61 @@
+"""rig.stats.validity's bootstrap CIs of Spearman and Pearson correlations, computed for all
+resamples at once, against the same resamples correlated one by one by scipy.stats.spearmanr
+and pearsonr (the independent computation it replaced): equal to 1e-12."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rig.stats.validity import _corr_ci
+
+pytestmark = pytest.mark.unit
+
+
+def _one_by_one(x, y, fn, n_boot, seed):
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    vals = []
+    for _ in range(n_boot):
+        i = rng.integers(0, n, n)
+        if np.ptp(x[i]) == 0 or np.ptp(y[i]) == 0:
+            continue
+        vals.append(fn(x[i], y[i])[0])
+    if len(vals) < n_boot / 2:
+        return None
+    lo, hi = np.percentile(vals, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+CASES = [
+    # grades with ties (points on a 0-100 scale in steps of 5), n from tiny to a bank
+    (np.round(np.random.default_rng(1).uniform(0, 100, 40) / 5) * 5,
+     np.round(np.random.default_rng(2).uniform(0, 100, 40) / 5) * 5),
+    (np.array([10.0, 20, 20, 35, 90]), np.array([15.0, 15, 40, 30, 80])),
+    # three values, one repeated: many resamples have no spread and are left out
+    (np.array([0.0, 0, 100]), np.array([5.0, 60, 60])),
+    (np.linspace(0, 100, 17), np.linspace(0, 100, 17) ** 1.5),  # perfectly monotone
+]
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize(("method", "fn"), [("spearman", stats.spearmanr),
+                                            ("pearson", stats.pearsonr)])
+@pytest.mark.parametrize("seed", [0, 7])
+def test_all_at_once_equals_one_by_one(case, method, fn, seed):
+    x, y = CASES[case]
+    want = _one_by_one(x, y, fn, 400, seed)
+    got = _corr_ci(x, y, method, 400, seed)
+    if want is None:
+        assert got is None
+    else:
+        assert got == pytest.approx(want, abs=1e-12, rel=0)
+
+
+def test_too_few_resamples_with_spread_give_none():
+    # a resample has spread only when it draws both the last x and the first y: about 44%
+    x, y = np.array([0.0, 0, 0, 0, 0, 0, 0, 100]), np.array([1.0, 2, 2, 2, 2, 2, 2, 2])
+    assert _one_by_one(x, y, stats.spearmanr, 200, 0) is None
+    assert _corr_ci(x, y, "spearman", 200, 0) is None
+    assert _corr_ci(x, y, "pearson", 0, 0) is None
