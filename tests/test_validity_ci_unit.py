@@ -59,3 +59,12 @@ def test_too_few_resamples_with_spread_give_none():
     assert _one_by_one(x, y, stats.spearmanr, 200, 0) is None
     assert _corr_ci(x, y, "spearman", 200, 0) is None
     assert _corr_ci(x, y, "pearson", 0, 0) is None
+
+
+def test_one_call_draws_the_resamples_of_one_call_each():
+    """``_corr_ci`` draws all resamples in one ``rng.integers(0, n, (n_boot, n))``: numpy's
+    Generator gives the numbers of ``n_boot`` calls ``rng.integers(0, n, n)``, any n."""
+    for n in [*range(1, 66), 255, 256, 1001]:
+        a, b = np.random.default_rng(n), np.random.default_rng(n)
+        each = np.stack([a.integers(0, n, n) for _ in range(20)])
+        assert (b.integers(0, n, (20, n)) == each).all(), n

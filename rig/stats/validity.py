@@ -99,7 +99,8 @@ def _corr_ci(x: np.ndarray, y: np.ndarray, method: str, n_boot: int, seed: int
     """Percentile bootstrap 95% CI of Spearman's rho (``method="spearman"``: Pearson's r of
     the average ranks, Spearman 1904) or Pearson's r (``"pearson"``) of ``x`` and ``y``
     (float arrays of one length n): ``n_boot`` resamples of n pairs with replacement, each
-    drawn as ``rng.integers(0, n, n)`` from ``default_rng(seed)``; a resample with no spread
+    drawn as ``rng.integers(0, n, n)`` from ``default_rng(seed)`` (one call draws them all:
+    the same numbers, checked in ``tests/test_validity_ci_unit.py``); a resample with no spread
     in either grade has no correlation and is left out. None when fewer than half remain.
 
     All resamples are ranked and correlated at once (``scipy.stats.rankdata`` and
@@ -108,7 +109,7 @@ def _corr_ci(x: np.ndarray, y: np.ndarray, method: str, n_boot: int, seed: int
         return None
     rng = np.random.default_rng(seed)
     n = len(x)
-    idx = np.stack([rng.integers(0, n, n) for _ in range(n_boot)])
+    idx = rng.integers(0, n, (n_boot, n))  # the draws of n_boot calls rng.integers(0, n, n)
     xs, ys = x[idx], y[idx]
     keep = (np.ptp(xs, axis=1) != 0) & (np.ptp(ys, axis=1) != 0)
     if keep.sum() < n_boot / 2:
