@@ -64,19 +64,24 @@ def quiet_pipecat_logs(level: str | None = None) -> None:
     """Send loguru's records (pipecat's: its import banner at INFO, every frame link and ICE
     state at DEBUG) to stderr from ``level`` up only (default ``$RIG_LOG_LEVEL`` or WARNING),
     so a refusal on the command line stays one line. Process-wide: for the command line. No-op
-    where loguru (pipecat's logger) is not installed."""
+    where loguru (pipecat's logger) is not installed.
+
+    The processes this one starts (local workers, Ray's local head and actors, ``rig``
+    subprocesses) get the level as ``LOGURU_LEVEL`` (unless it is set already), the level of
+    loguru's default handler, so they do not print pipecat's import banner each."""
     import os
     import sys
 
+    chosen = level or os.environ.get("RIG_LOG_LEVEL") or "WARNING"
     try:
         from loguru import logger
     except ImportError:
         return
+    os.environ.setdefault("LOGURU_LEVEL", chosen)
     logger.remove()
     # the stream is looked up at each record, so a test runner's swapped (and later closed)
     # stderr is never kept
-    logger.add(lambda message: sys.stderr.write(message),
-               level=level or os.environ.get("RIG_LOG_LEVEL") or "WARNING")
+    logger.add(lambda message: sys.stderr.write(message), level=chosen)
 
 
 class _LoggedProgress(Progress):

@@ -203,3 +203,24 @@ def test_the_cli_keeps_pipecats_info_lines_off_stderr(capsys, monkeypatch):
     logger.debug("debug on request")
     assert "debug on request" in capsys.readouterr().err
     quiet_pipecat_logs("WARNING")
+
+
+def test_processes_the_cli_starts_print_no_pipecat_banner(monkeypatch):
+    """A local worker or Ray actor imports pipecat afresh: the level reaches it through
+    LOGURU_LEVEL (loguru's default handler), so its banner stays off the console."""
+    import os
+    import subprocess
+    import sys
+
+    from rig.console import quiet_pipecat_logs
+
+    monkeypatch.setenv("LOGURU_LEVEL", "unset")  # restored after the test
+    monkeypatch.delenv("LOGURU_LEVEL")
+    monkeypatch.delenv("RIG_LOG_LEVEL", raising=False)
+    quiet_pipecat_logs()
+    assert os.environ["LOGURU_LEVEL"] == "WARNING"
+    child = subprocess.run(
+        [sys.executable, "-c", "from loguru import logger; logger.info('banner'); "
+         "logger.warning('a warning')"], capture_output=True, text=True, timeout=60)
+    assert "banner" not in child.stderr and "a warning" in child.stderr, child.stderr
+    quiet_pipecat_logs("WARNING")
