@@ -68,3 +68,36 @@ def test_one_call_draws_the_resamples_of_one_call_each():
         a, b = np.random.default_rng(n), np.random.default_rng(n)
         each = np.stack([a.integers(0, n, n) for _ in range(20)])
         assert (b.integers(0, n, (20, n)) == each).all(), n
+
+
+def _rows(tiers, scores, refs):
+    import pandas as pd
+
+    return pd.DataFrame({"question_id": "q1", "tier": tiers, "cutoff": 60.0,
+                         "score": scores, "reference_score": refs})
+
+
+def test_a_tier_that_is_not_one_is_named_not_ranked_lowest():
+    from rig.stats.validity import judge_validity
+
+    rows = _rows(["weak", "borderline_high", "strong"], [10.0, 50, 90], [5.0, 55, 95])
+    with pytest.raises(ValueError, match="'borderline_high' is not a tier"):
+        judge_validity(rows)
+    # an answer without a tier (empty or null) is only left out of the tier order
+    v = judge_validity(_rows(["weak", "", None, "strong"], [10.0, 50, 70, 90],
+                             [5.0, 55, 60, 95]))
+    assert v.tier_order_rate == 1.0 and v.n_answers == 4
+
+
+def test_a_correlation_without_a_ci_says_why():
+    from rig.stats.validity import judge_validity
+
+    # n = 3, one value repeated: most resamples have no spread
+    v = judge_validity(_rows(["weak", "borderline", "strong"], [0.0, 0, 100], [100.0, 0, 0]),
+                       n_boot=2000)
+    assert v.spearman is not None and v.spearman_ci95 is None
+    assert "fewer than half of the 2000 bootstrap resamples" in v.not_computable[
+        "spearman_ci95"]
+    v = judge_validity(_rows(["weak", "borderline", "strong"], [10.0, 50, 90],
+                             [5.0, 55, 95]), n_boot=0)
+    assert v.not_computable["pearson_ci95"] == "n_boot is 0: no bootstrap"

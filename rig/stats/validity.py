@@ -124,7 +124,19 @@ def _corr_ci(x: np.ndarray, y: np.ndarray, method: str, n_boot: int, seed: int
 
 def tier_order(rows: pd.DataFrame, score_col: str = "score") -> tuple[float | None, float | None]:
     """(tier_order_rate, tier_pair_concordance) over the questions of ``rows`` (columns
-    ``question_id``, ``tier``, ``score_col``). None when no question has two tiers."""
+    ``question_id``, ``tier``, ``score_col``). None when no question has two tiers. Rows with
+    an empty or null ``tier`` are left out.
+
+    Raises:
+        ValueError: a ``tier`` that is not ``weak``, ``borderline`` or ``strong``.
+    """
+    tiers = rows["tier"]
+    named = tiers.notna() & (tiers != "")  # "" or null: an answer without a tier
+    unknown = tiers[named & ~tiers.isin(list(TIER_RANK))]
+    if len(unknown):
+        raise ValueError(f"column 'tier': {unknown.iloc[0]!r} is not a tier (one of "
+                         f"{', '.join(TIER_RANK)}; empty or null for an answer without one)")
+    rows = rows[named]
     ordered, n_q, conc, n_pairs = 0, 0, 0.0, 0
     for _, g in rows.groupby("question_id"):
         tiers = set(g["tier"])
@@ -160,6 +172,8 @@ def judge_validity(rows: pd.DataFrame, *, score_col: str = "score",
 
     Raises:
         KeyError: a required column is missing.
+        ValueError: a ``tier`` that is not ``weak``, ``borderline`` or ``strong`` (empty or
+            null: no tier).
     """
     from statsmodels.stats.inter_rater import cohens_kappa
 
@@ -182,6 +196,11 @@ def judge_validity(rows: pd.DataFrame, *, score_col: str = "score",
         sp, pe = float(stats.spearmanr(x, y)[0]), float(stats.pearsonr(x, y)[0])
         sp_ci = _corr_ci(x, y, "spearman", n_boot, seed)
         pe_ci = _corr_ci(x, y, "pearson", n_boot, seed)
+        no_ci = ("n_boot is 0: no bootstrap" if n_boot <= 0 else f"fewer than half of the "
+                 f"{n_boot} bootstrap resamples had spread in both grades")
+        for name, ci in (("spearman_ci95", sp_ci), ("pearson_ci95", pe_ci)):
+            if ci is None:
+                why[name] = no_ci
     mae = float(np.mean(np.abs(x - y))) if n else None
     cut = d["cutoff"].to_numpy(float)
     dj, dr = x >= cut, y >= cut
