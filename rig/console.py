@@ -60,6 +60,10 @@ def print_table(table: Table, min_width: int = 0) -> None:
     out.print(table)
 
 
+#: LOGURU_LEVEL values :func:`quiet_pipecat_logs` set (empty: the environment's own, if any)
+_LOGURU_SET_HERE: list[str] = []
+
+
 def quiet_pipecat_logs(level: str | None = None) -> None:
     """Send loguru's records (pipecat's: its import banner at INFO, every frame link and ICE
     state at DEBUG) to stderr from ``level`` up only (default ``$RIG_LOG_LEVEL`` or WARNING),
@@ -67,8 +71,8 @@ def quiet_pipecat_logs(level: str | None = None) -> None:
     where loguru (pipecat's logger) is not installed.
 
     The processes this one starts (local workers, Ray's local head and actors, ``rig``
-    subprocesses) get the level as ``LOGURU_LEVEL`` (unless it is set already), the level of
-    loguru's default handler, so they do not print pipecat's import banner each."""
+    subprocesses) get the level as ``LOGURU_LEVEL``, the level of loguru's default handler, so
+    they do not print pipecat's import banner each; a ``LOGURU_LEVEL`` the user set is kept."""
     import os
     import sys
 
@@ -77,7 +81,9 @@ def quiet_pipecat_logs(level: str | None = None) -> None:
         from loguru import logger
     except ImportError:
         return
-    os.environ.setdefault("LOGURU_LEVEL", chosen)
+    if "LOGURU_LEVEL" not in os.environ or _LOGURU_SET_HERE:
+        os.environ["LOGURU_LEVEL"] = chosen
+        _LOGURU_SET_HERE.append(chosen)
     logger.remove()
     # the stream is looked up at each record, so a test runner's swapped (and later closed)
     # stderr is never kept

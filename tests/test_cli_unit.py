@@ -192,6 +192,8 @@ def test_the_cli_keeps_pipecats_info_lines_off_stderr(capsys, monkeypatch):
 
     from rig.console import quiet_pipecat_logs
 
+    monkeypatch.setenv("LOGURU_LEVEL", "unset")  # LOGURU_LEVEL is restored after the test
+    monkeypatch.delenv("LOGURU_LEVEL")
     monkeypatch.delenv("RIG_LOG_LEVEL", raising=False)
     quiet_pipecat_logs()  # what `rig`'s callback does before any command
     logger.info("ᓚᘏᗢ Pipecat banner")
@@ -223,4 +225,19 @@ def test_processes_the_cli_starts_print_no_pipecat_banner(monkeypatch):
         [sys.executable, "-c", "from loguru import logger; logger.info('banner'); "
          "logger.warning('a warning')"], capture_output=True, text=True, timeout=60)
     assert "banner" not in child.stderr and "a warning" in child.stderr, child.stderr
+    monkeypatch.setenv("RIG_LOG_LEVEL", "DEBUG")  # a later level reaches later children
+    quiet_pipecat_logs()
+    assert os.environ["LOGURU_LEVEL"] == "DEBUG"
     quiet_pipecat_logs("WARNING")
+
+
+def test_a_loguru_level_the_user_set_is_kept(monkeypatch):
+    import os
+
+    from rig import console
+
+    monkeypatch.setenv("LOGURU_LEVEL", "ERROR")
+    monkeypatch.setattr(console, "_LOGURU_SET_HERE", [])
+    console.quiet_pipecat_logs("WARNING")
+    assert os.environ["LOGURU_LEVEL"] == "ERROR"
+    console.quiet_pipecat_logs("WARNING")
