@@ -60,8 +60,8 @@ def print_table(table: Table, min_width: int = 0) -> None:
     out.print(table)
 
 
-#: LOGURU_LEVEL values :func:`quiet_pipecat_logs` set (empty: the environment's own, if any)
-_LOGURU_SET_HERE: list[str] = []
+#: the LOGURU_LEVEL :func:`quiet_pipecat_logs` last set (None: any value is the user's own)
+_loguru_level_set: list[str | None] = [None]
 
 
 def quiet_pipecat_logs(level: str | None = None) -> None:
@@ -81,9 +81,8 @@ def quiet_pipecat_logs(level: str | None = None) -> None:
         from loguru import logger
     except ImportError:
         return
-    if "LOGURU_LEVEL" not in os.environ or _LOGURU_SET_HERE:
-        os.environ["LOGURU_LEVEL"] = chosen
-        _LOGURU_SET_HERE.append(chosen)
+    if os.environ.get("LOGURU_LEVEL") in (None, _loguru_level_set[0]):
+        os.environ["LOGURU_LEVEL"] = _loguru_level_set[0] = chosen
     logger.remove()
     # the stream is looked up at each record, so a test runner's swapped (and later closed)
     # stderr is never kept

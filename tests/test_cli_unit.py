@@ -237,7 +237,7 @@ def test_a_loguru_level_the_user_set_is_kept(monkeypatch):
     from rig import console
 
     monkeypatch.setenv("LOGURU_LEVEL", "ERROR")
-    monkeypatch.setattr(console, "_LOGURU_SET_HERE", [])
+    monkeypatch.setattr(console, "_loguru_level_set", [None])
     console.quiet_pipecat_logs("WARNING")
     assert os.environ["LOGURU_LEVEL"] == "ERROR"
     console.quiet_pipecat_logs("WARNING")

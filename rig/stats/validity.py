@@ -94,32 +94,33 @@ class Validity:
         return jsonable(d)  # type: ignore[return-value]
 
 
-def _corr_ci(x: np.ndarray, y: np.ndarray, method: str, n_boot: int, seed: int
-             ) -> tuple[float, float] | None:
-    """Percentile bootstrap 95% CI of Spearman's rho (``method="spearman"``: Pearson's r of
-    the average ranks, Spearman 1904) or Pearson's r (``"pearson"``) of ``x`` and ``y``
-    (float arrays of one length n): ``n_boot`` resamples of n pairs with replacement, each
-    drawn as ``rng.integers(0, n, n)`` from ``default_rng(seed)`` (one call draws them all:
-    the same numbers, checked in ``tests/test_validity_ci_unit.py``); a resample with no spread
-    in either grade has no correlation and is left out. None when fewer than half remain.
+def _corr_cis(x: np.ndarray, y: np.ndarray, n_boot: int, seed: int
+              ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """Percentile bootstrap 95% CIs ``(spearman, pearson)`` of ``x`` and ``y`` (float arrays
+    of one length n): Spearman's rho as Pearson's r of the average ranks (Spearman 1904), from
+    the same ``n_boot`` resamples of n pairs with replacement, each drawn as
+    ``rng.integers(0, n, n)`` from ``default_rng(seed)`` (one call draws them all: the same
+    numbers, checked in ``tests/test_validity_ci_unit.py``); a resample with no spread in
+    either grade has no correlation and is left out. Both None when fewer than half remain.
 
     All resamples are ranked and correlated at once (``scipy.stats.rankdata`` and
     ``pearsonr`` along axis 1): a replay's ratings summary computes hundreds of these CIs."""
     if n_boot <= 0:
-        return None
+        return None, None
     rng = np.random.default_rng(seed)
     n = len(x)
     idx = rng.integers(0, n, (n_boot, n))  # the draws of n_boot calls rng.integers(0, n, n)
     xs, ys = x[idx], y[idx]
     keep = (np.ptp(xs, axis=1) != 0) & (np.ptp(ys, axis=1) != 0)
     if keep.sum() < n_boot / 2:
-        return None
+        return None, None
     xs, ys = xs[keep], ys[keep]
-    if method == "spearman":
-        xs, ys = stats.rankdata(xs, axis=1), stats.rankdata(ys, axis=1)
-    vals = stats.pearsonr(xs, ys, axis=1).statistic
-    lo, hi = np.percentile(vals, [2.5, 97.5])
-    return float(lo), float(hi)
+    ranked = (stats.rankdata(xs, axis=1), stats.rankdata(ys, axis=1))
+    out = []
+    for a, b in (ranked, (xs, ys)):
+        lo, hi = np.percentile(stats.pearsonr(a, b, axis=1).statistic, [2.5, 97.5])
+        out.append((float(lo), float(hi)))
+    return out[0], out[1]
 
 
 def tier_order(rows: pd.DataFrame, score_col: str = "score") -> tuple[float | None, float | None]:
@@ -130,9 +131,9 @@ def tier_order(rows: pd.DataFrame, score_col: str = "score") -> tuple[float | No
     Raises:
         ValueError: a ``tier`` that is not ``weak``, ``borderline`` or ``strong``.
     """
-    tiers = rows["tier"]
-    named = tiers.notna() & (tiers != "")  # "" or null: an answer without a tier
-    unknown = tiers[named & ~tiers.isin(list(TIER_RANK))]
+    col = rows["tier"]
+    named = col.notna() & (col != "")  # "" or null: an answer without a tier
+    unknown = col[named & ~col.isin(list(TIER_RANK))]
     if len(unknown):
         raise ValueError(f"column 'tier': {unknown.iloc[0]!r} is not a tier (one of "
                          f"{', '.join(TIER_RANK)}; empty or null for an answer without one)")
@@ -194,8 +195,7 @@ def judge_validity(rows: pd.DataFrame, *, score_col: str = "score",
                                             f"grades (n={n})")
     else:
         sp, pe = float(stats.spearmanr(x, y)[0]), float(stats.pearsonr(x, y)[0])
-        sp_ci = _corr_ci(x, y, "spearman", n_boot, seed)
-        pe_ci = _corr_ci(x, y, "pearson", n_boot, seed)
+        sp_ci, pe_ci = _corr_cis(x, y, n_boot, seed)
         no_ci = ("n_boot is 0: no bootstrap" if n_boot <= 0 else f"fewer than half of the "
                  f"{n_boot} bootstrap resamples had spread in both grades")
         for name, ci in (("spearman_ci95", sp_ci), ("pearson_ci95", pe_ci)):
